@@ -1,0 +1,229 @@
+"""`torch-conformance`: validate, list and run conformance cases (run = pytest with the plugin)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from conformance import __version__
+from conformance.options import BY_NAME, OPTIONS, Option, csv
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+_TORCH_MISSING = (
+    "torch is not importable in this Python ({exe}).\n"
+    "torch-conformance tests the torch build you already have and never installs one itself.\n"
+    "Install the build to test into this environment, e.g.:\n"
+    "  pip install torch==2.13.0            # a release\n"
+    "  pip install --pre torch --index-url <your nightly index>   # a nightly\n"
+    "or let nox make an environment for you: nox -s conformance -- --torch 2.13.0"
+)
+
+
+def _add_option(parser: argparse.ArgumentParser, opt: Option) -> None:
+    help_text = f"{opt.help} [env {opt.env}; pytest {opt.pytest_flag}]"
+    if opt.kind == "flag":
+        parser.add_argument(opt.cli_flag, action="store_true", default=None, dest=opt.name, help=help_text)
+    else:
+        parser.add_argument(opt.cli_flag, default=None, dest=opt.name, metavar=opt.metavar, help=help_text)
+
+
+def _paths(args: argparse.Namespace) -> list[Path]:
+    return [Path(p) for p in args.paths] or [Path(args.cases or BY_NAME["cases"].env_default())]
+
+
+def _require_torch() -> bool:
+    try:
+        import torch  # noqa: F401  # only checking that the build under test imports
+    except ImportError:
+        print(_TORCH_MISSING.format(exe=sys.executable), file=sys.stderr)
+        return False
+    return True
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from conformance.loader import load_all
+
+    root = Path(args.cases or BY_NAME["cases"].env_default())
+    paths = _paths(args)
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        print(f"no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
+        return EXIT_USAGE
+    cases, errors = load_all(paths, root if root.is_dir() else None)
+    for err in errors:
+        print(err)
+    files = len(cases) + len({e.path for e in errors})
+    if errors:
+        print(f"{len(errors)} error(s) in {len({e.path for e in errors})} of {files} case file(s)", file=sys.stderr)
+        return EXIT_FAIL
+    if not cases:
+        print(f"no case files (*.yaml) under {', '.join(map(str, paths))}", file=sys.stderr)
+        return EXIT_FAIL
+    print(f"{len(cases)} case file(s) valid")
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from conformance.loader import load_all
+
+    if not _require_torch():
+        return EXIT_USAGE
+    from conformance.devices import probe
+    from conformance.runner import variants_of
+
+    root = Path(args.cases or BY_NAME["cases"].env_default())
+    cases, errors = load_all(_paths(args), root if root.is_dir() else None)
+    rows = []
+    per_behavior: Counter[str] = Counter()
+    items: Counter[tuple[str, str]] = Counter()
+    for lc in cases:
+        per_behavior[lc.case.behavior] += 1
+        for v in variants_of(lc.case, devices=csv(args.devices), backends=csv(args.backends), modes=csv(args.modes)):
+            status = probe(v.device)
+            verdict = "run" if status.available else f"skip: {status.reason}"
+            items[(lc.case.behavior, "run" if status.available else "skip")] += 1
+            rows.append({"case": lc.id, "variant": v.label, "behavior": lc.case.behavior, "will": verdict})
+    for err in errors:
+        rows.append({"case": err.path, "variant": "schema", "behavior": "?", "will": f"error: {err}"})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    elif args.summary:
+        print(f"{'behavior':<20} {'cases':>6} {'items to run':>13} {'items to skip':>14}")
+        for b in sorted(per_behavior):
+            print(f"{b:<20} {per_behavior[b]:>6} {items[(b, 'run')]:>13} {items[(b, 'skip')]:>14}")
+        print(f"{'total':<20} {sum(per_behavior.values()):>6} {sum(v for (_, k), v in items.items() if k == 'run'):>13}"
+              f" {sum(v for (_, k), v in items.items() if k == 'skip'):>14}")
+        if errors:
+            print(f"{len(errors)} case file error(s); run torch-conformance validate", file=sys.stderr)
+    else:
+        for row in rows:
+            print(f"{row['case']} [{row['variant']}]  {row['will']}")
+    return EXIT_FAIL if errors else EXIT_OK
+
+
+def pytest_args(args: argparse.Namespace) -> list[str]:
+    """The pytest command line that `run` executes (also what `--dry-run` prints)."""
+    out = ["--conformance", "-p", "no:cacheprovider"]
+    for opt in OPTIONS:
+        value = getattr(args, opt.name, None)
+        if value is None:
+            continue
+        if opt.kind == "flag":
+            if value:
+                out.append(opt.pytest_flag)
+        else:
+            out.append(f"{opt.pytest_flag}={value}")
+    if args.keyword:
+        out += ["-k", args.keyword]
+    if args.numprocesses:
+        out += ["-n", args.numprocesses]
+    if args.quiet:
+        out.append("-q")
+    out += [str(p) for p in _paths(args)]
+    out += list(args.pytest_args)
+    return out
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if not _require_torch():
+        return EXIT_USAGE
+    argv = pytest_args(args)
+    if args.dry_run:
+        print("pytest " + " ".join(argv))
+        return EXIT_OK
+    import pytest
+
+    return int(pytest.main(argv))
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from conformance.schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+    if args.check:
+        current = Path(args.check).read_text() if Path(args.check).exists() else ""
+        if current != text:
+            print(f"{args.check} is out of date; regenerate: torch-conformance schema --write {args.check}",
+                  file=sys.stderr)
+            return EXIT_FAIL
+        print(f"{args.check} is up to date")
+        return EXIT_OK
+    if args.write:
+        Path(args.write).write_text(text)
+        print(f"wrote {args.write}")
+        return EXIT_OK
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torch-conformance",
+        description="Check that the installed PyTorch build honours the AOTAutograd/dynamo codegen "
+        "contracts, differentially against eager, from YAML cases.",
+    )
+    parser.add_argument("--version", action="version", version=f"torch-conformance {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser, *, filters: bool) -> None:
+        p.add_argument("paths", nargs="*", help="case files or folders (default: the cases folder)")
+        _add_option(p, BY_NAME["cases"])
+        if filters:
+            for name in ("devices", "backends", "modes"):
+                _add_option(p, BY_NAME[name])
+
+    p = sub.add_parser("validate", help="check case files against the schema; errors as path:line: field: message")
+    common(p, filters=False)
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("list", help="the items (case x device x backend x mode) a run would execute, and why "
+                       "others skip")
+    common(p, filters=True)
+    p.add_argument("--summary", action="store_true", help="counts per behaviour instead of one line per item")
+    p.add_argument("--json", action="store_true", help="one JSON object per item")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("run", help="run cases through pytest with the plugin; writes the results file",
+                       epilog="Arguments after -- go to pytest unchanged (e.g. -- -x --lf).")
+    common(p, filters=True)
+    for opt in OPTIONS:
+        if opt.name not in ("cases", "devices", "backends", "modes"):
+            _add_option(p, opt)
+    p.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression over case ids, behaviours, "
+                   "devices, backends and modes")
+    p.add_argument("-n", dest="numprocesses", metavar="N", help="xdist workers (a number or auto); a crashed "
+                   "worker's item becomes an error result and the run goes on")
+    p.add_argument("-q", dest="quiet", action="store_true", help="quieter pytest output")
+    p.add_argument("--dry-run", action="store_true", help="print the pytest command line and exit")
+    p.set_defaults(func=cmd_run, pytest_args=[])
+
+    p = sub.add_parser("schema", help="print the case JSON Schema, or write/check cases/schema.json")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--write", metavar="PATH", help="write the schema to PATH")
+    g.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the current schema")
+    p.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1 :]
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        args.pytest_args = extra
+    elif extra:
+        parser.error(f"{args.command} takes no arguments after --")
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,270 @@
+"""Load and validate case files: YAML (safe only) → `Case`, errors as `path:line: field: message`.
+
+Note [Line numbers for schema errors]
+PyYAML's safe_load drops positions, so we compose the node graph once (safe: composing builds
+no Python objects), record the line of every mapping key and sequence item under its path,
+then construct the plain data from the same nodes. A pydantic error's `loc` is that path, so
+each error is reported at the line of the offending key; a missing field is reported at the
+line of the mapping that lacks it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from conformance.schema import Case
+
+CASE_SUFFIXES = (".yaml", ".yml")
+Loc = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class CaseError:
+    """One problem in one case file, printable as `path:line: field: message`."""
+
+    path: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.field}: {self.message}"
+
+
+class CaseLoadError(Exception):
+    def __init__(self, errors: Sequence[CaseError]) -> None:
+        self.errors = tuple(errors)
+        super().__init__("\n".join(str(e) for e in self.errors))
+
+
+@dataclass(frozen=True)
+class LoadedCase:
+    case: Case
+    id: str
+    path: Path
+    display_path: str
+    sha256: str
+    program_line: int = 1
+    lines: dict[Loc, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def line_of(self, *loc: str | int) -> int:
+        while loc:
+            if loc in self.lines:
+                return self.lines[loc]
+            loc = loc[:-1]
+        return 1
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys (safe_load silently keeps the last one)."""
+
+
+def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int], errors: list[tuple[int, Loc, str]]) -> None:
+    lines.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
+            if key in seen:
+                errors.append((key_node.start_mark.line + 1, (*loc, key), f"duplicate key {key!r}"))
+            seen.add(key)
+            lines[(*loc, key)] = key_node.start_mark.line + 1
+            _walk(value_node, (*loc, key), lines, errors)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[(*loc, i)] = item.start_mark.line + 1
+            _walk(item, (*loc, i), lines, errors)
+
+
+def case_id_for(path: Path, root: Path | None) -> str:
+    """The default id: the path under the cases root, without suffix, '/'-separated."""
+    try:
+        rel = path.resolve().relative_to(root.resolve()) if root is not None else Path(path.name)
+    except ValueError:
+        rel = Path(path.name)
+    return rel.with_suffix("").as_posix().lower()
+
+
+def _field(loc: Loc) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "<case>"
+
+
+def _model_at(loc: Loc) -> type[BaseModel] | None:
+    """The model class that owns the mapping at `loc` (for listing valid keys)."""
+    from conformance import schema as s
+
+    model: Any = s.Case
+    for part in loc:
+        if model is None:
+            return None
+        if model is s.Case and part == "inputs":
+            model = "inputs"
+            continue
+        if model == "inputs":
+            model = s.InputSpec
+            continue
+        if model is s.Case and part == "known_failures":
+            model = "kf"
+            continue
+        if model == "kf":
+            model = s.KnownFailure
+            continue
+        sub = {
+            (s.Case, "compile"): s.CompileSpec,
+            (s.Case, "expect"): s.ExpectSpec,
+            (s.InputSpec, "tensor"): s.TensorSpec,
+            (s.InputSpec, "two_tensor"): s.TwoTensorSpec,
+            (s.InputSpec, "scalar"): s.ScalarSpec,
+            (s.TwoTensorSpec, "a"): s.InnerSpec,
+            (s.TwoTensorSpec, "b"): s.InnerSpec,
+            (s.InnerSpec, "tensor"): s.TensorSpec,
+            (s.InnerSpec, "two_tensor"): s.TwoTensorSpec,
+            (s.ExpectSpec, "raises"): s.RaisesSpec,
+            (s.KnownFailure, "when"): s.BuildCondition,
+        }
+        model = sub.get((model, part))
+    return model if isinstance(model, type) else None
+
+
+def _message(err: Any) -> str:
+    kind = err["type"]
+    loc: Loc = tuple(err["loc"])
+    if kind == "extra_forbidden":
+        owner = _model_at(loc[:-1])
+        valid = ", ".join(owner.model_fields) if owner is not None else "?"
+        return f"unknown key {loc[-1]!r}; valid keys: {valid}"
+    if kind == "missing":
+        return "required key is missing"
+    msg = str(err["msg"])
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if kind not in ("value_error", "assertion_error") and "input" in err:
+        got = err["input"]
+        if not isinstance(got, dict | list):
+            msg += f" (got {got!r}, a {type(got).__name__})"
+    return msg
+
+
+def _strip_union_noise(loc: Loc) -> Loc:
+    # pydantic puts the union member's type name in loc, e.g. ('scalar', 'value', 'float')
+    return tuple(p for p in loc if not (isinstance(p, str) and p in {"float", "int", "bool", "str"}))
+
+
+def load_case(path: Path, root: Path | None = None, display: str | None = None) -> LoadedCase:
+    """Load one case file; raise CaseLoadError listing every problem with its line."""
+    shown = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CaseLoadError([CaseError(shown, 1, "<file>", f"cannot read: {exc.strerror}")]) from None
+    digest = hashlib.sha256(raw).hexdigest()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CaseLoadError([CaseError(shown, 1, "<file>", f"not UTF-8: {exc}")]) from None
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise CaseLoadError([CaseError(shown, line, "<yaml>", f"invalid YAML: {problem}")]) from None
+    except yaml.YAMLError as exc:
+        raise CaseLoadError([CaseError(shown, 1, "<yaml>", f"invalid YAML: {exc}")]) from None
+    if node is None:
+        raise CaseLoadError([CaseError(shown, 1, "<case>", "the file is empty; a case is a mapping")])
+    if not isinstance(node, yaml.MappingNode):
+        raise CaseLoadError(
+            [CaseError(shown, node.start_mark.line + 1, "<case>", "a case file must be a mapping")]
+        )
+    lines: dict[Loc, int] = {}
+    dupes: list[tuple[int, Loc, str]] = []
+    _walk(node, (), lines, dupes)
+    if dupes:
+        raise CaseLoadError([CaseError(shown, ln, _field(loc), msg) for ln, loc, msg in dupes])
+    data = _Loader(text).get_single_data()
+    try:
+        case = Case.model_validate(data)
+    except ValidationError as exc:
+        errors: dict[Loc, CaseError] = {}
+        for err in exc.errors():
+            loc = _strip_union_noise(tuple(err["loc"]))
+            line = lines.get(loc) or _nearest(lines, loc)
+            # a union reports once per member; the first member's message is the useful one
+            errors.setdefault(loc, CaseError(shown, line, _field(loc), _message(err)))
+        raise CaseLoadError(sorted(errors.values(), key=lambda e: (e.line, e.field))) from None
+    program_line = lines.get(("program",), 1)
+    program_node = _value_node(node, "program")
+    if program_node is not None and program_node.style in ("|", ">"):
+        program_line += 1  # block scalar: the text starts on the line after the indicator
+    return LoadedCase(
+        case=case,
+        id=case.id or case_id_for(path, root),
+        path=path,
+        display_path=shown,
+        sha256=digest,
+        program_line=program_line,
+        lines=lines,
+    )
+
+
+def _value_node(node: yaml.MappingNode, key: str) -> yaml.ScalarNode | None:
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key and isinstance(v, yaml.ScalarNode):
+            return v
+    return None
+
+
+def _nearest(lines: dict[Loc, int], loc: Loc) -> int:
+    while loc:
+        loc = loc[:-1]
+        if loc in lines:
+            return lines[loc]
+    return 1
+
+
+def discover(paths: Iterable[Path]) -> list[Path]:
+    """Every case file under the given files/folders, sorted (the order every worker sees)."""
+    found: set[Path] = set()
+    for p in paths:
+        if p.is_dir():
+            found.update(q for q in p.rglob("*") if q.suffix in CASE_SUFFIXES and q.is_file())
+        elif p.suffix in CASE_SUFFIXES:
+            found.add(p)
+    return sorted(found, key=lambda q: q.as_posix())
+
+
+def load_all(
+    paths: Iterable[Path], root: Path | None = None
+) -> tuple[list[LoadedCase], list[CaseError]]:
+    """Load every case; duplicate ids are errors for each file that carries them."""
+    cases: list[LoadedCase] = []
+    errors: list[CaseError] = []
+    for path in discover(paths):
+        try:
+            cases.append(load_case(path, root))
+        except CaseLoadError as exc:
+            errors.extend(exc.errors)
+    by_id: dict[str, list[LoadedCase]] = {}
+    for c in cases:
+        by_id.setdefault(c.id, []).append(c)
+    keep = []
+    for c in cases:
+        others = [o.display_path for o in by_id[c.id] if o is not c]
+        if others:
+            errors.append(
+                CaseError(c.display_path, c.line_of("id"), "id", f"id {c.id!r} is also used by {', '.join(others)}")
+            )
+        else:
+            keep.append(c)
+    return keep, errors

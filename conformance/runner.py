@@ -1,0 +1,563 @@
+"""Run one case variant: build inputs, run eager and compiled, compare, make one record.
+
+Note [Isolation between cases]
+Every variant starts from `torch._dynamo.reset()` inside its own ExitStack of config patches
+and grad-mode restore, and resets dynamo again on the way out, so neither compiled frames nor
+config overrides survive into the next case — whatever the program did, and also when the
+variant raised or timed out (the stack unwinds on BaseException too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from conformance import oracles
+from conformance.devices import default_devices, device_type
+from conformance.devices import probe as probe_device
+from conformance.expectations import BuildFacts, condition_matches
+from conformance.fingerprint import build_fingerprint, device_fingerprint
+from conformance.inputs import BuiltInputs, FeatureUnavailable, build_inputs, sweep_points
+from conformance.loader import LoadedCase
+from conformance.oracles import Mismatch, Tolerance
+from conformance.results import KnownFailureRef, ResultRecord
+from conformance.schema import Backend, Case, KnownFailure, Mode
+from conformance.snapshot import (
+    Ambient,
+    Relation,
+    TensorState,
+    ambient,
+    flatten_outputs,
+    relations,
+    storage_key,
+    tensor_state,
+)
+
+
+class CaseBroken(Exception):
+    """The case itself is wrong (eager fails, a config key is unknown): an `error` result."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    device: str
+    backend: Backend
+    mode: Mode
+    kiim: bool = False
+
+    @property
+    def backend_label(self) -> str:
+        return "aot_function-kiim" if self.kiim else self.backend
+
+    @property
+    def label(self) -> str:
+        return f"{self.device}-{self.backend_label}-{self.mode}"
+
+
+def variants_of(
+    case: Case,
+    *,
+    devices: Sequence[str] | None = None,
+    backends: Sequence[str] | None = None,
+    modes: Sequence[str] | None = None,
+) -> list[Variant]:
+    """The case's variants in a fixed order, narrowed by the run's filters (device types match)."""
+    out = []
+    wanted_types = {device_type(d) for d in devices} if devices else None
+    for dev in case.devices or default_devices():
+        if wanted_types is not None and device_type(dev) not in wanted_types and dev not in (devices or ()):
+            continue
+        for backend in case.backends:
+            if backends and backend not in backends and not (
+                backend == "aot_function" and "aot_function-kiim" in backends
+            ):
+                continue
+            kiims = case.compile.keep_inference_input_mutations if backend == "aot_function" else (False,)
+            for kiim in kiims:
+                v0 = Variant(dev, backend, "inference", kiim)
+                if backends and v0.backend_label not in backends:
+                    continue
+                for mode in case.modes:
+                    if modes and mode not in modes:
+                        continue
+                    out.append(Variant(dev, backend, mode, kiim))
+    return out
+
+
+@dataclass
+class RunOptions:
+    strict_internals: bool = False
+    probe: bool = True
+    extra_known_failures: Callable[[str], tuple[tuple[KnownFailure, str], ...]] | None = None
+
+
+@dataclass
+class Timer:
+    spent: dict[str, float] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def __call__(self, bucket: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.spent[bucket] = self.spent.get(bucket, 0.0) + time.perf_counter() - start
+
+
+class CompileCounter:
+    """A backend wrapper that counts the graphs dynamo hands to the backend."""
+
+    def __init__(self, inner: Callable[..., Any]) -> None:
+        self.inner = inner
+        self.count = 0
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        self.count += 1
+        return self.inner(gm, example_inputs, **kwargs)
+
+
+def _lookup_backend(name: str) -> Callable[..., Any]:
+    import torch._dynamo
+
+    lookup = getattr(torch._dynamo, "lookup_backend", None)
+    if lookup is None:
+        from torch._dynamo.backends.registry import lookup_backend as lookup
+    fn: Callable[..., Any] = lookup(name)
+    return fn
+
+
+def _config_patches(case: Case, variant: Variant) -> list[tuple[Any, dict[str, Any]]]:
+    patches: list[tuple[Any, dict[str, Any]]] = []
+    for key, value in case.config.items():
+        module_name, _, attr = key.partition(".config.")
+        module_name += ".config"
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise CaseBroken(f"config: {key}: {module_name} is not importable on this build ({exc})") from None
+        target: Any = module
+        for part in attr.split("."):
+            if not hasattr(target, part):
+                raise CaseBroken(f"config: {key}: this build has no config {attr!r} in {module_name}")
+            target = getattr(target, part)
+        patches.append((module, {attr: value}))
+    if variant.backend == "inductor" and (case.compile.options or case.compile.mode):
+        import torch._inductor
+        import torch._inductor.config as inductor_config
+
+        options: dict[str, Any] = {}
+        if case.compile.mode:
+            options.update(torch._inductor.list_mode_options(case.compile.mode, case.compile.dynamic))
+        options.update(case.compile.options)
+        patches.append((inductor_config, options))
+    return patches
+
+
+@contextlib.contextmanager
+def isolated(case: Case, variant: Variant) -> Iterator[None]:
+    """See Note [Isolation between cases]."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    grad = torch.is_grad_enabled()
+    try:
+        with contextlib.ExitStack() as stack:
+            for module, patch in _config_patches(case, variant):
+                stack.enter_context(module.patch(patch))
+            torch.manual_seed(case.seed)
+            yield
+    finally:
+        torch.set_grad_enabled(grad)
+        torch._dynamo.reset()
+
+
+def make_function(lc: LoadedCase) -> Callable[..., Any]:
+    """A fresh function object from the case's program, with tracebacks at the case file's lines."""
+    code = compile("\n" * (lc.program_line - 1) + lc.case.program, str(lc.path), "exec")
+    namespace: dict[str, Any] = {"torch": torch, "__name__": "torch_conformance_case"}
+    exec(code, namespace)
+    fn: Callable[..., Any] = namespace[lc.case.function_name]
+    return fn
+
+
+def make_compiled(fn: Callable[..., Any], case: Case, variant: Variant) -> tuple[Callable[..., Any], CompileCounter]:
+    if variant.backend == "aot_function":
+        try:
+            from functorch.compile import aot_function, nop
+        except ImportError as exc:
+            raise FeatureUnavailable(f"functorch.compile.aot_function is not available: {exc}") from None
+        counter = CompileCounter(nop)
+        compiled = aot_function(
+            fn,
+            fw_compiler=counter,
+            bw_compiler=nop,
+            keep_inference_input_mutations=variant.kiim,
+            dynamic=bool(case.compile.dynamic),
+        )
+        return compiled, counter
+    counter = CompileCounter(_lookup_backend(variant.backend))
+    compiled = torch.compile(fn, backend=counter, dynamic=case.compile.dynamic, fullgraph=case.compile.fullgraph)
+    return compiled, counter
+
+
+@dataclass
+class Side:
+    """What one side (eager or compiled) of one call left behind."""
+
+    inputs: BuiltInputs
+    before: dict[str, tuple[tuple[str, int] | None, int | None]]
+    exc: BaseException | None = None
+    outputs: list[Any] = field(default_factory=list)
+    out_states: list[TensorState | None] = field(default_factory=list)
+    after: dict[str, TensorState] = field(default_factory=dict)
+    ambient: Ambient | None = None
+    relations: list[Relation | None] = field(default_factory=list)
+    grads: dict[str, TensorState | None] = field(default_factory=dict)
+    backward_exc: BaseException | None = None
+    write_errors: list[str | None] = field(default_factory=list)
+    after_write: dict[str, TensorState] = field(default_factory=dict)
+
+
+def _tensors(named: dict[str, Any]) -> dict[str, torch.Tensor]:
+    return {n: v for n, v in named.items() if isinstance(v, torch.Tensor)}
+
+
+def _light(t: torch.Tensor) -> tuple[tuple[str, int] | None, int | None]:
+    try:
+        version: int | None = t._version
+    except (RuntimeError, AttributeError):
+        version = None
+    return storage_key(t), version
+
+
+def _call(fn: Callable[..., Any], inputs: BuiltInputs, case: Case) -> Side:
+    side = Side(inputs=inputs, before={n: _light(t) for n, t in _tensors(inputs.named).items()})
+    with torch.set_grad_enabled(case.grad_enabled):
+        try:
+            result = fn(*inputs.args)
+        except Exception as exc:
+            side.exc = exc
+            result = None
+        side.ambient = ambient()
+    if side.exc is None:
+        side.outputs = flatten_outputs(result)
+        side.relations = relations(inputs.named, side.outputs)
+    return side
+
+
+def _snapshot(side: Side) -> None:
+    side.out_states = [tensor_state(o) if isinstance(o, torch.Tensor) else None for o in side.outputs]
+    side.after = {n: tensor_state(t) for n, t in _tensors(side.inputs.named).items()}
+
+
+def _backward(side: Side, case: Case) -> None:
+    diff = [
+        o
+        for o in side.outputs
+        if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)
+    ]
+    if diff:
+        gen = torch.Generator().manual_seed(case.seed + 7919)
+        with torch.enable_grad():
+            try:
+                loss: Any = None
+                for o in diff:
+                    w = torch.randn(tuple(o.shape), generator=gen).to(device=o.device, dtype=o.dtype)
+                    term = (o * w).sum()
+                    if term.is_complex():
+                        term = term.real
+                    loss = term if loss is None else loss + term
+                loss.backward()
+            except Exception as exc:
+                side.backward_exc = exc
+    side.grads = {
+        name: (tensor_state(leaf.grad, with_storage=False) if leaf.grad is not None else None)
+        for name, leaf in side.inputs.grad_leaves.items()
+    }
+
+
+def _write_through(side: Side) -> None:
+    """Write through every output, so aliasing shows as changed inputs/outputs (see ExpectSpec)."""
+    with torch.no_grad():
+        for o in side.outputs:
+            if not isinstance(o, torch.Tensor):
+                side.write_errors.append(None)
+                continue
+            try:
+                if o.dtype == torch.bool:
+                    o.logical_not_()
+                else:
+                    o.add_(1)
+                side.write_errors.append(None)
+            except Exception as exc:
+                side.write_errors.append(type(exc).__name__)
+    states = {n: tensor_state(t) for n, t in _tensors(side.inputs.named).items()}
+    for k, o in enumerate(side.outputs):
+        if isinstance(o, torch.Tensor):
+            states[f"out[{k}]"] = tensor_state(o)
+    side.after_write = states
+
+
+def _compare_call(eager: Side, comp: Side, case: Case, prefix: str, training: bool) -> list[Mismatch]:
+    tol = Tolerance(case.expect.rtol, case.expect.atol)
+    out: list[Mismatch] = []
+
+    def at(where: str) -> str:
+        return f"{prefix}{where}"
+
+    raises = case.expect.raises
+    for name, side in (("eager", eager), ("compiled", comp)):
+        expected_here = raises is not None and name in raises.sides
+        if expected_here:
+            assert raises is not None
+            if not oracles.matches_exception(side.exc, raises.type, raises.match):
+                want = f"{raises.type}" + (f" matching {raises.match!r}" if raises.match else "")
+                if name == "eager":
+                    raise CaseBroken(f"{prefix}expect.raises: eager gives {oracles.exception_summary(side.exc)}, "
+                                     f"but the case expects {want}")
+                out.append(Mismatch("exception", at("call"), want, oracles.exception_summary(side.exc),
+                                    source="expect.raises"))
+        elif side.exc is not None:
+            if name == "eager":
+                raise CaseBroken(f"{prefix}eager raised {oracles.exception_summary(side.exc)}; "
+                                 "fix the program, or declare expect.raises for a negative case")
+            out.append(Mismatch("exception", at("call"), oracles.exception_summary(eager.exc),
+                                oracles.exception_summary(side.exc)))
+    if eager.exc is not None or comp.exc is not None:
+        return out
+
+    if len(comp.outputs) != len(eager.outputs):
+        out.append(Mismatch("number of outputs", at("outputs"), str(len(eager.outputs)), str(len(comp.outputs))))
+        return out
+    for k, (a, e) in enumerate(zip(comp.outputs, eager.outputs, strict=True)):
+        sa, se = comp.out_states[k], eager.out_states[k]
+        if sa is not None and se is not None:
+            out += oracles.compare_state(at(f"out[{k}]"), sa, se, tol, strides=case.expect.strides)
+        elif (sa is None) != (se is None):
+            out.append(Mismatch("type", at(f"out[{k}]"), type(e).__name__, type(a).__name__))
+        else:
+            out += oracles.compare_plain(at(f"out[{k}]"), a, e, tol)
+    for name, se in eager.after.items():
+        sa = comp.after[name]
+        out += oracles.compare_state(at(f"input {name}"), sa, se, tol)
+        ce = oracles.input_change(_as_state(eager.before[name]), se)
+        ca = oracles.input_change(_as_state(comp.before[name]), sa)
+        out += oracles.compare_change(at(f"input {name}"), ca, ce, case.expect.version)
+    out += [
+        Mismatch(m.check, at(m.where), m.expected, m.actual, m.detail, m.source)
+        for m in oracles.compare_relations(comp.relations, eager.relations)
+    ]
+    assert comp.ambient is not None and eager.ambient is not None
+    out += [
+        Mismatch(m.check, at(m.where), m.expected, m.actual, m.detail, m.source)
+        for m in oracles.compare_ambient(comp.ambient, eager.ambient)
+    ]
+    if training:
+        if (comp.backward_exc is None) != (eager.backward_exc is None):
+            out.append(Mismatch("backward", at("backward"), oracles.exception_summary(eager.backward_exc),
+                                oracles.exception_summary(comp.backward_exc)))
+        for name, ge in eager.grads.items():
+            ga = comp.grads.get(name)
+            if (ga is None) != (ge is None):
+                out.append(Mismatch(".grad", at(f"grad of {name}"), "a tensor" if ge is not None else "None",
+                                    "a tensor" if ga is not None else "None"))
+            elif ga is not None and ge is not None:
+                out += oracles.compare_state(at(f"grad of {name}"), ga, ge, tol, strides=False, grad_fields=False,
+                                             storage=False)
+    if case.expect.write_through:
+        if comp.write_errors != eager.write_errors:
+            out.append(Mismatch("in-place write through outputs", at("outputs"), str(eager.write_errors),
+                                str(comp.write_errors)))
+        for name, se in eager.after_write.items():
+            sa = comp.after_write.get(name)
+            if sa is not None:
+                out += oracles.compare_state(at(f"after writing through the outputs: {name}"), sa, se, tol,
+                                             strides=False, grad_fields=False, storage=False)
+    return out
+
+
+def _as_state(light: tuple[tuple[str, int] | None, int | None]) -> TensorState:
+    return TensorState(type="", dtype="", device="", shape=(), stride=None, storage_offset=None,
+                       requires_grad=False, is_leaf=True, version=light[1], storage=light[0],
+                       values=None, storage_values=None)
+
+
+def _mark_dynamic(inputs: BuiltInputs) -> None:
+    import torch._dynamo
+
+    for name, dims in inputs.dynamic_dims.items():
+        torch._dynamo.mark_dynamic(inputs.named[name], list(dims))
+
+
+@dataclass
+class Outcome:
+    mismatches: list[Mismatch]
+    compile_counts: dict[str, int | None]
+    calls: int
+    probes: dict[str, Any] = field(default_factory=dict)
+
+
+def _point_label(point: dict[str, Any], i: int, n: int) -> str:
+    if n == 1:
+        return ""
+    args = ", ".join(f"{k}={v!r}" for k, v in point.items())
+    return f"call {i + 1}/{n} ({args}): "
+
+
+def execute(lc: LoadedCase, variant: Variant, timer: Timer) -> Outcome:
+    """Run every pass × sweep point of one variant; raise CaseBroken/FeatureUnavailable."""
+    case = lc.case
+    training = variant.mode == "training"
+    points = sweep_points(case)
+    passes = 2 if case.expect.warm_rerun else 1
+    mismatches: list[Mismatch] = []
+    counts: dict[str, int | None] = {}
+    calls = 0
+    for p in range(passes):
+        pass_name = "cold" if p == 0 else "warm"
+        if p:
+            import torch._dynamo
+
+            torch._dynamo.reset()
+        eager_fn = make_function(lc)
+        compiled, counter = make_compiled(make_function(lc), case, variant)
+        for i, point in enumerate(points):
+            prefix = ("warm rerun, " if p else "") + _point_label(point, i, len(points))
+            with timer("build_inputs"):
+                e_in = build_inputs(case, variant.device, variant.mode, point)
+                c_in = build_inputs(case, variant.device, variant.mode, point)
+            with timer("eager"):
+                eager = _call(eager_fn, e_in, case)
+            with timer("oracles"):
+                if eager.exc is None:
+                    _snapshot(eager)
+            if variant.backend != "aot_function":
+                _mark_dynamic(c_in)
+            before = counter.count
+            t0 = time.perf_counter()
+            comp = _call(compiled, c_in, case)
+            # a call during which the backend compiled counts as compile time
+            bucket = "compile" if counter.count > before or (i == 0 and p == 0) else "compiled_calls"
+            timer.spent[bucket] = timer.spent.get(bucket, 0.0) + time.perf_counter() - t0
+            calls += 1
+            with timer("oracles"):
+                if comp.exc is None:
+                    _snapshot(comp)
+            if training:
+                with timer("eager"):
+                    if eager.exc is None:
+                        _backward(eager, case)
+                with timer("compiled_calls"):
+                    if comp.exc is None:
+                        _backward(comp, case)
+            with timer("oracles"):
+                if case.expect.write_through:
+                    for side in (eager, comp):
+                        if side.exc is None:
+                            _write_through(side)
+                mismatches += _compare_call(eager, comp, case, prefix, training)
+        counts[f"{pass_name}_graphs"] = counter.count
+        if case.expect.compiles is not None and variant.backend != "aot_function":
+            if counter.count != case.expect.compiles:
+                mismatches.append(
+                    Mismatch(
+                        "graphs compiled",
+                        f"{pass_name} pass over {len(points)} call(s)",
+                        str(case.expect.compiles),
+                        str(counter.count),
+                        "a recompile per value" if counter.count >= len(points) > 1 else "",
+                        source="expect.compiles",
+                    )
+                )
+    return Outcome(mismatches=mismatches, compile_counts=counts, calls=calls)
+
+
+def build_facts(variant: Variant) -> BuildFacts:
+    return BuildFacts(torch.__version__, variant.device, variant.backend_label, variant.mode)
+
+
+def _base_fields(lc: LoadedCase, variant: Variant, nodeid: str) -> dict[str, Any]:
+    case = lc.case
+    return {
+        "case_id": lc.id,
+        "variant": variant.label,
+        "nodeid": nodeid,
+        "behavior": case.behavior,
+        "device": variant.device,
+        "backend": variant.backend_label,
+        "mode": variant.mode,
+        "summary": case.summary,
+        "upstream": case.upstream,
+        "case_file": lc.display_path,
+        "case_sha256": lc.sha256,
+        "fingerprint": {**build_fingerprint(), **device_fingerprint(variant.device)},
+    }
+
+
+def error_record(lc: LoadedCase, variant: Variant, reason: str, nodeid: str = "") -> ResultRecord:
+    """An `error` record for an item the runner could not finish (e.g. a timeout)."""
+    return ResultRecord(status="error", reason=reason, **_base_fields(lc, variant, nodeid))
+
+
+def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = None, nodeid: str = "") -> ResultRecord:
+    """One (case, variant) → one result record. Never raises for a case or build problem."""
+    options = options or RunOptions()
+    case = lc.case
+    timer = Timer()
+    start = time.perf_counter()
+    base = _base_fields(lc, variant, nodeid)
+
+    def done(status: str, **kw: Any) -> ResultRecord:
+        timer.spent["total"] = time.perf_counter() - start
+        seen = dict.fromkeys(f"{w.category.__name__}: {w.message}"[:300] for w in caught)
+        return ResultRecord(status=status, durations=timer.spent, warnings=tuple(seen)[:10], **base, **kw)  # type: ignore[arg-type]  # status is checked by pydantic
+
+    caught: list[warnings.WarningMessage] = []
+    dev = probe_device(variant.device)
+    if not dev.available:
+        return done("skip", reason=f"device {variant.device}: {dev.reason}")
+    facts = build_facts(variant)
+    known: list[tuple[KnownFailure, str]] = [(k, lc.display_path) for k in case.known_failures]
+    if options.extra_known_failures is not None:
+        known += list(options.extra_known_failures(lc.id))
+    hit = next(((k, src) for k, src in known if condition_matches(k.when, facts)), None)
+    try:
+        # the build's warnings are data for the record, never errors of ours (pytest may run
+        # with filterwarnings=error)
+        with warnings.catch_warnings(record=True) as log, isolated(case, variant):
+            warnings.simplefilter("always")
+            try:
+                outcome = execute(lc, variant, timer)
+            finally:
+                caught.extend(log)
+    except FeatureUnavailable as exc:
+        return done("skip", reason=str(exc))
+    except CaseBroken as exc:
+        return done("error", reason=f"case error: {exc}")
+    except Exception as exc:
+        tb = "".join(traceback.format_exception(exc)[-6:])
+        return done("error", reason=f"harness error: {oracles.exception_summary(exc)}\n{tb}")
+    mism = tuple(m.to_json() for m in outcome.mismatches)
+    kw: dict[str, Any] = {"mismatches": mism, "compile_counts": outcome.compile_counts, "calls": outcome.calls,
+                          "probes": outcome.probes}
+    failed = bool(outcome.mismatches)
+    if hit is not None:
+        kf, src = hit
+        kw["known_failure"] = KnownFailureRef(reason=kf.reason, link=kf.link, source=src)
+        if failed:
+            return done("xfail", reason=f"known failure: {kf.reason} ({kf.link})", **kw)
+        return done("xpass", reason=f"passes although declared a known failure ({kf.link}); retire the "
+                    f"expectation in {src}", **kw)
+    if failed:
+        first = outcome.mismatches[0].message()
+        more = f" (+{len(outcome.mismatches) - 1} more)" if len(outcome.mismatches) > 1 else ""
+        return done("fail", reason=first + more, **kw)
+    return done("pass", **kw)

@@ -1,0 +1,533 @@
+"""Case schema v1: the declarative form of one conformance case.
+
+Every model is frozen and forbids unknown keys, so a typo in a case file is an error that
+names the key and lists the valid ones (see `conformance.loader`). `cases/schema.json` is
+exported from these models (`torch-conformance schema --write`) for editors.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Annotated, Any, Literal, get_args
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+SCHEMA_VERSION = 1
+
+Behavior = Literal[
+    "mutation_epilogue",
+    "runtime_wrapper",
+    "subclass_wrapper",
+    "backward_unwrap",
+    "scalar_recompile",
+]
+BEHAVIORS: tuple[str, ...] = get_args(Behavior)
+
+Backend = Literal["eager", "aot_eager", "inductor", "aot_function"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
+Mode = Literal["inference", "training"]
+DType = Literal[
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "complex64",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+]
+Layout = Literal["contiguous", "transposed", "strided", "offset", "channels_last"]
+Init = Literal["randn", "rand", "positive", "ones", "zeros", "arange", "randint"]
+
+DEFAULT_DEVICES: tuple[str, ...] = ("cpu", "cuda")
+DEFAULT_BACKENDS: tuple[Backend, ...] = ("aot_eager", "inductor")
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CASE_ID = re.compile(r"^[a-z0-9_][a-z0-9_.\-]*(/[a-z0-9_][a-z0-9_.\-]*)*$")
+_CONFIG_KEY = re.compile(r"^torch(\.[A-Za-z_][A-Za-z0-9_]*)*\.config(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_DEVICE = re.compile(r"^[a-z_][a-z0-9_]*(:[0-9]+)?$")
+
+JSONScalar = bool | int | float | str | None
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+def _check_device(value: str) -> str:
+    if not _DEVICE.match(value):
+        raise ValueError(f"{value!r} is not a device string; write e.g. 'cpu', 'cuda' or 'cuda:1'")
+    return value
+
+
+class TensorSpec(_Strict):
+    """A dense tensor built from the case's seeded generator, identically for eager and compiled."""
+
+    shape: tuple[Annotated[int, Field(ge=0)], ...] = Field(
+        description="Logical size, e.g. [4, 8]; [] is a 0-dim tensor."
+    )
+    dtype: DType = "float32"
+    requires_grad: bool = False
+    leaf: bool = Field(
+        True,
+        description="false builds the tensor as the result of an op on a leaf (it has a grad_fn); "
+        "needs requires_grad: true.",
+    )
+    layout: Layout = Field(
+        "contiguous",
+        description="contiguous; transposed (last two dims swapped in memory); strided (every "
+        "other element of the last dim); offset (storage_offset 3); channels_last (4-d only).",
+    )
+    stride: tuple[int, ...] | None = Field(
+        None, description="Explicit strides (overrides layout); storage is sized to fit."
+    )
+    storage_offset: Annotated[int, Field(ge=0)] | None = Field(
+        None, description="Explicit storage offset (overrides the layout's)."
+    )
+    init: Init | None = Field(
+        None,
+        description="How values are drawn: randn (floats default), rand, positive (rand + 0.5), "
+        "ones, zeros, arange, randint (integers default, 0..9).",
+    )
+    device: str | None = Field(
+        None, description="Pin this input to a device (e.g. 'cpu') whatever the case's device."
+    )
+    dynamic_dims: tuple[Annotated[int, Field(ge=0)], ...] = Field(
+        (), description="Dims marked dynamic (torch._dynamo.mark_dynamic) on the compiled side."
+    )
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, value: str | None) -> str | None:
+        return None if value is None else _check_device(value)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TensorSpec:
+        ndim = len(self.shape)
+        if not self.leaf and not self.requires_grad:
+            raise ValueError("leaf: false needs requires_grad: true (a tensor without grad is a leaf)")
+        if self.requires_grad and self.dtype not in ("float32", "float64", "float16", "bfloat16", "complex64"):
+            raise ValueError(f"requires_grad: true needs a floating dtype, not {self.dtype}")
+        if self.layout == "transposed" and ndim < 2:
+            raise ValueError("layout: transposed needs at least 2 dims")
+        if self.layout == "strided" and ndim < 1:
+            raise ValueError("layout: strided needs at least 1 dim")
+        if self.layout == "channels_last" and ndim != 4:
+            raise ValueError("layout: channels_last needs exactly 4 dims")
+        if self.stride is not None and len(self.stride) != ndim:
+            raise ValueError(f"stride has {len(self.stride)} entries but shape has {ndim} dims")
+        for d in self.dynamic_dims:
+            if d >= ndim:
+                raise ValueError(f"dynamic_dims: dim {d} out of range for {ndim}-d shape")
+        return self
+
+
+class TwoTensorSpec(_Strict):
+    """`torch.testing._internal.two_tensor.TwoTensor(a, b)`; a and b may be TwoTensors too."""
+
+    a: InnerSpec
+    b: InnerSpec
+    requires_grad: bool = False
+
+
+class InnerSpec(_Strict):
+    """One inner tensor of a TwoTensor: exactly one of `tensor` or `two_tensor`."""
+
+    tensor: TensorSpec | None = None
+    two_tensor: TwoTensorSpec | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> InnerSpec:
+        given = [k for k in ("tensor", "two_tensor") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of tensor, two_tensor (got {given or 'none'})")
+        if self.tensor is not None and self.tensor.requires_grad:
+            raise ValueError("inner tensors of a TwoTensor cannot require grad; set it on the TwoTensor")
+        return self
+
+
+class ScalarSpec(_Strict):
+    """A Python scalar argument: one `value`, or a sweep of `values` (one call per value)."""
+
+    type: Literal["float", "int", "bool"] = "float"
+    value: float | int | bool | None = None
+    values: tuple[float | int | bool, ...] | None = Field(
+        None, description="A sweep: the program is called once per value, eager and compiled."
+    )
+
+    @model_validator(mode="after")
+    def _one(self) -> ScalarSpec:
+        if (self.value is None) == (self.values is None):
+            raise ValueError("give exactly one of value, values")
+        items = [self.value] if self.values is None else list(self.values)
+        if self.values is not None and len(self.values) == 0:
+            raise ValueError("values: give at least one value")
+        for item in items:
+            if self.type == "int" and (isinstance(item, bool) or not isinstance(item, int)):
+                raise ValueError(f"{item!r} is not an int (type: int)")
+            if self.type == "bool" and not isinstance(item, bool):
+                raise ValueError(f"{item!r} is not a bool (type: bool)")
+            if self.type == "float" and isinstance(item, bool):
+                raise ValueError(f"{item!r} is not a float (type: float)")
+        return self
+
+    def sweep(self) -> tuple[float | int | bool, ...]:
+        if self.values is not None:
+            return tuple(self._cast(v) for v in self.values)
+        assert self.value is not None
+        return (self._cast(self.value),)
+
+    def _cast(self, v: float | int | bool) -> float | int | bool:
+        return float(v) if self.type == "float" else v
+
+
+class InputSpec(_Strict):
+    """One program argument: exactly one of tensor, view, two_tensor, scalar."""
+
+    tensor: TensorSpec | None = None
+    view: str | None = Field(
+        None,
+        description="A Python expression over earlier inputs, e.g. 'base[1:3]' or 'x.t()'; "
+        "the aliasing is rebuilt identically for eager and compiled.",
+    )
+    two_tensor: TwoTensorSpec | None = None
+    scalar: ScalarSpec | None = None
+    hidden: bool = Field(
+        False, description="Build it (e.g. as the base of views) but do not pass it to the program."
+    )
+
+    @model_validator(mode="after")
+    def _one(self) -> InputSpec:
+        given = [k for k in ("tensor", "view", "two_tensor", "scalar") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"give exactly one of tensor, view, two_tensor, scalar (got {given or 'none'})"
+            )
+        if self.view is not None:
+            try:
+                ast.parse(self.view, mode="eval")
+            except SyntaxError as exc:
+                raise ValueError(f"view is not a Python expression: {exc.msg}") from None
+        return self
+
+    @property
+    def kind(self) -> str:
+        for k in ("tensor", "view", "two_tensor", "scalar"):
+            if getattr(self, k) is not None:
+                return k
+        raise AssertionError("validated")
+
+    def requires_grad(self) -> bool:
+        if self.tensor is not None:
+            return self.tensor.requires_grad
+        if self.two_tensor is not None:
+            return self.two_tensor.requires_grad
+        return False
+
+
+class CompileSpec(_Strict):
+    """How the program is compiled; options a backend does not take are ignored for it."""
+
+    dynamic: bool | None = Field(None, description="torch.compile(dynamic=...); null = torch's default.")
+    fullgraph: bool = False
+    mode: str | None = Field(None, description="torch.compile(mode=...) for inductor.")
+    options: dict[str, JSONScalar] = Field(
+        default_factory=dict, description="inductor options, as torch.compile(options=...)."
+    )
+    keep_inference_input_mutations: tuple[bool, ...] = Field(
+        (False,),
+        description="aot_function only: one variant per value; true shows as aot_function-kiim.",
+    )
+
+    @field_validator("keep_inference_input_mutations")
+    @classmethod
+    def _nonempty(cls, value: tuple[bool, ...]) -> tuple[bool, ...]:
+        if not value or len(set(value)) != len(value):
+            raise ValueError("give one or both of false, true, each once")
+        return value
+
+
+class RaisesSpec(_Strict):
+    """A negative case: the call must raise this exception (by class name), on the given sides."""
+
+    type: str = Field(description="Exception class name, e.g. RuntimeError (matched on the MRO).")
+    match: str | None = Field(None, description="Regular expression searched in str(exception).")
+    sides: tuple[Literal["eager", "compiled"], ...] = ("eager", "compiled")
+
+    @field_validator("type")
+    @classmethod
+    def _ident(cls, value: str) -> str:
+        if not _IDENT.match(value):
+            raise ValueError(f"{value!r} is not an exception class name")
+        return value
+
+    @field_validator("match")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+
+class ExpectSpec(_Strict):
+    """What must hold besides 'compiled behaves exactly like eager'."""
+
+    rtol: Annotated[float, Field(ge=0)] | None = Field(
+        None, description="Relative tolerance; default torch.testing.assert_close's for the dtype."
+    )
+    atol: Annotated[float, Field(ge=0)] | None = None
+    strides: bool = Field(True, description="Compare output strides with eager.")
+    version: Literal["moved", "exact", "ignore"] = Field(
+        "moved",
+        description="Input _version: moved compares whether it changed; exact compares the delta.",
+    )
+    write_through: bool = Field(
+        True,
+        description="After the call, write through every output and compare inputs again "
+        "(proves aliasing, not just shared storage).",
+    )
+    compiles: Annotated[int, Field(ge=0)] | None = Field(
+        None, description="Graphs the backend compiles over one pass of the sweep (torch.compile)."
+    )
+    warm_rerun: bool = Field(
+        False,
+        description="Run the sweep a second time after torch._dynamo.reset(), with the "
+        "compiled-artifact caches warm; it must give the same results and compile count.",
+    )
+    raises: RaisesSpec | None = None
+
+
+class BuildCondition(_Strict):
+    """Where a known failure applies; every given condition must match (absent = any)."""
+
+    torch: str | None = Field(None, description="PEP 440 specifier on the torch version, e.g. '<2.12'.")
+    device: tuple[str, ...] | None = Field(None, description="Device types, e.g. [cuda].")
+    backend: tuple[str, ...] | None = Field(None, description="Variant backends, e.g. [inductor].")
+    mode: tuple[Mode, ...] | None = None
+
+    @field_validator("torch")
+    @classmethod
+    def _spec(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                SpecifierSet(value)
+            except InvalidSpecifier:
+                raise ValueError(
+                    f"{value!r} is not a version specifier; write e.g. '>=2.12,<2.14'"
+                ) from None
+        return value
+
+    @field_validator("device", "backend", mode="before")
+    @classmethod
+    def _listify(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _listify_mode(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class KnownFailure(_Strict):
+    """A reviewed, linked expectation that this case fails on matching builds."""
+
+    when: BuildCondition = Field(default_factory=BuildCondition)
+    reason: str = Field(min_length=1, description="One line: what is broken.")
+    link: str = Field(description="Upstream issue or PR (https://...).")
+
+    @field_validator("reason")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if "\n" in value.strip():
+            raise ValueError("reason must be one line")
+        return value.strip()
+
+    @field_validator("link")
+    @classmethod
+    def _https(cls, value: str) -> str:
+        if not value.startswith("https://"):
+            raise ValueError("link must be an https:// URL to the upstream issue or PR")
+        return value
+
+
+class Case(_Strict):
+    """One conformance case: a program, its inputs, and how the build must behave on it."""
+
+    version: Literal[1] = Field(1, description="Case schema version.")
+    id: str | None = Field(
+        None, description="Stable id; defaults to the file path under cases/ without .yaml."
+    )
+    behavior: Behavior
+    summary: str = Field(min_length=1, description="One sentence: the contract this case checks.")
+    upstream: tuple[str, ...] = Field(min_length=1, description="Upstream PR/issue links.")
+    devices: tuple[str, ...] | None = Field(
+        None, description="Device strings; default cpu, cuda and any other available accelerator."
+    )
+    backends: tuple[Backend, ...] = Field(DEFAULT_BACKENDS, min_length=1)
+    compile: CompileSpec = Field(default_factory=CompileSpec)
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Torch config overrides by dotted name, e.g. "
+        "torch._dynamo.config.specialize_float: false.",
+    )
+    seed: int = 0
+    inputs: dict[str, InputSpec] = Field(
+        description="Program arguments in order (hidden ones are built but not passed)."
+    )
+    program: str = Field(description="Python source of exactly one function; torch is in scope.")
+    modes: tuple[Mode, ...] = Field(
+        ("inference",),
+        min_length=1,
+        description="inference: built with no input requiring grad; training: as declared, "
+        "then backward through the outputs.",
+    )
+    grad_enabled: bool = Field(True, description="Grad mode around the call.")
+    expect: ExpectSpec = Field(default_factory=ExpectSpec)
+    known_failures: tuple[KnownFailure, ...] = ()
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str | None) -> str | None:
+        if value is not None and not _CASE_ID.match(value):
+            raise ValueError(
+                f"{value!r} is not a case id; use lowercase letters, digits, '_', '-', '.', "
+                "and '/' between parts"
+            )
+        return value
+
+    @field_validator("upstream")
+    @classmethod
+    def _links(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for link in value:
+            if not link.startswith("https://"):
+                raise ValueError(f"{link!r} is not an https:// link")
+        return value
+
+    @field_validator("devices")
+    @classmethod
+    def _devices(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is not None:
+            if not value:
+                raise ValueError("give at least one device, or leave devices out for all")
+            for d in value:
+                _check_device(d)
+        return value
+
+    @field_validator("backends", "modes")
+    @classmethod
+    def _unique(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(value)) != len(value):
+            raise ValueError("each entry at most once")
+        return value
+
+    @field_validator("config")
+    @classmethod
+    def _config(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key in value:
+            if not _CONFIG_KEY.match(key):
+                raise ValueError(
+                    f"{key!r} is not a dotted torch config name; write e.g. "
+                    "torch._dynamo.config.specialize_float"
+                )
+        return value
+
+    @field_validator("inputs")
+    @classmethod
+    def _inputs(cls, value: dict[str, InputSpec]) -> dict[str, InputSpec]:
+        seen: list[str] = []
+        for name, spec in value.items():
+            if not _IDENT.match(name) or name == "torch":
+                raise ValueError(f"input name {name!r} must be a Python identifier other than torch")
+            if spec.view is not None:
+                expr = ast.parse(spec.view, mode="eval")
+                for node in ast.walk(expr):
+                    if isinstance(node, ast.Name) and node.id != "torch" and node.id not in seen:
+                        raise ValueError(
+                            f"view of {name!r} uses {node.id!r}, which is not an earlier input; "
+                            f"earlier inputs: {', '.join(seen) or 'none'}"
+                        )
+            seen.append(name)
+        sweeps = {
+            name: len(s.scalar.values)
+            for name, s in value.items()
+            if s.scalar is not None and s.scalar.values is not None
+        }
+        if len(set(sweeps.values())) > 1:
+            raise ValueError(f"swept scalars must have the same number of values, got {sweeps}")
+        return value
+
+    @field_validator("program")
+    @classmethod
+    def _program(cls, value: str, info: ValidationInfo) -> str:
+        try:
+            tree = ast.parse(value)
+        except SyntaxError as exc:
+            raise ValueError(f"program line {exc.lineno}: {exc.msg}") from None
+        funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        others = [
+            n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.Import | ast.ImportFrom)
+        ]
+        if len(funcs) != 1 or others:
+            raise ValueError(
+                "program must define exactly one function at top level (imports allowed), "
+                f"found {len(funcs)} function(s) and {len(others)} other statement(s)"
+            )
+        inputs = info.data.get("inputs")
+        if inputs is not None:
+            params = [a.arg for a in funcs[0].args.args]
+            passed = [name for name, spec in inputs.items() if not spec.hidden]
+            if params != passed or funcs[0].args.vararg or funcs[0].args.kwonlyargs:
+                raise ValueError(
+                    f"{funcs[0].name}({', '.join(params)}) must take the non-hidden inputs in "
+                    f"order: ({', '.join(passed)})"
+                )
+        return value
+
+    @field_validator("modes")
+    @classmethod
+    def _modes(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        inputs = info.data.get("inputs")
+        if "training" in value and inputs is not None:
+            if not any(s.requires_grad() for s in inputs.values()):
+                raise ValueError("training needs at least one input with requires_grad: true")
+        return value
+
+    @field_validator("expect")
+    @classmethod
+    def _expect(cls, value: ExpectSpec, info: ValidationInfo) -> ExpectSpec:
+        backends = info.data.get("backends")
+        if value.compiles is not None and backends is not None and set(backends) <= {"aot_function"}:
+            raise ValueError("compiles counts torch.compile graphs; aot_function compiles none")
+        return value
+
+    @property
+    def function_name(self) -> str:
+        func = next(n for n in ast.parse(self.program).body if isinstance(n, ast.FunctionDef))
+        return func.name
+
+    def sweep_length(self) -> int:
+        lengths = [
+            len(s.scalar.values)
+            for s in self.inputs.values()
+            if s.scalar is not None and s.scalar.values is not None
+        ]
+        return lengths[0] if lengths else 1
+
+
+TwoTensorSpec.model_rebuild()
+InnerSpec.model_rebuild()
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Case.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = f"torch-conformance case (schema v{SCHEMA_VERSION})"
+    return schema

@@ -1,0 +1,168 @@
+"""Snapshots of what a call leaves behind: tensor states, aliasing, ambient modes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+def is_subclass(t: torch.Tensor) -> bool:
+    return type(t) is not torch.Tensor and hasattr(type(t), "__tensor_flatten__")
+
+
+def flatten_outputs(out: Any) -> list[Any]:
+    """A program's return value as a flat list (tuples/lists/dicts in order; a bare value alone)."""
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+
+def storage_key(t: torch.Tensor) -> tuple[str, int] | None:
+    """Identity of a dense tensor's storage (device, data_ptr), None if it has none to share."""
+    if is_subclass(t) or t.device.type == "meta":
+        return None
+    try:
+        st = t.untyped_storage()
+    except (RuntimeError, NotImplementedError):
+        return None
+    if st.nbytes() == 0:
+        return None
+    return (str(t.device), st.data_ptr())
+
+
+@dataclass
+class TensorState:
+    """Everything about one tensor that a contract speaks of, detached from the live tensor."""
+
+    type: str
+    dtype: str
+    device: str
+    shape: tuple[int, ...]
+    stride: tuple[int, ...] | None
+    storage_offset: int | None
+    requires_grad: bool
+    is_leaf: bool
+    version: int | None
+    storage: tuple[str, int] | None
+    values: torch.Tensor | None
+    storage_values: torch.Tensor | None
+    inner: dict[str, TensorState] = field(default_factory=dict)
+
+
+def _safe(fn: Any, default: Any = None) -> Any:
+    try:
+        return fn()
+    except (RuntimeError, NotImplementedError, AttributeError, TypeError):
+        return default
+
+
+def tensor_state(t: torch.Tensor, *, with_storage: bool = True) -> TensorState:
+    sub = is_subclass(t)
+    inner: dict[str, TensorState] = {}
+    if sub:
+        names, _ctx = type(t).__tensor_flatten__(t)  # type: ignore[attr-defined]  # subclass protocol
+        for name in names:
+            inner[name] = tensor_state(getattr(t, name), with_storage=with_storage)
+    values = None if sub else _safe(lambda: t.detach().clone(memory_format=torch.contiguous_format))
+    storage_values = None
+    if with_storage and not sub:
+        storage_values = _safe(lambda: _whole_storage(t))
+    return TensorState(
+        type=f"{type(t).__module__}.{type(t).__qualname__}",
+        dtype=str(t.dtype),
+        device=str(t.device),
+        shape=tuple(t.shape),
+        stride=_safe(lambda: tuple(t.stride())),
+        storage_offset=_safe(t.storage_offset),
+        requires_grad=t.requires_grad,
+        is_leaf=t.is_leaf,
+        version=_safe(lambda: t._version),
+        storage=storage_key(t),
+        values=values,
+        storage_values=storage_values,
+        inner=inner,
+    )
+
+
+def _whole_storage(t: torch.Tensor) -> torch.Tensor | None:
+    """The full storage the tensor lives in, as its dtype: catches writes outside its geometry."""
+    st = t.untyped_storage()
+    if st.nbytes() % t.element_size():
+        return None
+    whole = torch.empty(0, dtype=t.dtype, device=t.device)
+    whole.set_(st, 0, (st.nbytes() // t.element_size(),), (1,))
+    return whole.detach().clone()
+
+
+@dataclass
+class Relation:
+    """How output k relates to the inputs and earlier outputs of the same call."""
+
+    is_input: str | None
+    view_of_input: str | None
+    shares_storage_with: tuple[str, ...]
+
+
+def relations(named_inputs: dict[str, Any], outputs: Sequence[Any]) -> list[Relation | None]:
+    """For each output: is it an input object, a view whose `_base` is (the base of) an input,
+    and which inputs/outputs share its storage. Names: input names, and `out[k]`."""
+    input_storage: dict[tuple[str, int], list[str]] = {}
+    for name, value in named_inputs.items():
+        if isinstance(value, torch.Tensor):
+            key = storage_key(value)
+            if key is not None:
+                input_storage.setdefault(key, []).append(name)
+    out_storage: dict[tuple[str, int], list[str]] = {}
+    rels: list[Relation | None] = []
+    for k, out in enumerate(outputs):
+        if not isinstance(out, torch.Tensor):
+            rels.append(None)
+            continue
+        same = next((n for n, v in named_inputs.items() if v is out), None)
+        base = out._base
+        view_of = None
+        if base is not None:
+            view_of = next(
+                (n for n, v in named_inputs.items() if isinstance(v, torch.Tensor) and (v is base or v._base is base)),
+                "<intermediate>",
+            )
+        key = storage_key(out)
+        sharing: list[str] = []
+        if key is not None:
+            sharing = [*input_storage.get(key, []), *out_storage.get(key, [])]
+            out_storage.setdefault(key, []).append(f"out[{k}]")
+        rels.append(Relation(is_input=same, view_of_input=view_of, shares_storage_with=tuple(sorted(sharing))))
+    return rels
+
+
+@dataclass
+class Ambient:
+    """Global modes a call may legitimately change (and then eager changes them too)."""
+
+    grad_enabled: bool
+    inference_mode: bool
+    autocast: tuple[tuple[str, bool], ...]
+
+
+def ambient() -> Ambient:
+    autocast = []
+    for dev in ("cpu", "cuda"):
+        enabled = _safe(lambda d=dev: torch.is_autocast_enabled(d), None)
+        if enabled is not None:
+            autocast.append((dev, bool(enabled)))
+    return Ambient(
+        grad_enabled=torch.is_grad_enabled(),
+        inference_mode=torch.is_inference_mode_enabled(),
+        autocast=tuple(autocast),
+    )
+
+
+def iter_tensors(values: Sequence[Any]) -> Iterator[tuple[int, torch.Tensor]]:
+    for i, v in enumerate(values):
+        if isinstance(v, torch.Tensor):
+            yield i, v

@@ -1,0 +1,1 @@
+"""Independent pure-Python reference for the five behaviours (public torch API only)."""
