@@ -1,0 +1,285 @@
+"""Behaviour ``scalar_recompile`` (upstream #179395): Python float inputs and recompiles.
+
+With ``specialize_float = False`` a Python float argument is meant to stay dynamic: the
+compiler turns it into a 0-dim float64 tensor input ("tensorification"), so a sweep over
+many values reuses one graph. Before the fix two uses escaped tensorification and forced
+the float to be specialised, one compile per value: method-form in-place ops
+(``x.mul_(lr)``) and composite scalar expressions (``0.5 * lr``, ``(1.0 + lr) ** 0.5``).
+A float that decides Python control flow (``if lr > 0``) is specialised by design.
+
+Whatever the compile count, every value must give the eager result: the tensorified
+program (:func:`codegen_tensorified`) computes exactly what the plain one
+(:func:`run_interpreted`) computes. :func:`predict_compile_count` gives the expected
+count for a sweep, with and without the fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import torch
+
+from reference_impl._source import exec_function
+from reference_impl.structural import StructuralError, find_function
+
+__all__ = [
+    "FloatUse",
+    "FloatUseKind",
+    "ScalarProgramMeta",
+    "ScalarUsesForm",
+    "analyze_float_uses",
+    "codegen_tensorified",
+    "compile_tensorified",
+    "predict_compile_count",
+    "run_interpreted",
+    "structural_form",
+]
+
+TENSORIFIED_DTYPE = torch.float64
+
+
+class FloatUseKind(str, Enum):
+    PLAIN = "plain"  # x * lr, torch.mul(x, lr): always tensorified
+    METHOD_INPLACE = "method_inplace"  # x.mul_(lr): needed the fix
+    COMPOSITE = "composite"  # 0.5 * lr, b ** 0.5: needed the fix
+    CONTROL = "control"  # if lr > 0: specialised by design
+
+
+NEEDS_FIX = frozenset({FloatUseKind.METHOD_INPLACE, FloatUseKind.COMPOSITE})
+
+
+@dataclass(frozen=True)
+class FloatUse:
+    """One use of float parameter(s): its kind, the operation and the expression text."""
+
+    kind: FloatUseKind
+    op: str
+    expr: str
+    params: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"{self.kind.value}: {self.op} {self.expr}"
+
+
+@dataclass(frozen=True)
+class ScalarProgramMeta:
+    """The float parameters of a program and every use it makes of them, in source order."""
+
+    float_params: tuple[str, ...]
+    uses: tuple[FloatUse, ...]
+
+    @property
+    def kinds(self) -> frozenset[FloatUseKind]:
+        return frozenset(u.kind for u in self.uses)
+
+
+_OPS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.Pow: "**",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+}
+
+
+class _UseFinder(ast.NodeVisitor):
+    def __init__(self, float_params: Iterable[str]) -> None:
+        self.params = frozenset(float_params)
+        self.uses: list[FloatUse] = []
+
+    def _mentions(self, node: ast.AST) -> tuple[str, ...]:
+        found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in self.params}
+        return tuple(sorted(found))
+
+    def _scalar(self, node: ast.AST) -> bool:
+        """Built only from float parameters and numeric literals."""
+        if isinstance(node, ast.Name):
+            return node.id in self.params
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, int | float) and not isinstance(node.value, bool)
+        if isinstance(node, ast.BinOp):
+            return self._scalar(node.left) and self._scalar(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self._scalar(node.operand)
+        return False
+
+    def _add(self, kind: FloatUseKind, op: str, node: ast.AST) -> None:
+        self.uses.append(FloatUse(kind, op, ast.unparse(node), self._mentions(node)))
+
+    def _note_composites(self, node: ast.AST) -> None:
+        if isinstance(node, ast.BinOp) and self._scalar(node) and self._mentions(node):
+            self._add(FloatUseKind.COMPOSITE, _OPS.get(type(node.op), "?"), node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # The tensorified prologue ``lr = torch.tensor(lr, ...)`` is not a use.
+        if (
+            len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in self.params
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "torch.tensor"
+        ):
+            return
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        values = [*node.args, *(k.value for k in node.keywords)]
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr.endswith("_")
+            and not (node.func.attr.startswith("_"))
+        ):
+            for v in values:
+                if self._mentions(v):
+                    self._add(FloatUseKind.METHOD_INPLACE, f".{node.func.attr}", v)
+                    self._note_composites(v)
+            self.visit(node.func)
+            return
+        for v in values:
+            if self._mentions(v) and self._scalar(v):
+                self._add(FloatUseKind.PLAIN, ast.unparse(node.func), v)
+                self._note_composites(v)
+            else:
+                self.visit(v)
+        self.visit(node.func)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if self._scalar(node):
+            self._note_composites(node)
+            return
+        for side in (node.left, node.right):
+            if self._mentions(side) and self._scalar(side):
+                self._add(FloatUseKind.PLAIN, _OPS.get(type(node.op), "?"), side)
+                self._note_composites(side)
+            else:
+                self.visit(side)
+
+    def _control(self, test: ast.expr) -> None:
+        if self._mentions(test):
+            self._add(FloatUseKind.CONTROL, "if", test)
+
+    def visit_If(self, node: ast.If) -> None:
+        self._control(node.test)
+        for stmt in [*node.body, *node.orelse]:
+            self.visit(stmt)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self._control(node.test)
+        self.visit(node.body)
+        self.visit(node.orelse)
+
+    def visit_While(self, node: ast.While) -> None:
+        self._control(node.test)
+        for stmt in [*node.body, *node.orelse]:
+            self.visit(stmt)
+
+
+def _source_of(program: str | Callable[..., Any]) -> str:
+    if isinstance(program, str):
+        return program
+    try:
+        return textwrap.dedent(inspect.getsource(program))
+    except (OSError, TypeError) as exc:
+        raise StructuralError(f"no source for {program!r}: pass the source text") from exc
+
+
+def analyze_float_uses(
+    program: str | Callable[..., Any], float_params: Sequence[str]
+) -> ScalarProgramMeta:
+    """Find every use the program makes of the named float parameters (``ast``, no run)."""
+    fn = find_function(_source_of(program))
+    finder = _UseFinder(float_params)
+    for stmt in fn.body:
+        finder.visit(stmt)
+    return ScalarProgramMeta(tuple(float_params), tuple(finder.uses))
+
+
+def float_params_of(program: Callable[..., Any], args: Sequence[object]) -> tuple[str, ...]:
+    """Parameters that receive a Python float in ``args`` (bools and ints are not floats)."""
+    names = list(inspect.signature(program).parameters)
+    return tuple(n for n, a in zip(names, args, strict=False) if isinstance(a, float))
+
+
+def predict_compile_count(
+    meta: ScalarProgramMeta,
+    n_values: int,
+    *,
+    has_fix: bool,
+    recompile_limit: int = 8,
+    automatic_dynamic: bool = True,
+) -> int:
+    """Compiles for a sweep over ``n_values`` distinct float values.
+
+    Dynamo compiles the first call with the value static and, with automatic dynamic
+    shapes, recompiles once with the float dynamic when a second value arrives (measured:
+    two compiles for any sweep of >= 2 values on 2.13.0). A specialised float instead
+    recompiles for every value until ``recompile_limit``, after which the frame runs eagerly.
+    """
+    if n_values <= 0:
+        return 0
+    if not meta.uses:
+        return 1
+    specialised = min(n_values, recompile_limit)
+    if FloatUseKind.CONTROL in meta.kinds or (not has_fix and meta.kinds & NEEDS_FIX):
+        return specialised
+    return min(n_values, 2 if automatic_dynamic else recompile_limit)
+
+
+def run_interpreted(program: Callable[..., Any], *args: Any) -> Any:
+    """Eager semantics: the program on Python floats (the result every build must match)."""
+    return program(*args)
+
+
+def codegen_tensorified(program: str | Callable[..., Any], float_params: Sequence[str]) -> str:
+    """The program with every float parameter turned into a 0-dim float64 tensor on entry.
+
+    Method-form in-place ops then take the tensor operand directly (the in-place
+    ``Tensor`` overloads) and composite expressions become tensor compute, which is what
+    the fixed tensorification pass does inside the graph.
+    """
+    fn = find_function(_source_of(program))
+    prologue = [
+        ast.parse(f"{p} = torch.tensor({p}, dtype=torch.float64)").body[0]
+        for p in float_params
+        if p in {a.arg for a in fn.args.args}
+    ]
+    missing = set(float_params) - {a.arg for a in fn.args.args}
+    if missing:
+        raise StructuralError(f"{fn.name} has no parameter(s) {sorted(missing)}")
+    fn.body = [*prologue, *fn.body]
+    fn.decorator_list = []
+    return ast.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
+
+
+def compile_tensorified(
+    program: Callable[..., Any], float_params: Sequence[str]
+) -> Callable[..., Any]:
+    source = codegen_tensorified(program, float_params)
+    globals_ = dict(getattr(program, "__globals__", {}))
+    globals_["torch"] = torch
+    return exec_function(
+        source, globals_, find_function(source).name, filename="<reference_impl:scalar_tensorify>"
+    )
+
+
+@dataclass(frozen=True)
+class ScalarUsesForm:
+    """The float uses of a program, the same for its plain and tensorified source."""
+
+    uses: tuple[str, ...]
+
+    def describe(self) -> list[str]:
+        return list(self.uses) or ["(no float uses)"]
+
+
+def structural_form(source: str, float_params: Sequence[str]) -> ScalarUsesForm:
+    meta = analyze_float_uses(source, float_params)
+    return ScalarUsesForm(tuple(u.describe() for u in meta.uses))
