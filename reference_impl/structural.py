@@ -605,6 +605,9 @@ class _Evaluator:
         if isinstance(cond, Const):
             self.run(body if cond.value else orelse)
             return
+        if isinstance(cond, Op) and cond.op == "not":
+            # ``if not c: A else: B`` is ``if c: B else: A``: one spelling for both.
+            cond, body, orelse = cond.operands[0], orelse, body
         if _is_as_list_normalisation(test, body, orelse):
             return
         before = dict(self.env)

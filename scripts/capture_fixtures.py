@@ -33,18 +33,37 @@ def _metadata_mutation(x: torch.Tensor) -> torch.Tensor:
 
 
 PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[], list[Any]], str]] = {
-    "mutation_2": (_mutation_2, lambda: [torch.ones(3, requires_grad=True).clone(),
-                                         torch.ones(3, requires_grad=True).clone()], "compile"),
-    "output_alias": (lambda x: (x.view(-1), x * 2),
-                     lambda: [torch.ones(2, 3, requires_grad=True)], "compile"),
+    "mutation_2": (
+        _mutation_2,
+        lambda: [
+            torch.ones(3, requires_grad=True).clone(),
+            torch.ones(3, requires_grad=True).clone(),
+        ],
+        "compile",
+    ),
+    "output_alias": (
+        lambda x: (x.view(-1), x * 2),
+        lambda: [torch.ones(2, 3, requires_grad=True)],
+        "compile",
+    ),
     "metadata_mutation_aot_function": (
-        _metadata_mutation, lambda: [torch.ones(2, 3, requires_grad=True).clone()], "aot"),
+        _metadata_mutation,
+        lambda: [torch.ones(2, 3, requires_grad=True).clone()],
+        "aot",
+    ),
     "subclass_twotensor": (
         lambda x: (x.sin() * 2).sum(),
-        lambda: [TwoTensor(torch.ones(3), torch.ones(3)).requires_grad_()], "compile"),
+        lambda: [TwoTensor(torch.ones(3), torch.ones(3)).requires_grad_()],
+        "compile",
+    ),
 }
-KEEP = ("mutation_epilogue", "runtime_wrapper_orchestration", "output_alias_wrapper",
-        "subclass_wrapper", "backward_subclass_unwrap")
+KEEP = (
+    "mutation_epilogue",
+    "runtime_wrapper_orchestration",
+    "output_alias_wrapper",
+    "subclass_wrapper",
+    "backward_subclass_unwrap",
+)
 
 
 def regenerate(root: Path) -> Iterator[Path]:
@@ -53,8 +72,11 @@ def regenerate(root: Path) -> Iterator[Path]:
     for name, (program, make_args, entry) in PROGRAMS.items():
         torch._dynamo.reset()
         with capture_generated_sources() as cap:
-            fn = torch.compile(program, backend="aot_eager") if entry == "compile" else (
-                aot_function(program, nop, nop))
+            fn = (
+                torch.compile(program, backend="aot_eager")
+                if entry == "compile"
+                else (aot_function(program, nop, nop))
+            )
             out = fn(*make_args())
             first = out[0] if isinstance(out, tuple) else out
             first.sum().backward()

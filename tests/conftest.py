@@ -3,8 +3,15 @@
 from hypothesis import HealthCheck, settings
 
 _SLOW_DATA = [HealthCheck.too_slow, HealthCheck.data_too_large]
-settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=_SLOW_DATA,
-                          derandomize=True, print_blob=True)
-settings.register_profile("thorough", max_examples=400, deadline=None,
-                          suppress_health_check=_SLOW_DATA, print_blob=True)
+settings.register_profile(
+    "ci",
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=_SLOW_DATA,
+    derandomize=True,
+    print_blob=True,
+)
+settings.register_profile(
+    "thorough", max_examples=400, deadline=None, suppress_health_check=_SLOW_DATA, print_blob=True
+)
 settings.load_profile("ci")

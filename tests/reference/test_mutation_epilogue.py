@@ -41,12 +41,14 @@ input_cases = st.builds(
     in_graph=st.booleans(),
     meta_is_leaf=st.booleans(),
 )
-scenarios = st.tuples(st.lists(input_cases, min_size=1, max_size=4), st.booleans(),
-                      st.integers(0, 2**31 - 1))
+scenarios = st.tuples(
+    st.lists(input_cases, min_size=1, max_size=4), st.booleans(), st.integers(0, 2**31 - 1)
+)
 
 
-def build(cases: list[InputCase], trace_joint: bool, seed: int) -> tuple[
-        me.MutationEpilogueMeta, dict[int, torch.Tensor], list[Any]]:
+def build(
+    cases: list[InputCase], trace_joint: bool, seed: int
+) -> tuple[me.MutationEpilogueMeta, dict[int, torch.Tensor], list[Any]]:
     """Deterministic inputs + updated values for one scenario (called once per form)."""
     g = torch.Generator().manual_seed(seed)
     origs: dict[int, torch.Tensor] = {}
@@ -57,7 +59,7 @@ def build(cases: list[InputCase], trace_joint: bool, seed: int) -> tuple[
             numel *= s
         storage = torch.randn(numel + c.offset + 2, generator=g, dtype=c.dtype)
         shape = tuple(reversed(c.shape)) if c.transposed and len(c.shape) > 1 else c.shape
-        t = storage[c.offset:c.offset + numel].view(shape)
+        t = storage[c.offset : c.offset + numel].view(shape)
         if c.transposed and len(c.shape) > 1:
             t = t.transpose(0, 1)
         if c.leaf:
@@ -65,10 +67,17 @@ def build(cases: list[InputCase], trace_joint: bool, seed: int) -> tuple[
         else:
             t = (t.detach().requires_grad_(True) * 1) if c.requires_grad else t.detach()
         origs[i] = t
-        metas.append(me.InputMutation(
-            index=i, mutates_data="data" in c.kind, mutates_metadata="metadata" in c.kind,
-            mutates_storage=c.kind == "storage", is_leaf=c.meta_is_leaf,
-            requires_grad=c.requires_grad, in_graph=c.in_graph))
+        metas.append(
+            me.InputMutation(
+                index=i,
+                mutates_data="data" in c.kind,
+                mutates_metadata="metadata" in c.kind,
+                mutates_storage=c.kind == "storage",
+                is_leaf=c.meta_is_leaf,
+                requires_grad=c.requires_grad,
+                in_graph=c.in_graph,
+            )
+        )
     meta = me.MutationEpilogueMeta(tuple(metas), trace_joint=trace_joint)
     updated: list[Any] = []
     for m in meta.runtime_mutations:
@@ -94,14 +103,26 @@ def build(cases: list[InputCase], trace_joint: bool, seed: int) -> tuple[
 def state(t: torch.Tensor, updated: list[Any]) -> tuple[Any, ...]:
     upd_ptrs = tuple(
         t.untyped_storage().data_ptr() == me.unwrap_alias(u).untyped_storage().data_ptr()
-        if isinstance(u, me.OutputAlias) else t.untyped_storage().data_ptr()
-        == u.untyped_storage().data_ptr() for u in updated)
-    return (tuple(t.shape), t.stride(), t.storage_offset(), t.detach().clone().tolist(),
-            t.requires_grad, t.is_leaf, type(t.grad_fn).__name__, t._version, upd_ptrs)
+        if isinstance(u, me.OutputAlias)
+        else t.untyped_storage().data_ptr() == u.untyped_storage().data_ptr()
+        for u in updated
+    )
+    return (
+        tuple(t.shape),
+        t.stride(),
+        t.storage_offset(),
+        t.detach().clone().tolist(),
+        t.requires_grad,
+        t.is_leaf,
+        type(t.grad_fn).__name__,
+        t._version,
+        upd_ptrs,
+    )
 
 
-def outcome(apply: Callable[[Any, Any], None], origs: dict[int, torch.Tensor],
-            updated: list[Any]) -> tuple[Any, ...]:
+def outcome(
+    apply: Callable[[Any, Any], None], origs: dict[int, torch.Tensor], updated: list[Any]
+) -> tuple[Any, ...]:
     try:
         apply(origs, updated)
         error = None
@@ -110,8 +131,10 @@ def outcome(apply: Callable[[Any, Any], None], origs: dict[int, torch.Tensor],
     return error, [state(origs[i], updated) for i in sorted(origs)]
 
 
-def check(scenario: tuple[list[InputCase], bool, int],
-          compile_fn: Callable[[me.MutationEpilogueMeta], Callable[[Any, Any], None]]) -> None:
+def check(
+    scenario: tuple[list[InputCase], bool, int],
+    compile_fn: Callable[[me.MutationEpilogueMeta], Callable[[Any, Any], None]],
+) -> None:
     cases, joint, seed = scenario
     meta, o1, u1 = build(cases, joint, seed)
     _, o2, u2 = build(cases, joint, seed)
@@ -151,17 +174,22 @@ def test_leaf_requiring_grad_needs_the_branch() -> None:
 
 
 def test_codegen_is_straight_line_one_group_per_input() -> None:
-    meta = me.MutationEpilogueMeta((
-        me.InputMutation(0, mutates_data=True, is_leaf=False),
-        me.InputMutation(1, mutates_metadata=True),
-        me.InputMutation(2, mutates_storage=True),
-        me.InputMutation(3, mutates_data=True, mutates_metadata=True, is_leaf=True),
-        me.InputMutation(4, mutates_data=True, in_graph=True),
-    ), trace_joint=True)
+    meta = me.MutationEpilogueMeta(
+        (
+            me.InputMutation(0, mutates_data=True, is_leaf=False),
+            me.InputMutation(1, mutates_metadata=True),
+            me.InputMutation(2, mutates_storage=True),
+            me.InputMutation(3, mutates_data=True, mutates_metadata=True, is_leaf=True),
+            me.InputMutation(4, mutates_data=True, in_graph=True),
+        ),
+        trace_joint=True,
+    )
     source, _ = me.codegen_mutation_epilogue(meta)
     assert "for " not in source
     form = me.structural_form(source)
     assert form.slots == (0, 1, 2, 3)
     assert [len(ops) for _, ops in form.groups] == [1, 1, 1, 3]
-    assert "[with torch.no_grad()] orig_inputs[2].set_(unwrap_alias(updated_inputs[2]))" in (
-        form.groups[2][1])
+    assert (
+        "[with torch.no_grad()] orig_inputs[2].set_(unwrap_alias(updated_inputs[2]))"
+        in (form.groups[2][1])
+    )

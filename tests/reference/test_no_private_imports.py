@@ -20,9 +20,14 @@ def private_torch_imports(source: str) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in (
-                "__import__", "import_module"):
-            names = [a.value for a in node.args if isinstance(a, ast.Constant)
-                     and isinstance(a.value, str)]
+            "__import__",
+            "import_module",
+        ):
+            names = [
+                a.value
+                for a in node.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
         for name in names:
             parts = name.split(".")
             if parts[0] in ("torch", "functorch") and any(p.startswith("_") for p in parts[1:]):
@@ -47,6 +52,10 @@ def test_scanner_catches_a_planted_private_import(tmp_path: Path) -> None:
         "__import__('torch._C')\n"
     )
     found = private_torch_imports(planted.read_text())
-    assert found == ["torch._functorch._aot_autograd",
-                     "torch._functorch._aot_autograd.runtime_wrappers", "torch._dynamo.config",
-                     "torch.utils._pytree", "torch._C"]
+    assert found == [
+        "torch._functorch._aot_autograd",
+        "torch._functorch._aot_autograd.runtime_wrappers",
+        "torch._dynamo.config",
+        "torch.utils._pytree",
+        "torch._C",
+    ]

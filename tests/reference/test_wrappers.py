@@ -38,7 +38,9 @@ def runtime_scenarios(draw: st.DrawFn) -> tuple[rw.RuntimeWrapperMeta, int, bool
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(list(rw.AliasKind)))
         if kind is rw.AliasKind.PLAIN:
-            outputs.append(rw.OutputSpec(dynamic_dims=draw(st.sampled_from([None, frozenset({0})]))))
+            outputs.append(
+                rw.OutputSpec(dynamic_dims=draw(st.sampled_from([None, frozenset({0})])))
+            )
         elif kind is rw.AliasKind.ALIAS_OF_INTERMEDIATE:
             outputs.append(rw.OutputSpec(kind, -1, draw(st.booleans())))
             bases += 1
@@ -51,20 +53,27 @@ def runtime_scenarios(draw: st.DrawFn) -> tuple[rw.RuntimeWrapperMeta, int, bool
             outputs[i] = rw.OutputSpec(o.kind, len(outputs) + k, o.requires_grad)
             k += 1
     meta = rw.RuntimeWrapperMeta(
-        num_inputs=n, mutated_runtime=runtime, mutated_in_graph=in_graph,
-        detach=tuple(sorted(set(draw(st.lists(idx, max_size=2))))), outputs=tuple(outputs),
-        num_intermediate_bases=bases, trace_joint=draw(st.booleans()),
+        num_inputs=n,
+        mutated_runtime=runtime,
+        mutated_in_graph=in_graph,
+        detach=tuple(sorted(set(draw(st.lists(idx, max_size=2))))),
+        outputs=tuple(outputs),
+        num_intermediate_bases=bases,
+        trace_joint=draw(st.booleans()),
         disable_autocast=draw(st.booleans()),
         grad_enabled_after=draw(st.sampled_from([None, True, False])),
-        keep_input_mutations=draw(st.booleans()))
+        keep_input_mutations=draw(st.booleans()),
+    )
     return meta, draw(st.integers(-1, 1)), draw(st.booleans()), draw(st.integers(0, 2**31 - 1))
 
 
-def _run_wrapper(meta: rw.RuntimeWrapperMeta, arity_delta: int, grad: bool, seed: int,
-                 generated: bool) -> Any:
+def _run_wrapper(
+    meta: rw.RuntimeWrapperMeta, arity_delta: int, grad: bool, seed: int, generated: bool
+) -> Any:
     g = torch.Generator().manual_seed(seed)
-    args: list[Any] = [torch.randn(4, generator=g, requires_grad=bool(i % 2))
-                       for i in range(meta.num_inputs)]
+    args: list[Any] = [
+        torch.randn(4, generator=g, requires_grad=bool(i % 2)) for i in range(meta.num_inputs)
+    ]
     originals = list(args)
     seen: dict[str, Any] = {}
 
@@ -84,38 +93,54 @@ def _run_wrapper(meta: rw.RuntimeWrapperMeta, arity_delta: int, grad: bool, seed
         outs.extend(torch.randn(4, generator=g) for _ in range(meta.num_intermediate_bases))
         return tuple(outs[: max(len(outs) + arity_delta, 0)])
 
-    epilogue = me.MutationEpilogueMeta(tuple(
-        me.InputMutation(i, mutates_data=True, is_leaf=True) for i in meta.mutated_runtime))
+    epilogue = me.MutationEpilogueMeta(
+        tuple(me.InputMutation(i, mutates_data=True, is_leaf=True) for i in meta.mutated_runtime)
+    )
     if generated:
         apply = me.compile_mutation_epilogue(epilogue)
         replay = rw.compile_alias_fn(meta)
         wrapper = rw.compile_runtime_wrapper(meta, apply_mutations=apply, replay_aliases=replay)
-        call = lambda: wrapper(compiled_fn, __import__("contextlib").nullcontext,  # noqa: E731
-                               lambda: None, args)
+        call = lambda: wrapper(
+            compiled_fn,
+            __import__("contextlib").nullcontext,  # noqa: E731
+            lambda: None,
+            args,
+        )
     else:
         call = lambda: rw.run_runtime_wrapper_interpreted(  # noqa: E731
-            meta, compiled_fn, args,
+            meta,
+            compiled_fn,
+            args,
             apply_mutations=lambda o, u: me.apply_mutations_interpreted(epilogue, o, u),
-            replay_aliases=lambda o, f: rw.replay_aliases_interpreted(meta, o, f))
+            replay_aliases=lambda o, f: rw.replay_aliases_interpreted(meta, o, f),
+        )
     with torch.set_grad_enabled(grad):
         outs, err = _err(call)
         grad_after = torch.is_grad_enabled()
     described = None
     if outs is not None:
         described = [
-            (o.detach().tolist(), o.requires_grad,
-             [i for i, a in enumerate(originals) if o is a],
-             [i for i, a in enumerate(originals)
-              if o.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()],
-             getattr(o, rw.DYNAMIC_DIMS_ATTR, None))
-            for o in outs]
+            (
+                o.detach().tolist(),
+                o.requires_grad,
+                [i for i, a in enumerate(originals) if o is a],
+                [
+                    i
+                    for i, a in enumerate(originals)
+                    if o.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
+                ],
+                getattr(o, rw.DYNAMIC_DIMS_ATTR, None),
+            )
+            for o in outs
+        ]
     inputs = [(a.detach().tolist(), a._version) for a in originals]
     return described, err, grad_after, inputs, seen
 
 
 @given(runtime_scenarios())
 def test_runtime_wrapper_interpreted_equals_codegen(
-        scenario: tuple[rw.RuntimeWrapperMeta, int, bool, int]) -> None:
+    scenario: tuple[rw.RuntimeWrapperMeta, int, bool, int],
+) -> None:
     before = torch.is_grad_enabled()
     try:
         assert _run_wrapper(*scenario, generated=True) == _run_wrapper(*scenario, generated=False)
@@ -125,17 +150,29 @@ def test_runtime_wrapper_interpreted_equals_codegen(
 
 def test_runtime_wrapper_form_reads_every_decision() -> None:
     meta = rw.RuntimeWrapperMeta(
-        num_inputs=3, mutated_runtime=(0, 2), mutated_in_graph=(1,), detach=(1,),
-        outputs=(rw.OutputSpec(rw.AliasKind.IS_INPUT, 1), rw.OutputSpec(dynamic_dims=frozenset(
-            {0}))), trace_joint=True, disable_autocast=True, grad_enabled_after=False)
+        num_inputs=3,
+        mutated_runtime=(0, 2),
+        mutated_in_graph=(1,),
+        detach=(1,),
+        outputs=(
+            rw.OutputSpec(rw.AliasKind.IS_INPUT, 1),
+            rw.OutputSpec(dynamic_dims=frozenset({0})),
+        ),
+        trace_joint=True,
+        disable_autocast=True,
+        grad_enabled_after=False,
+    )
     source, _ = rw.codegen_runtime_wrapper(meta, apply_mutations=print, replay_aliases=list)
     form = rw.structural_form(source)
     assert form.captured_inputs == ((0, 0), (2, 2), (1, 1))
     assert (form.version_bumps, form.detach, form.mutation_split, form.expected_outputs) == (
-        (1,), (1,), 2, 4)
+        (1,),
+        (1,),
+        2,
+        4,
+    )
     assert form.mode == "grad enabled (training)" and form.disable_autocast
-    assert (form.replays_aliases, form.dynamic_dims, form.grad_enabled_after) == (
-        True, (1,), False)
+    assert (form.replays_aliases, form.dynamic_dims, form.grad_enabled_after) == (True, (1,), False)
     assert form.extra == ()
 
 
@@ -154,19 +191,38 @@ def _make(tree: Any, g: torch.Generator) -> torch.Tensor:
 def subclass_scenarios(draw: st.DrawFn) -> tuple[Any, ...]:
     ins = draw(st.lists(trees, min_size=1, max_size=3))
     outs = draw(st.lists(trees, min_size=1, max_size=3))
-    frozen = frozenset(i for i in draw(st.lists(st.integers(0, 2), max_size=2))
-                       if i < len(ins) and ins[i] != "plain")
-    return (ins, outs, frozen, draw(st.sampled_from([None, 0, 2])), draw(st.integers(0, 99)),
-            draw(st.sampled_from([None, 0, 1, 2])))
+    frozen = frozenset(
+        i
+        for i in draw(st.lists(st.integers(0, 2), max_size=2))
+        if i < len(ins) and ins[i] != "plain"
+    )
+    return (
+        ins,
+        outs,
+        frozen,
+        draw(st.sampled_from([None, 0, 2])),
+        draw(st.integers(0, 99)),
+        draw(st.sampled_from([None, 0, 1, 2])),
+    )
 
 
-def _run_subclass(ins: list[Any], outs: list[Any], frozen: frozenset[int], saved: int | None,
-                  seed: int, wrong_type_at: int | None, generated: bool) -> Any:
+def _run_subclass(
+    ins: list[Any],
+    outs: list[Any],
+    frozen: frozenset[int],
+    saved: int | None,
+    seed: int,
+    wrong_type_at: int | None,
+    generated: bool,
+) -> Any:
     g = torch.Generator().manual_seed(seed)
     args = [_make(t, g) for t in ins]
-    meta = sw.SubclassWrapperMeta(tuple(sw.subclass_meta_of(a) for a in args),
-                                  tuple(sw.subclass_meta_of(_make(t, g)) for t in outs),
-                                  frozen, saved)
+    meta = sw.SubclassWrapperMeta(
+        tuple(sw.subclass_meta_of(a) for a in args),
+        tuple(sw.subclass_meta_of(_make(t, g)) for t in outs),
+        frozen,
+        saved,
+    )
     if wrong_type_at is not None and wrong_type_at < len(args):
         args[wrong_type_at] = torch.randn(2, 3, generator=g)
     flat_outs = sum(m.arg_count if isinstance(m, sw.SubclassMeta) else 1 for m in meta.outputs)
@@ -176,12 +232,24 @@ def _run_subclass(ins: list[Any], outs: list[Any], frozen: frozenset[int], saved
         seen.extend(None if f is None else f.tolist() for f in flat)
         return [torch.full((2, 3), float(i)) for i in range(flat_outs + (saved or 0))]
 
-    run = (sw.compile_subclass_wrapper(meta, compiled_fn) if generated else
-           lambda a: sw.run_subclass_wrapper_interpreted(meta, compiled_fn, a))
+    run = (
+        sw.compile_subclass_wrapper(meta, compiled_fn)
+        if generated
+        else lambda a: sw.run_subclass_wrapper_interpreted(meta, compiled_fn, a)
+    )
     result, err = _err(lambda: run(args))
-    described = None if result is None else [
-        (type(r).__name__, bu.unwrap_interpreted([r])[0].tolist(), len(bu.unwrap_interpreted([r])))
-        for r in result]
+    described = (
+        None
+        if result is None
+        else [
+            (
+                type(r).__name__,
+                bu.unwrap_interpreted([r])[0].tolist(),
+                len(bu.unwrap_interpreted([r])),
+            )
+            for r in result
+        ]
+    )
     return described, err, seen, len(args)
 
 
@@ -204,9 +272,16 @@ def test_subclass_type_check_is_enforced_by_both_forms() -> None:
 def test_backward_unwrap_interpreted_equals_codegen(items: list[Any], seed: int) -> None:
     g = torch.Generator().manual_seed(seed)
     args = [7 if t == "int" else _make(t, g) for t in items]
-    meta = bu.BackwardUnwrapMeta(tuple(
-        bu.SavedKind.SYMINT if t == "int" else sw.subclass_meta_of(a) if t != "plain"
-        else bu.SavedKind.TENSOR for t, a in zip(items, args, strict=True)))
+    meta = bu.BackwardUnwrapMeta(
+        tuple(
+            bu.SavedKind.SYMINT
+            if t == "int"
+            else sw.subclass_meta_of(a)
+            if t != "plain"
+            else bu.SavedKind.TENSOR
+            for t, a in zip(items, args, strict=True)
+        )
+    )
     expected = bu.unwrap_interpreted(args)
     got = bu.compile_backward_unwrap(meta)(args)
     assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected, strict=True))
@@ -236,8 +311,12 @@ PROGRAMS = [p_method, p_half, p_divpow]
 
 
 # lr >= 0: see test_negative_base_fractional_power_is_outside_the_contract.
-@given(st.sampled_from(PROGRAMS), st.floats(0, 10, allow_nan=False),
-       st.sampled_from([torch.float32, torch.float64]), st.integers(0, 99))
+@given(
+    st.sampled_from(PROGRAMS),
+    st.floats(0, 10, allow_nan=False),
+    st.sampled_from([torch.float32, torch.float64]),
+    st.integers(0, 99),
+)
 def test_tensorified_equals_plain(program: Any, lr: float, dtype: torch.dtype, seed: int) -> None:
     x = torch.randn(5, generator=torch.Generator().manual_seed(seed), dtype=dtype)
     a, b = x.clone(), x.clone()
@@ -247,17 +326,24 @@ def test_tensorified_equals_plain(program: Any, lr: float, dtype: torch.dtype, s
     assert out_tensor.dtype == dtype
 
 
-@pytest.mark.parametrize(("program", "kinds"), [
-    (p_method, ["method_inplace"]),
-    (p_half, ["method_inplace", "composite", "plain"]),
-    (p_divpow, ["method_inplace", "composite", "method_inplace", "composite", "method_inplace"]),
-])
+@pytest.mark.parametrize(
+    ("program", "kinds"),
+    [
+        (p_method, ["method_inplace"]),
+        (p_half, ["method_inplace", "composite", "plain"]),
+        (
+            p_divpow,
+            ["method_inplace", "composite", "method_inplace", "composite", "method_inplace"],
+        ),
+    ],
+)
 def test_float_uses_and_structural_form(program: Any, kinds: list[str]) -> None:
     meta = sc.analyze_float_uses(program, ["lr"])
     assert [u.kind.value for u in meta.uses] == kinds
     tensorified = sc.codegen_tensorified(program, ["lr"])
     assert sc.structural_form(tensorified, ["lr"]) == sc.structural_form(
-        sc._source_of(program), ["lr"])
+        sc._source_of(program), ["lr"]
+    )
 
 
 def test_negative_base_fractional_power_is_outside_the_contract() -> None:

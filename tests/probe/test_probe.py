@@ -1,0 +1,421 @@
+"""The probe on recorded sources of several release forms, seeded variants, and end to end."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from functorch.compile import aot_function, nop
+from torch.testing._internal.two_tensor import TwoTensor
+
+from conformance.capture import (
+    MODULE_LOGGERS,
+    TRACE_LOGGER,
+    CaptureResult,
+    CapturedArtifact,
+    CaptureWarning,
+    capture_generated_sources,
+    split_combined,
+    write_trace_log,
+)
+from conformance.probe import ScalarSweep, probe
+from reference_impl.observe import observe
+from reference_impl.scalar_tensorify import analyze_float_uses
+
+FIXTURES = Path(__file__).parents[1] / "resources" / "captured"
+# Dynamo itself reads .grad of non-leaf inputs while compiling; that warning is torch's.
+NON_LEAF_GRAD = pytest.mark.filterwarnings("ignore:The .grad attribute:UserWarning")
+
+
+def mutation_2(a: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    a.mul_(2)
+    c.add_(1)
+    return a + c
+
+
+def transpose(x: torch.Tensor) -> torch.Tensor:
+    x.t_()
+    return x * 2
+
+
+def leaf_detach(x: torch.Tensor) -> torch.Tensor:
+    x.detach().mul_(2)
+    return x * 3
+
+
+def subclass_sum(x: torch.Tensor) -> torch.Tensor:
+    return (x.sin() * 2).sum()
+
+
+PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[], list[Any]]]] = {
+    "mutation_2": (
+        mutation_2,
+        lambda: [
+            torch.ones(3, requires_grad=True).clone(),
+            torch.ones(3, requires_grad=True).clone(),
+        ],
+    ),
+    "metadata_mutation_aot_function": (
+        transpose,
+        lambda: [torch.ones(2, 3, requires_grad=True).clone()],
+    ),
+    "leaf_detach_mutation": (leaf_detach, lambda: [torch.ones(3, requires_grad=True)]),
+    "output_alias": (lambda x: (x.view(-1), x * 2), lambda: [torch.ones(2, 3, requires_grad=True)]),
+    "output_alias_second": (
+        lambda x: (x * 2, x.view(-1)),
+        lambda: [torch.ones(2, 3, requires_grad=True)],
+    ),
+    "subclass_twotensor": (
+        subclass_sum,
+        lambda: [TwoTensor(torch.ones(3), torch.ones(3)).requires_grad_()],
+    ),
+}
+
+
+def recorded(release: str, program: str) -> CaptureResult:
+    folder = FIXTURES / release
+    result = CaptureResult()
+    for path in sorted(folder.glob(f"{program}__*.py")):
+        if "__aot_autograd_runtime_wrappers__" in path.name:
+            for name, source in split_combined(path.read_text()):
+                result.artifacts.append(CapturedArtifact(name, source, ("trace-combined",), 0))
+        else:
+            name = path.name.split("__")[1]
+            result.artifacts.append(CapturedArtifact(name, path.read_text(), ("trace",), 0))
+    assert result.artifacts, f"no fixture for {program} in {folder}"
+    return result
+
+
+def observed(program: str) -> Any:
+    fn, make = PROGRAMS[program]
+    return observe(fn, make())
+
+
+RECORDED = [
+    ("2.13.0", "mutation_2", ["mutation_epilogue", "runtime_wrapper"]),
+    ("2.13.0", "metadata_mutation_aot_function", ["mutation_epilogue", "runtime_wrapper"]),
+    ("2.13.0", "output_alias", ["runtime_wrapper"]),
+    ("2.13.0", "subclass_twotensor", ["runtime_wrapper", "subclass_wrapper", "backward_unwrap"]),
+    ("2.12.1", "subclass_twotensor", ["subclass_wrapper", "backward_unwrap"]),
+    ("2.14.1", "leaf_detach_mutation", ["mutation_epilogue", "runtime_wrapper"]),
+    ("2.14.1", "metadata_mutation_aot_function", ["mutation_epilogue", "runtime_wrapper"]),
+    ("2.14.1", "output_alias_second", ["runtime_wrapper"]),
+    ("2.14.1", "subclass_twotensor", ["subclass_wrapper"]),
+    ("2.15.0-combined", "metadata_mutation_aot_function", ["mutation_epilogue", "runtime_wrapper"]),
+    (
+        "2.15.0-combined",
+        "subclass_twotensor",
+        ["runtime_wrapper", "subclass_wrapper", "backward_unwrap"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("release", "program", "conforming"), RECORDED, ids=[f"{r}-{p}" for r, p, _ in RECORDED]
+)
+def test_recorded_sources_conform(release: str, program: str, conforming: list[str]) -> None:
+    keep = program != "metadata_mutation_aot_function"
+    report = probe(recorded(release, program), observed(program), keep_input_mutations=keep)
+    statuses = report.statuses()
+    assert {b for b, s in statuses.items() if s == "conforms"} == set(conforming), report.to_json()
+    assert "diverges" not in statuses.values()
+
+
+def _variant(release: str, program: str, artifact: str, old: str, new: str) -> CaptureResult:
+    result = recorded(release, program)
+    hits = [a for a in result.artifacts if a.name == artifact and old in a.source]
+    assert hits, f"{old!r} not in {artifact} of {release}/{program}"
+    result.artifacts = [
+        CapturedArtifact(a.name, a.source.replace(old, new), a.forms, a.thread) if a in hits else a
+        for a in result.artifacts
+    ]
+    return result
+
+
+SEMANTIC = [
+    (
+        "dropped as_strided_",
+        "2.13.0",
+        "metadata_mutation_aot_function",
+        "mutation_epilogue",
+        "    orig_inputs[0].as_strided_(_u0.size(), _u0.stride(), _u0.storage_offset())",
+        "    pass",
+        "mutation_epilogue",
+    ),
+    (
+        "copy_ instead of as_strided_",
+        "2.14.1",
+        "metadata_mutation_aot_function",
+        "mutation_epilogue",
+        "orig_inputs[0].as_strided_(_u_0.size(), _u_0.stride(), _u_0.storage_offset())",
+        "orig_inputs[0].copy_(_u_0)",
+        "mutation_epilogue",
+    ),
+    (
+        "wrong slot index",
+        "2.13.0",
+        "mutation_2",
+        "mutation_epilogue",
+        "orig_inputs[1].copy_(updated_inputs[1])",
+        "orig_inputs[1].copy_(updated_inputs[0])",
+        "mutation_epilogue",
+    ),
+    (
+        "dropped mutation",
+        "2.13.0",
+        "mutation_2",
+        "mutation_epilogue",
+        "\n    orig_inputs[1].copy_(updated_inputs[1])",
+        "",
+        "mutation_epilogue",
+    ),
+    (
+        "missing requires_grad branch",
+        "2.14.1",
+        "leaf_detach_mutation",
+        "mutation_epilogue",
+        "    if orig_inputs[0].requires_grad: orig_inputs[0].detach().copy_(updated_inputs[0])\n"
+        "    else: orig_inputs[0].copy_(updated_inputs[0])",
+        "    orig_inputs[0].copy_(updated_inputs[0])",
+        "mutation_epilogue",
+    ),
+    (
+        "unwrap drops an arg",
+        "2.13.0",
+        "subclass_twotensor",
+        "backward_subclass_unwrap",
+        "return list(args)",
+        "return list(args[1:])",
+        "backward_unwrap",
+    ),
+    (
+        "missing type check",
+        "2.14.1",
+        "subclass_twotensor",
+        "subclass_wrapper",
+        "    assert type(_inp_0) is _expected_type_1, f'expected {_expected_type_1}, got "
+        "{type(_inp_0)}'\n",
+        "",
+        "subclass_wrapper",
+    ),
+    (
+        "wrong inner attribute",
+        "2.12.1",
+        "subclass_twotensor",
+        "subclass_wrapper",
+        "unwrapped_args.append(_inp_0.b)",
+        "unwrapped_args.append(_inp_0.a)",
+        "subclass_wrapper",
+    ),
+    (
+        "inference call with grad on",
+        "2.13.0",
+        "mutation_2",
+        "runtime_wrapper_orchestration",
+        "with torch.enable_grad():",
+        "with torch.no_grad():",
+        "runtime_wrapper",
+    ),
+    (
+        "alias replayed from the wrong input",
+        "2.14.1",
+        "output_alias_second",
+        "output_alias_wrapper",
+        "orig_inputs[0]",
+        "orig_inputs[1]",
+        "runtime_wrapper",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "release", "program", "artifact", "old", "new", "behaviour"),
+    SEMANTIC,
+    ids=[s[0] for s in SEMANTIC],
+)
+def test_one_semantic_change_diverges(
+    label: str, release: str, program: str, artifact: str, old: str, new: str, behaviour: str
+) -> None:
+    keep = program != "metadata_mutation_aot_function"
+    report = probe(
+        _variant(release, program, artifact, old, new), observed(program), keep_input_mutations=keep
+    )
+    result = report[behaviour]
+    assert result.status == "diverges", (label, result)
+    assert result.diff and result.build_source and result.reference_source
+
+
+def test_set_branch_through_synthetic_source() -> None:
+    """The ``set_`` branch is unreachable on 2.13.0 entry points: a synthetic epilogue."""
+
+    def swap(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x.set_(y)
+        return x + 1
+
+    obs = observe(swap, [torch.ones(3), torch.zeros(5)])
+    rw = recorded("2.13.0", "mutation_2").sources("runtime_wrapper_orchestration")[0]
+    rw = rw.replace("{0: args[0], 1: args[1]}", "{0: args[0]}").replace("[:2]", "[:1]")
+    good = (
+        "def _apply_mutations(orig_inputs, updated_inputs):\n    _u_0 = updated_inputs[0]\n"
+        "    with torch.no_grad():\n        orig_inputs[0].set_(_u_0)"
+    )
+    for source, status in ((good, "conforms"), (good.replace("set_", "copy_"), "diverges")):
+        cap = CaptureResult(
+            [
+                CapturedArtifact("runtime_wrapper_orchestration", rw, ("trace",), 0),
+                CapturedArtifact("mutation_epilogue", source, ("trace",), 0),
+            ]
+        )
+        result = probe(cap, obs)["mutation_epilogue"]
+        assert result.status == status, result
+
+
+RENAMES = [
+    ("2.13.0", "mutation_2", "mutation_epilogue", "orig_inputs", "originals"),
+    (
+        "2.13.0",
+        "metadata_mutation_aot_function",
+        "mutation_epilogue",
+        "    _u0 = _unwrap_tensoralias(updated_inputs[0])\n    orig_inputs[0].as_strided_(_u0.size(), "
+        "_u0.stride(), _u0.storage_offset())",
+        "    orig_inputs[0].as_strided_(\n        _unwrap_tensoralias(updated_inputs[0]).size(),\n"
+        "        _unwrap_tensoralias(updated_inputs[0]).stride(),\n"
+        "        _unwrap_tensoralias(updated_inputs[0]).storage_offset(),\n    )",
+    ),
+    (
+        "2.14.1",
+        "leaf_detach_mutation",
+        "mutation_epilogue",
+        "    if orig_inputs[0].requires_grad: orig_inputs[0].detach().copy_(updated_inputs[0])\n"
+        "    else: orig_inputs[0].copy_(updated_inputs[0])",
+        "    if not orig_inputs[0].requires_grad:\n        orig_inputs[0].copy_(updated_inputs[0])\n"
+        "    else:\n        _d = orig_inputs[0].detach()\n        _d.copy_(updated_inputs[0])",
+    ),
+    ("2.13.0", "output_alias", "output_alias_wrapper", "_vms_0", "_vms_7"),
+    ("2.13.0", "subclass_twotensor", "subclass_wrapper", "_inp_0", "x_input"),
+    (
+        "2.13.0",
+        "subclass_twotensor",
+        "backward_subclass_unwrap",
+        "return list(args)",
+        "return [*args]",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("release", "program", "artifact", "old", "new"),
+    RENAMES,
+    ids=[f"{r[1]}-{r[2]}-{i}" for i, r in enumerate(RENAMES)],
+)
+def test_renaming_and_reformatting_conform(
+    release: str, program: str, artifact: str, old: str, new: str
+) -> None:
+    keep = program != "metadata_mutation_aot_function"
+    report = probe(
+        _variant(release, program, artifact, old, new), observed(program), keep_input_mutations=keep
+    )
+    assert "diverges" not in report.statuses().values(), report.to_json()
+
+
+def test_nothing_generated_is_absent_everywhere() -> None:
+    report = probe(CaptureResult(), observed("mutation_2"))
+    assert set(report.statuses().values()) == {"absent"}
+    assert report.to_json()["seen"] == []
+
+
+def test_scalar_sweep_verdicts() -> None:
+    uses = analyze_float_uses("def f(x, lr):\n    x.mul_(0.5 * lr)\n    return x", ["lr"])
+    verdict = {
+        n: probe(CaptureResult(), observed("mutation_2"), scalar=ScalarSweep(uses, 5, n))[
+            "scalar_recompile"
+        ].status
+        for n in (2, 5, 3)
+    }
+    assert verdict == {2: "conforms", 5: "absent", 3: "diverges"}
+
+
+# -- capture -------------------------------------------------------------------------------
+
+
+def _logger_state() -> list[tuple[Any, ...]]:
+    return [
+        (lg.level, lg.propagate, lg.disabled, tuple(lg.handlers))
+        for lg in map(logging.getLogger, (TRACE_LOGGER, *MODULE_LOGGERS))
+    ]
+
+
+@NON_LEAF_GRAD
+def test_capture_leaves_no_state_and_dedupes_forms(tmp_path: Path) -> None:
+    torch._dynamo.reset()
+    before = _logger_state()
+    with capture_generated_sources() as cap, capture_generated_sources() as inner:
+        torch.compile(mutation_2, backend="aot_eager")(*PROGRAMS["mutation_2"][1]())
+    assert _logger_state() == before
+    assert cap.names() == inner.names()
+    epilogues = [a for a in cap.artifacts if a.name == "mutation_epilogue"]
+    assert len(epilogues) == 1 and set(epilogues[0].forms) == {"module-logger", "trace"}
+    log = write_trace_log(cap, tmp_path / "trace.log").read_text()
+    assert '"name": "mutation_epilogue"' in log and "\tdef _apply_mutations(" in log
+
+
+def test_capture_is_per_thread() -> None:
+    torch._dynamo.reset()
+    with capture_generated_sources() as cap:
+        worker = threading.Thread(
+            target=lambda: torch.compile(mutation_2, backend="aot_eager")(
+                torch.ones(3), torch.ones(3)
+            )
+        )
+        worker.start()
+        worker.join()
+    assert cap.artifacts == []
+
+
+def test_unknown_packaging_degrades_to_absent_with_a_warning() -> None:
+    trace = logging.getLogger(TRACE_LOGGER)
+    with pytest.warns(CaptureWarning, match="future_wrapper"), capture_generated_sources() as cap:
+        trace.debug(
+            "",
+            extra={
+                "metadata": {"artifact": {"name": "future_wrapper"}},
+                "payload": "<binary blob>",
+            },
+        )
+    assert cap.artifacts == [] and cap.unrecognised
+    assert set(probe(cap, observed("mutation_2")).statuses().values()) == {"absent"}
+
+
+# -- end to end on the installed torch ------------------------------------------------------
+
+E2E = [
+    "mutation_2",
+    "metadata_mutation_aot_function",
+    "leaf_detach_mutation",
+    "output_alias",
+    "output_alias_second",
+    "subclass_twotensor",
+]
+
+
+@NON_LEAF_GRAD
+@pytest.mark.parametrize("program", E2E)
+def test_end_to_end_installed_build_conforms(program: str) -> None:
+    fn, make = PROGRAMS[program]
+    torch._dynamo.reset()
+    aot = program == "metadata_mutation_aot_function"
+    with capture_generated_sources() as cap:
+        compiled = aot_function(fn, nop, nop) if aot else torch.compile(fn, backend="aot_eager")
+        out = compiled(*make())
+        (out[0] if isinstance(out, tuple) else out).sum().backward()
+    report = probe(cap, observe(fn, make()), keep_input_mutations=not aot)
+    assert "diverges" not in report.statuses().values(), report.to_json()
+    if cap.artifacts:  # the build generates wrappers: the ones this program needs conform
+        assert report["runtime_wrapper"].status == "conforms" or not cap.sources(
+            "runtime_wrapper_orchestration"
+        )
