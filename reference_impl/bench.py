@@ -33,8 +33,7 @@ def _time(fn: Callable[[], Any], repeat: int, number: int) -> tuple[float, float
 
 def bench_orchestration(aliases: int, mutations: int, nargs: int, repeat: int,
                         number: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    outputs = tuple(rw.OutputSpec(rw.AliasKind.IS_INPUT, i) for i in range(aliases)) + (
-        rw.OutputSpec(),)
+    outputs = (*tuple(rw.OutputSpec(rw.AliasKind.IS_INPUT, i) for i in range(aliases)), rw.OutputSpec())
     meta = rw.RuntimeWrapperMeta(num_inputs=nargs, mutated_runtime=tuple(range(mutations)),
                                  outputs=outputs)
     args = [torch.empty(0) for _ in range(nargs)]
