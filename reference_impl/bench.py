@@ -33,7 +33,8 @@ def _time(fn: Callable[[], Any], repeat: int, number: int) -> tuple[float, float
 
 def bench_orchestration(aliases: int, mutations: int, nargs: int, repeat: int,
                         number: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    outputs = (*tuple(rw.OutputSpec(rw.AliasKind.IS_INPUT, i) for i in range(aliases)), rw.OutputSpec())
+    aliased = tuple(rw.OutputSpec(rw.AliasKind.IS_INPUT, i) for i in range(aliases))
+    outputs = (*aliased, rw.OutputSpec())
     meta = rw.RuntimeWrapperMeta(num_inputs=nargs, mutated_runtime=tuple(range(mutations)),
                                  outputs=outputs)
     args = [torch.empty(0) for _ in range(nargs)]
