@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from conformance.schema import Case, InnerSpec, Mode, TensorSpec, TwoTensorSpec
+from conformance.schema import Case, InnerSpec, InputSpec, Mode, ModuleSpec, TensorSpec, TwoTensorSpec
 
 LAYOUT_OFFSET = 3
 _DTYPES: dict[str, torch.dtype] = {
@@ -160,25 +160,70 @@ def _two_tensor(
     return out
 
 
+def _module(spec: ModuleSpec, gen: torch.Generator, device: str, training: bool) -> torch.nn.Module:
+    module = torch.nn.Module()
+    for pname, pspec in spec.parameters.items():
+        if pspec.tensor is not None:
+            data = _dense(pspec.tensor, gen, device)
+        else:
+            assert pspec.two_tensor is not None
+            data = _two_tensor(pspec.two_tensor, gen, device, requires_grad=False)
+        module.register_parameter(pname, torch.nn.Parameter(data, requires_grad=training and pspec.requires_grad))
+    for bname, bspec in spec.buffers.items():
+        module.register_buffer(bname, _inner(bspec, gen, device))
+    return module
+
+
+def tensors_of(named: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """Every tensor among the inputs, a module's parameters and buffers as `name.param`."""
+    out: dict[str, torch.Tensor] = {}
+    for name, value in named.items():
+        if isinstance(value, torch.Tensor):
+            out[name] = value
+        elif isinstance(value, torch.nn.Module):
+            for pname, t in (*value.named_parameters(), *value.named_buffers()):
+                out[f"{name}.{pname}"] = t
+    return out
+
+
+@dataclass(frozen=True)
+class CallPoint:
+    """One call of a variant: this call's scalar values and replaced inputs."""
+
+    scalars: dict[str, float | int | bool]
+    overrides: dict[str, InputSpec]
+    label: str
+
+
 def build_inputs(
     case: Case,
     device: str,
     mode: Mode,
-    scalars: dict[str, float | int | bool],
+    point: CallPoint | None = None,
     seed_offset: int = 0,
 ) -> BuiltInputs:
     """Build one side's inputs for `case` on `device`.
 
     In inference mode no input requires grad (so AOTAutograd takes its inference path); in
-    training mode inputs are built as declared. `scalars` holds this call's swept values.
+    training mode inputs are built as declared. `point` holds this call's swept scalar values
+    and replaced inputs.
     """
     training = mode == "training"
+    scalars = point.scalars if point is not None else {}
+    overrides = point.overrides if point is not None else {}
     gen = torch.Generator().manual_seed(case.seed + seed_offset)
     named: dict[str, Any] = {}
     leaves: dict[str, torch.Tensor] = {}
     dynamic: dict[str, tuple[int, ...]] = {}
-    for name, spec in case.inputs.items():
-        if spec.tensor is not None:
+    for name, declared in case.inputs.items():
+        spec = overrides.get(name, declared)
+        if spec.module is not None:
+            module = _module(spec.module, gen, device, training)
+            named[name] = module
+            for pname, param in module.named_parameters():
+                if param.requires_grad:
+                    leaves[f"{name}.{pname}"] = param
+        elif spec.tensor is not None:
             t = _dense(spec.tensor, gen, device)
             if training and spec.tensor.requires_grad:
                 t.requires_grad_(True)
@@ -215,19 +260,35 @@ def build_inputs(
                 named[name] = eval(spec.view, {"torch": torch, "__builtins__": {}}, dict(named))
         else:
             assert spec.scalar is not None
-            named[name] = scalars[name] if name in scalars else spec.scalar.sweep()[0]
+            named[name] = spec.scalar.sweep()[0] if name in overrides else scalars.get(name, spec.scalar.sweep()[0])
     args = [named[name] for name, spec in case.inputs.items() if not spec.hidden]
     return BuiltInputs(args=args, named=named, grad_leaves=leaves, dynamic_dims=dynamic)
 
 
-def sweep_points(case: Case) -> list[dict[str, float | int | bool]]:
-    """One dict of scalar values per call: the swept scalars zipped, constants repeated."""
-    points: list[dict[str, float | int | bool]] = []
-    for i in range(case.sweep_length()):
-        point: dict[str, float | int | bool] = {}
+def call_points(case: Case) -> list[CallPoint]:
+    """The calls of one pass: every value of the sweep (scalars zipped), then each `calls` entry."""
+    points: list[CallPoint] = []
+    n = case.sweep_length()
+    for i in range(n):
+        scalars: dict[str, float | int | bool] = {}
         for name, spec in case.inputs.items():
             if spec.scalar is not None:
-                values = spec.scalar.sweep()
-                point[name] = values[i] if len(values) > 1 or spec.scalar.values is not None else values[0]
-        points.append(point)
+                scalars[name] = spec.scalar.sweep()[i if spec.scalar.values is not None else 0]
+        swept = {k: v for k, v in scalars.items() if case.inputs[k].scalar.values is not None}  # type: ignore[union-attr]  # scalars only holds scalar inputs
+        label = ", ".join(f"{k}={v!r}" for k, v in swept.items())
+        points.append(CallPoint(scalars, {}, f"call {i + 1} ({label})" if n > 1 else "call 1"))
+    first = points[0].scalars
+    for j, overrides in enumerate(case.calls):
+        what = ", ".join(f"{k}: {_describe(spec)}" for k, spec in overrides.items())
+        points.append(CallPoint(dict(first), dict(overrides), f"call {n + j + 1} ({what})"))
     return points
+
+
+def _describe(spec: InputSpec) -> str:
+    if spec.tensor is not None:
+        return f"tensor{list(spec.tensor.shape)}"
+    if spec.scalar is not None:
+        return repr(spec.scalar.sweep()[0])
+    if spec.view is not None:
+        return spec.view
+    return spec.kind

@@ -14,7 +14,8 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -99,41 +100,37 @@ def _field(loc: Loc) -> str:
     return out or "<case>"
 
 
-def _model_at(loc: Loc) -> type[BaseModel] | None:
-    """The model class that owns the mapping at `loc` (for listing valid keys)."""
-    from conformance import schema as s
+def _unwrap(tp: Any) -> Any:
+    """Optional[X] → X; Annotated[X, ...] → X."""
+    while True:
+        origin = get_origin(tp)
+        if origin is Annotated:
+            tp = get_args(tp)[0]
+        elif origin in (Union, UnionType):
+            members = [a for a in get_args(tp) if a is not type(None)]
+            if len(members) != 1:
+                return tp
+            tp = members[0]
+        else:
+            return tp
 
-    model: Any = s.Case
+
+def _model_at(loc: Loc) -> type[BaseModel] | None:
+    """The model class that owns the mapping at `loc` (for listing its valid keys)."""
+    node: Any = Case
     for part in loc:
-        if model is None:
+        node = _unwrap(node)
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            info = node.model_fields.get(str(part))
+            node = info.annotation if info is not None else None
+        elif get_origin(node) is dict:
+            node = get_args(node)[1]
+        elif get_origin(node) in (tuple, list):
+            node = get_args(node)[0]
+        else:
             return None
-        if model is s.Case and part == "inputs":
-            model = "inputs"
-            continue
-        if model == "inputs":
-            model = s.InputSpec
-            continue
-        if model is s.Case and part == "known_failures":
-            model = "kf"
-            continue
-        if model == "kf":
-            model = s.KnownFailure
-            continue
-        sub = {
-            (s.Case, "compile"): s.CompileSpec,
-            (s.Case, "expect"): s.ExpectSpec,
-            (s.InputSpec, "tensor"): s.TensorSpec,
-            (s.InputSpec, "two_tensor"): s.TwoTensorSpec,
-            (s.InputSpec, "scalar"): s.ScalarSpec,
-            (s.TwoTensorSpec, "a"): s.InnerSpec,
-            (s.TwoTensorSpec, "b"): s.InnerSpec,
-            (s.InnerSpec, "tensor"): s.TensorSpec,
-            (s.InnerSpec, "two_tensor"): s.TwoTensorSpec,
-            (s.ExpectSpec, "raises"): s.RaisesSpec,
-            (s.KnownFailure, "when"): s.BuildCondition,
-        }
-        model = sub.get((model, part))
-    return model if isinstance(model, type) else None
+    node = _unwrap(node)
+    return node if isinstance(node, type) and issubclass(node, BaseModel) else None
 
 
 def _message(err: Any) -> str:
@@ -174,6 +171,7 @@ def load_case(path: Path, root: Path | None = None, display: str | None = None) 
         raise CaseLoadError([CaseError(shown, 1, "<file>", f"not UTF-8: {exc}")]) from None
     try:
         node = yaml.compose(text, Loader=_Loader)
+        data = _Loader(text).get_single_data() if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -192,7 +190,6 @@ def load_case(path: Path, root: Path | None = None, display: str | None = None) 
     _walk(node, (), lines, dupes)
     if dupes:
         raise CaseLoadError([CaseError(shown, ln, _field(loc), msg) for ln, loc, msg in dupes])
-    data = _Loader(text).get_single_data()
     try:
         case = Case.model_validate(data)
     except ValidationError as exc:

@@ -128,6 +128,7 @@ class ScalarSweep:
     n_values: int
     compile_count: int
     recompile_limit: int = 8
+    dynamic: bool | None = None
 
 
 def _sources(capture: CaptureResult, key: str) -> list[str]:
@@ -347,10 +348,18 @@ def _probe_scalar(sweep: ScalarSweep | None) -> ProbeResult:
     if sweep is None:
         return ProbeResult(name, "absent", note="no value sweep in this case")
     with_fix = predict_compile_count(
-        sweep.uses, sweep.n_values, has_fix=True, recompile_limit=sweep.recompile_limit
+        sweep.uses,
+        sweep.n_values,
+        has_fix=True,
+        recompile_limit=sweep.recompile_limit,
+        dynamic=sweep.dynamic,
     )
     without = predict_compile_count(
-        sweep.uses, sweep.n_values, has_fix=False, recompile_limit=sweep.recompile_limit
+        sweep.uses,
+        sweep.n_values,
+        has_fix=False,
+        recompile_limit=sweep.recompile_limit,
+        dynamic=sweep.dynamic,
     )
     seen = sweep.compile_count
     uses = "; ".join(u.describe() for u in sweep.uses.uses) or "no float uses"

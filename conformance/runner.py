@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import linecache
 import time
 import traceback
 import warnings
@@ -23,15 +24,17 @@ import torch
 from conformance import oracles
 from conformance.devices import default_devices, device_type
 from conformance.devices import probe as probe_device
+from conformance.faults import Fault
 from conformance.expectations import BuildFacts, condition_matches
 from conformance.fingerprint import build_fingerprint, device_fingerprint
-from conformance.inputs import BuiltInputs, FeatureUnavailable, build_inputs, sweep_points
+from conformance.inputs import BuiltInputs, CallPoint, FeatureUnavailable, build_inputs, call_points, tensors_of
 from conformance.loader import LoadedCase
 from conformance.oracles import Mismatch, Tolerance
 from conformance.results import KnownFailureRef, ResultRecord
 from conformance.schema import Backend, Case, KnownFailure, Mode
 from conformance.snapshot import (
     Ambient,
+    is_subclass,
     Relation,
     TensorState,
     ambient,
@@ -97,6 +100,7 @@ class RunOptions:
     strict_internals: bool = False
     probe: bool = True
     extra_known_failures: Callable[[str], tuple[tuple[KnownFailure, str], ...]] | None = None
+    fault: Fault | None = None  # self-check only: see conformance.faults
 
 
 @dataclass
@@ -112,15 +116,63 @@ class Timer:
             self.spent[bucket] = self.spent.get(bucket, 0.0) + time.perf_counter() - start
 
 
+@dataclass(frozen=True)
+class GraphInput:
+    """What one graph input of a compile is, in the program's terms.
+
+    `name` is the program input (or `module.param`) the graph input *is* (identity), `index`
+    its position among the program's arguments; symbolic sizes and lifted or tensorified
+    values have neither. The probe needs this because dynamo orders graph inputs by first
+    use and inserts symbolic sizes, so slot k of generated code is not argument k.
+    """
+
+    kind: str
+    name: str | None = None
+    index: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "index": self.index}
+
+
 class CompileCounter:
-    """A backend wrapper that counts the graphs dynamo hands to the backend."""
+    """A backend wrapper that counts the graphs dynamo hands to the backend and records, for
+    each, which program inputs its example inputs are."""
 
     def __init__(self, inner: Callable[..., Any]) -> None:
         self.inner = inner
         self.count = 0
+        self.current: BuiltInputs | None = None
+        self.graph_inputs: list[tuple[GraphInput, ...]] = []
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         self.count += 1
+        self.graph_inputs.append(tuple(self._describe(e) for e in example_inputs))
+        return self.inner(gm, example_inputs, **kwargs)
+
+    def _describe(self, value: Any) -> GraphInput:
+        if self.current is not None:
+            tensors = tensors_of(self.current.named)
+            for name, t in tensors.items():
+                if t is value:
+                    index = next((i for i, a in enumerate(self.current.args) if a is t), None)
+                    return GraphInput("input", name, index)
+        if isinstance(value, torch.SymInt | int):
+            return GraphInput("symint")
+        if isinstance(value, torch.SymFloat | float):
+            return GraphInput("symfloat")
+        return GraphInput("tensor" if isinstance(value, torch.Tensor) else type(value).__name__)
+
+
+class _AotCounter(CompileCounter):
+    """aot_function's forward compiler sees the flattened program inputs in order."""
+
+    def _describe(self, value: Any) -> GraphInput:
+        return GraphInput("tensor" if isinstance(value, torch.Tensor) else type(value).__name__)
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        self.count += 1
+        args = self.current.args if self.current is not None else []
+        self.graph_inputs.append(tuple(GraphInput("input", None, i) for i in range(len(args))))
         return self.inner(gm, example_inputs, **kwargs)
 
 
@@ -179,9 +231,21 @@ def isolated(case: Case, variant: Variant) -> Iterator[None]:
         torch._dynamo.reset()
 
 
+def program_filename(lc: LoadedCase) -> str:
+    return f"<program of {lc.display_path}>"
+
+
 def make_function(lc: LoadedCase) -> Callable[..., Any]:
-    """A fresh function object from the case's program, with tracebacks at the case file's lines."""
-    code = compile("\n" * (lc.program_line - 1) + lc.case.program, str(lc.path), "exec")
+    """A fresh function object from the case's program; its line numbers are the case file's.
+
+    The source is registered with linecache under a name of its own: dynamo and tracebacks
+    read source lines, and the YAML file itself is not Python they could tokenize.
+    """
+    filename = program_filename(lc)
+    source = "\n" * (lc.program_line - 1) + lc.case.program
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    code = compile(source, filename, "exec")
     namespace: dict[str, Any] = {"torch": torch, "__name__": "torch_conformance_case"}
     exec(code, namespace)
     fn: Callable[..., Any] = namespace[lc.case.function_name]
@@ -194,7 +258,7 @@ def make_compiled(fn: Callable[..., Any], case: Case, variant: Variant) -> tuple
             from functorch.compile import aot_function, nop
         except ImportError as exc:
             raise FeatureUnavailable(f"functorch.compile.aot_function is not available: {exc}") from None
-        counter = CompileCounter(nop)
+        counter = _AotCounter(nop)
         compiled = aot_function(
             fn,
             fw_compiler=counter,
@@ -226,10 +290,6 @@ class Side:
     after_write: dict[str, TensorState] = field(default_factory=dict)
 
 
-def _tensors(named: dict[str, Any]) -> dict[str, torch.Tensor]:
-    return {n: v for n, v in named.items() if isinstance(v, torch.Tensor)}
-
-
 def _light(t: torch.Tensor) -> tuple[tuple[str, int] | None, int | None]:
     try:
         version: int | None = t._version
@@ -239,7 +299,7 @@ def _light(t: torch.Tensor) -> tuple[tuple[str, int] | None, int | None]:
 
 
 def _call(fn: Callable[..., Any], inputs: BuiltInputs, case: Case) -> Side:
-    side = Side(inputs=inputs, before={n: _light(t) for n, t in _tensors(inputs.named).items()})
+    side = Side(inputs=inputs, before={n: _light(t) for n, t in tensors_of(inputs.named).items()})
     with torch.set_grad_enabled(case.grad_enabled):
         try:
             result = fn(*inputs.args)
@@ -249,16 +309,29 @@ def _call(fn: Callable[..., Any], inputs: BuiltInputs, case: Case) -> Side:
         side.ambient = ambient()
     if side.exc is None:
         side.outputs = flatten_outputs(result)
-        side.relations = relations(inputs.named, side.outputs)
+        side.relations = relations(tensors_of(inputs.named), side.outputs)
     return side
 
 
 def _snapshot(side: Side) -> None:
     side.out_states = [tensor_state(o) if isinstance(o, torch.Tensor) else None for o in side.outputs]
-    side.after = {n: tensor_state(t) for n, t in _tensors(side.inputs.named).items()}
+    side.after = {n: tensor_state(t) for n, t in tensors_of(side.inputs.named).items()}
+
+
+def _tangent(out: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """A seeded gradient shaped like `out`; for a subclass, the same subclass built from inner
+    tangents, so the backward sees what a user's backward of that output would."""
+    if is_subclass(out):
+        names, ctx = type(out).__tensor_flatten__(out)  # type: ignore[attr-defined]  # subclass protocol
+        inner = {n: _tangent(getattr(out, n), gen) for n in names}
+        built: torch.Tensor = type(out).__tensor_unflatten__(inner, ctx, out.size(), out.stride())  # type: ignore[attr-defined]  # subclass protocol
+        return built
+    draw = torch.randn(tuple(out.shape), generator=gen, dtype=torch.complex64 if out.is_complex() else torch.float32)
+    return draw.to(device=out.device, dtype=out.dtype)
 
 
 def _backward(side: Side, case: Case) -> None:
+    """Backward through every differentiable output at once, with seeded tangents."""
     diff = [
         o
         for o in side.outputs
@@ -268,14 +341,7 @@ def _backward(side: Side, case: Case) -> None:
         gen = torch.Generator().manual_seed(case.seed + 7919)
         with torch.enable_grad():
             try:
-                loss: Any = None
-                for o in diff:
-                    w = torch.randn(tuple(o.shape), generator=gen).to(device=o.device, dtype=o.dtype)
-                    term = (o * w).sum()
-                    if term.is_complex():
-                        term = term.real
-                    loss = term if loss is None else loss + term
-                loss.backward()
+                torch.autograd.backward(diff, grad_tensors=[_tangent(o, gen) for o in diff])
             except Exception as exc:
                 side.backward_exc = exc
     side.grads = {
@@ -299,7 +365,7 @@ def _write_through(side: Side) -> None:
                 side.write_errors.append(None)
             except Exception as exc:
                 side.write_errors.append(type(exc).__name__)
-    states = {n: tensor_state(t) for n, t in _tensors(side.inputs.named).items()}
+    states = {n: tensor_state(t) for n, t in tensors_of(side.inputs.named).items()}
     for k, o in enumerate(side.outputs):
         if isinstance(o, torch.Tensor):
             states[f"out[{k}]"] = tensor_state(o)
@@ -362,7 +428,7 @@ def _compare_call(eager: Side, comp: Side, case: Case, prefix: str, training: bo
     ]
     if training:
         if (comp.backward_exc is None) != (eager.backward_exc is None):
-            out.append(Mismatch("backward", at("backward"), oracles.exception_summary(eager.backward_exc),
+            out.append(Mismatch("exception", at("backward"), oracles.exception_summary(eager.backward_exc),
                                 oracles.exception_summary(comp.backward_exc)))
         for name, ge in eager.grads.items():
             ga = comp.grads.get(name)
@@ -397,6 +463,52 @@ def _mark_dynamic(inputs: BuiltInputs) -> None:
         torch._dynamo.mark_dynamic(inputs.named[name], list(dims))
 
 
+def _observe(lc: LoadedCase, variant: Variant, point: CallPoint) -> Any:
+    """The reference oracle's observation of an eager run on a third, identical input copy."""
+    from reference_impl.observe import observe
+
+    inputs = build_inputs(lc.case, variant.device, variant.mode, point)
+    grad = torch.is_grad_enabled()
+    try:
+        with torch.set_grad_enabled(lc.case.grad_enabled):
+            return observe(make_function(lc), inputs.args)
+    finally:
+        torch.set_grad_enabled(grad)
+
+
+def _scalar_sweep(lc: LoadedCase, compile_count: int) -> Any:
+    from conformance.probe import ScalarSweep
+    from reference_impl.scalar_tensorify import analyze_float_uses
+
+    case = lc.case
+    swept = [n for n, s in case.inputs.items() if s.scalar is not None and s.scalar.values is not None
+             and s.scalar.type == "float"]
+    if not swept or case.calls:
+        return None
+    uses = analyze_float_uses(case.program, swept)
+    return ScalarSweep(uses=uses, n_values=case.sweep_length(), compile_count=compile_count,
+                       dynamic=case.compile.dynamic)
+
+
+def run_probe(lc: LoadedCase, variant: Variant, capture: Any, counter: CompileCounter) -> dict[str, Any]:
+    """Compare what the build generated during the cold pass with the reference (never raises)."""
+    from conformance.probe import probe
+
+    try:
+        observation = _observe(lc, variant, call_points(lc.case)[0])
+        report = probe(
+            capture,
+            observation,
+            scalar=_scalar_sweep(lc, counter.count) if variant.backend != "aot_function" else None,
+            keep_input_mutations=variant.backend != "aot_function" or variant.kiim,
+        )
+    except Exception as exc:  # the probe informs; it must never cost the contract verdict
+        return {"error": oracles.exception_summary(exc), "results": [], "seen": list(capture.names())}
+    out: dict[str, Any] = report.to_json()
+    out["graph_inputs"] = [[g.to_json() for g in compile_] for compile_ in counter.graph_inputs]
+    return out
+
+
 @dataclass
 class Outcome:
     mismatches: list[Mismatch]
@@ -405,22 +517,19 @@ class Outcome:
     probes: dict[str, Any] = field(default_factory=dict)
 
 
-def _point_label(point: dict[str, Any], i: int, n: int) -> str:
-    if n == 1:
-        return ""
-    args = ", ".join(f"{k}={v!r}" for k, v in point.items())
-    return f"call {i + 1}/{n} ({args}): "
-
-
-def execute(lc: LoadedCase, variant: Variant, timer: Timer) -> Outcome:
+def execute(
+    lc: LoadedCase, variant: Variant, timer: Timer, fault: Fault | None = None, probe: bool = True
+) -> Outcome:
     """Run every pass × sweep point of one variant; raise CaseBroken/FeatureUnavailable."""
+    from conformance.capture import capture_generated_sources
+
     case = lc.case
-    training = variant.mode == "training"
-    points = sweep_points(case)
+    points = call_points(case)
     passes = 2 if case.expect.warm_rerun else 1
     mismatches: list[Mismatch] = []
     counts: dict[str, int | None] = {}
     calls = 0
+    probes: dict[str, Any] = {}
     for p in range(passes):
         pass_name = "cold" if p == 0 else "warm"
         if p:
@@ -429,42 +538,17 @@ def execute(lc: LoadedCase, variant: Variant, timer: Timer) -> Outcome:
             torch._dynamo.reset()
         eager_fn = make_function(lc)
         compiled, counter = make_compiled(make_function(lc), case, variant)
-        for i, point in enumerate(points):
-            prefix = ("warm rerun, " if p else "") + _point_label(point, i, len(points))
-            with timer("build_inputs"):
-                e_in = build_inputs(case, variant.device, variant.mode, point)
-                c_in = build_inputs(case, variant.device, variant.mode, point)
-            with timer("eager"):
-                eager = _call(eager_fn, e_in, case)
-            with timer("oracles"):
-                if eager.exc is None:
-                    _snapshot(eager)
-            if variant.backend != "aot_function":
-                _mark_dynamic(c_in)
-            before = counter.count
-            t0 = time.perf_counter()
-            comp = _call(compiled, c_in, case)
-            # a call during which the backend compiled counts as compile time
-            bucket = "compile" if counter.count > before or (i == 0 and p == 0) else "compiled_calls"
-            timer.spent[bucket] = timer.spent.get(bucket, 0.0) + time.perf_counter() - t0
-            calls += 1
-            with timer("oracles"):
-                if comp.exc is None:
-                    _snapshot(comp)
-            if training:
-                with timer("eager"):
-                    if eager.exc is None:
-                        _backward(eager, case)
-                with timer("compiled_calls"):
-                    if comp.exc is None:
-                        _backward(comp, case)
-            with timer("oracles"):
-                if case.expect.write_through:
-                    for side in (eager, comp):
-                        if side.exc is None:
-                            _write_through(side)
-                mismatches += _compare_call(eager, comp, case, prefix, training)
+        if fault is not None:
+            compiled = fault.wrap(compiled)
+        capturing = probe and p == 0
+        with contextlib.ExitStack() as stack:
+            capture = stack.enter_context(capture_generated_sources(warn=False)) if capturing else None
+            mismatches += _run_pass(lc, variant, timer, compiled, counter, points, eager_fn, p)
+        calls += len(points)
         counts[f"{pass_name}_graphs"] = counter.count
+        if capture is not None:
+            with timer("probe"):
+                probes = run_probe(lc, variant, capture, counter)
         if case.expect.compiles is not None and variant.backend != "aot_function":
             if counter.count != case.expect.compiles:
                 mismatches.append(
@@ -477,7 +561,59 @@ def execute(lc: LoadedCase, variant: Variant, timer: Timer) -> Outcome:
                         source="expect.compiles",
                     )
                 )
-    return Outcome(mismatches=mismatches, compile_counts=counts, calls=calls)
+    return Outcome(mismatches=mismatches, compile_counts=counts, calls=calls, probes=probes)
+
+
+def _run_pass(
+    lc: LoadedCase,
+    variant: Variant,
+    timer: Timer,
+    compiled: Callable[..., Any],
+    counter: CompileCounter,
+    points: Sequence[CallPoint],
+    eager_fn: Callable[..., Any],
+    p: int,
+) -> list[Mismatch]:
+    case = lc.case
+    training = variant.mode == "training"
+    mismatches: list[Mismatch] = []
+    for i, point in enumerate(points):
+        prefix = ("warm rerun, " if p else "") + (f"{point.label}: " if len(points) > 1 else "")
+        with timer("build_inputs"):
+            e_in = build_inputs(case, variant.device, variant.mode, point)
+            c_in = build_inputs(case, variant.device, variant.mode, point)
+        with timer("eager"):
+            eager = _call(eager_fn, e_in, case)
+        with timer("oracles"):
+            if eager.exc is None:
+                _snapshot(eager)
+        if variant.backend != "aot_function":
+            _mark_dynamic(c_in)
+        before = counter.count
+        counter.current = c_in
+        t0 = time.perf_counter()
+        comp = _call(compiled, c_in, case)
+        counter.current = None
+        # a call during which the backend compiled counts as compile time
+        bucket = "compile" if counter.count > before or (i == 0 and p == 0) else "compiled_calls"
+        timer.spent[bucket] = timer.spent.get(bucket, 0.0) + time.perf_counter() - t0
+        with timer("oracles"):
+            if comp.exc is None:
+                _snapshot(comp)
+        if training:
+            with timer("eager"):
+                if eager.exc is None:
+                    _backward(eager, case)
+            with timer("compiled_calls"):
+                if comp.exc is None:
+                    _backward(comp, case)
+        with timer("oracles"):
+            if case.expect.write_through:
+                for side in (eager, comp):
+                    if side.exc is None:
+                        _write_through(side)
+            mismatches += _compare_call(eager, comp, case, prefix, training)
+    return mismatches
 
 
 def build_facts(variant: Variant) -> BuildFacts:
@@ -535,7 +671,7 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
         with warnings.catch_warnings(record=True) as log, isolated(case, variant):
             warnings.simplefilter("always")
             try:
-                outcome = execute(lc, variant, timer)
+                outcome = execute(lc, variant, timer, options.fault, options.probe)
             finally:
                 caught.extend(log)
     except FeatureUnavailable as exc:

@@ -53,6 +53,7 @@ _CONFIG_KEY = re.compile(r"^torch(\.[A-Za-z_][A-Za-z0-9_]*)*\.config(\.[A-Za-z_]
 _DEVICE = re.compile(r"^[a-z_][a-z0-9_]*(:[0-9]+)?$")
 
 JSONScalar = bool | int | float | str | None
+INPUT_KINDS = ("tensor", "view", "two_tensor", "scalar", "module")
 
 
 class _Strict(BaseModel):
@@ -151,6 +152,39 @@ class InnerSpec(_Strict):
         return self
 
 
+class ParameterSpec(_Strict):
+    """An `nn.Parameter` of a module input: exactly one of `tensor` or `two_tensor`."""
+
+    tensor: TensorSpec | None = None
+    two_tensor: TwoTensorSpec | None = None
+    requires_grad: bool = True
+
+    @model_validator(mode="after")
+    def _one(self) -> ParameterSpec:
+        given = [k for k in ("tensor", "two_tensor") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of tensor, two_tensor (got {given or 'none'})")
+        if self.tensor is not None and (self.tensor.requires_grad or not self.tensor.leaf):
+            raise ValueError("set requires_grad on the parameter, not on its tensor")
+        return self
+
+
+class ModuleSpec(_Strict):
+    """A `torch.nn.Module` holding parameters and buffers (e.g. for inductor freezing)."""
+
+    parameters: dict[str, ParameterSpec] = Field(default_factory=dict)
+    buffers: dict[str, InnerSpec] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _names(self) -> ModuleSpec:
+        for name in (*self.parameters, *self.buffers):
+            if not _IDENT.match(name):
+                raise ValueError(f"{name!r} is not a Python identifier")
+        if not self.parameters and not self.buffers:
+            raise ValueError("a module needs at least one parameter or buffer")
+        return self
+
+
 class ScalarSpec(_Strict):
     """A Python scalar argument: one `value`, or a sweep of `values` (one call per value)."""
 
@@ -187,7 +221,7 @@ class ScalarSpec(_Strict):
 
 
 class InputSpec(_Strict):
-    """One program argument: exactly one of tensor, view, two_tensor, scalar."""
+    """One program argument: exactly one of tensor, view, two_tensor, scalar, module."""
 
     tensor: TensorSpec | None = None
     view: str | None = Field(
@@ -197,17 +231,16 @@ class InputSpec(_Strict):
     )
     two_tensor: TwoTensorSpec | None = None
     scalar: ScalarSpec | None = None
+    module: ModuleSpec | None = None
     hidden: bool = Field(
         False, description="Build it (e.g. as the base of views) but do not pass it to the program."
     )
 
     @model_validator(mode="after")
     def _one(self) -> InputSpec:
-        given = [k for k in ("tensor", "view", "two_tensor", "scalar") if getattr(self, k) is not None]
+        given = [k for k in INPUT_KINDS if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(
-                f"give exactly one of tensor, view, two_tensor, scalar (got {given or 'none'})"
-            )
+            raise ValueError(f"give exactly one of {', '.join(INPUT_KINDS)} (got {given or 'none'})")
         if self.view is not None:
             try:
                 ast.parse(self.view, mode="eval")
@@ -217,16 +250,15 @@ class InputSpec(_Strict):
 
     @property
     def kind(self) -> str:
-        for k in ("tensor", "view", "two_tensor", "scalar"):
-            if getattr(self, k) is not None:
-                return k
-        raise AssertionError("validated")
+        return next(k for k in INPUT_KINDS if getattr(self, k) is not None)
 
     def requires_grad(self) -> bool:
         if self.tensor is not None:
             return self.tensor.requires_grad
         if self.two_tensor is not None:
             return self.two_tensor.requires_grad
+        if self.module is not None:
+            return any(p.requires_grad for p in self.module.parameters.values())
         return False
 
 
@@ -383,6 +415,12 @@ class Case(_Strict):
         description="Program arguments in order (hidden ones are built but not passed)."
     )
     program: str = Field(description="Python source of exactly one function; torch is in scope.")
+    calls: tuple[dict[str, InputSpec], ...] = Field(
+        (),
+        description="Further calls of the same compiled function after the declared inputs (and "
+        "after every value of a sweep), each replacing some inputs, e.g. a new shape or a plain "
+        "tensor where a subclass was.",
+    )
     modes: tuple[Mode, ...] = Field(
         ("inference",),
         min_length=1,
@@ -491,6 +529,23 @@ class Case(_Strict):
                 )
         return value
 
+    @field_validator("calls")
+    @classmethod
+    def _calls(cls, value: tuple[dict[str, InputSpec], ...], info: ValidationInfo) -> tuple[dict[str, InputSpec], ...]:
+        inputs = info.data.get("inputs")
+        if inputs is not None:
+            for i, call in enumerate(value):
+                unknown = [n for n in call if n not in inputs]
+                if unknown:
+                    raise ValueError(
+                        f"call {i + 1} replaces {', '.join(unknown)}, not among the inputs "
+                        f"({', '.join(inputs)})"
+                    )
+                for name, spec in call.items():
+                    if spec.hidden != inputs[name].hidden:
+                        raise ValueError(f"call {i + 1}: {name} cannot change hidden")
+        return value
+
     @field_validator("modes")
     @classmethod
     def _modes(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
@@ -524,6 +579,7 @@ class Case(_Strict):
 
 TwoTensorSpec.model_rebuild()
 InnerSpec.model_rebuild()
+ParameterSpec.model_rebuild()
 
 
 def json_schema() -> dict[str, Any]:

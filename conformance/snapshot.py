@@ -106,6 +106,7 @@ class Relation:
     is_input: str | None
     view_of_input: str | None
     shares_storage_with: tuple[str, ...]
+    requires_grad: bool = False
 
 
 def relations(named_inputs: dict[str, Any], outputs: Sequence[Any]) -> list[Relation | None]:
@@ -136,7 +137,8 @@ def relations(named_inputs: dict[str, Any], outputs: Sequence[Any]) -> list[Rela
         if key is not None:
             sharing = [*input_storage.get(key, []), *out_storage.get(key, [])]
             out_storage.setdefault(key, []).append(f"out[{k}]")
-        rels.append(Relation(is_input=same, view_of_input=view_of, shares_storage_with=tuple(sorted(sharing))))
+        rels.append(Relation(is_input=same, view_of_input=view_of, shares_storage_with=tuple(sorted(sharing)),
+                             requires_grad=out.requires_grad))
     return rels
 
 

@@ -215,12 +215,14 @@ def predict_compile_count(
     has_fix: bool,
     recompile_limit: int = 8,
     automatic_dynamic: bool = True,
+    dynamic: bool | None = None,
 ) -> int:
     """Compiles for a sweep over ``n_values`` distinct float values.
 
     Dynamo compiles the first call with the value static and, with automatic dynamic
     shapes, recompiles once with the float dynamic when a second value arrives (measured:
-    two compiles for any sweep of >= 2 values on 2.13.0). A specialised float instead
+    two compiles for any sweep of >= 2 values on 2.13.0). Compiled with ``dynamic=True`` the
+    float is dynamic from the first call: one compile. A specialised float instead
     recompiles for every value until ``recompile_limit``, after which the frame runs eagerly.
     """
     if n_values <= 0:
@@ -230,6 +232,8 @@ def predict_compile_count(
     specialised = min(n_values, recompile_limit)
     if FloatUseKind.CONTROL in meta.kinds or (not has_fix and meta.kinds & NEEDS_FIX):
         return specialised
+    if dynamic:
+        return 1
     return min(n_values, 2 if automatic_dynamic else recompile_limit)
 
 

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conformance.loader import LoadedCase, load_case
+
+CaseFactory = Callable[..., LoadedCase]
+
+
+@pytest.fixture
+def make_case(tmp_path: Path) -> CaseFactory:
+    """Write a case file from YAML text (dedented) and load it; `name` sets its path/id."""
+
+    def make(text: str, name: str = "case.yaml") -> LoadedCase:
+        path = tmp_path / "cases" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        return load_case(path, tmp_path / "cases")
+
+    return make
