@@ -11,6 +11,7 @@ line of the mapping that lacks it.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,8 +198,11 @@ def load_case(path: Path, root: Path | None = None, display: str | None = None) 
         for err in exc.errors():
             loc = _strip_union_noise(tuple(err["loc"]))
             line = lines.get(loc) or _nearest(lines, loc)
+            message = _message(err)
+            if loc == ("program",):
+                line, message = _program_line(node, line, message)
             # a union reports once per member; the first member's message is the useful one
-            errors.setdefault(loc, CaseError(shown, line, _field(loc), _message(err)))
+            errors.setdefault(loc, CaseError(shown, line, _field(loc), message))
         raise CaseLoadError(sorted(errors.values(), key=lambda e: (e.line, e.field))) from None
     program_line = lines.get(("program",), 1)
     program_node = _value_node(node, "program")
@@ -213,6 +217,16 @@ def load_case(path: Path, root: Path | None = None, display: str | None = None) 
         program_line=program_line,
         lines=lines,
     )
+
+
+def _program_line(node: yaml.MappingNode, line: int, message: str) -> tuple[int, str]:
+    """A syntax error inside the program, reported at its line in the case file."""
+    match = re.match(r"program line (\d+): (.*)", message)
+    if match is None:
+        return line, message
+    value = _value_node(node, "program")
+    start = line + (1 if value is not None and value.style in ("|", ">") else 0)
+    return start + int(match.group(1)) - 1, match.group(2)
 
 
 def _value_node(node: yaml.MappingNode, key: str) -> yaml.ScalarNode | None:

@@ -191,7 +191,7 @@ class CaseErrorItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.case_id} [schema]"
+        return self.path, 0, f"{self.case_id} [schema]"
 
 
 class CaseOutcome(Exception):
@@ -234,7 +234,8 @@ class CaseItem(pytest.Item):
         if record.status == "pass":
             return
         if record.status == "skip":
-            pytest.skip(record.reason)
+            # reported at the case file, not at this line (pytest's own skip-marker mechanism)
+            raise pytest.skip.Exception(record.reason, _use_item_location=True)
         if record.status == "xfail":
             pytest.xfail(record.reason)
         raise CaseOutcome(record.status.upper(), _explain(record, self.loaded))
@@ -245,7 +246,7 @@ class CaseItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.case_id} [{self.variant.label}]"
+        return self.path, 0, f"{self.case_id} [{self.variant.label}]"
 
 
 def _explain(record: ResultRecord, lc: LoadedCase) -> str:

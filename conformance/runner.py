@@ -24,8 +24,8 @@ import torch
 from conformance import oracles
 from conformance.devices import default_devices, device_type
 from conformance.devices import probe as probe_device
-from conformance.faults import Fault
 from conformance.expectations import BuildFacts, condition_matches
+from conformance.faults import Fault
 from conformance.fingerprint import build_fingerprint, device_fingerprint
 from conformance.inputs import BuiltInputs, CallPoint, FeatureUnavailable, build_inputs, call_points, tensors_of
 from conformance.loader import LoadedCase
@@ -34,11 +34,11 @@ from conformance.results import KnownFailureRef, ResultRecord
 from conformance.schema import Backend, Case, KnownFailure, Mode
 from conformance.snapshot import (
     Ambient,
-    is_subclass,
     Relation,
     TensorState,
     ambient,
     flatten_outputs,
+    is_subclass,
     relations,
     storage_key,
     tensor_state,

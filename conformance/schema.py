@@ -508,7 +508,7 @@ class Case(_Strict):
         try:
             tree = ast.parse(value)
         except SyntaxError as exc:
-            raise ValueError(f"program line {exc.lineno}: {exc.msg}") from None
+            raise ValueError(f"program line {exc.lineno}: {exc.msg}") from None  # see loader._program_line
         funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
         others = [
             n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.Import | ast.ImportFrom)

@@ -90,6 +90,11 @@ def test_program_must_take_the_inputs_in_order(tmp_path: Path) -> None:
     ]
 
 
+def test_program_syntax_error_points_at_the_case_file_line(tmp_path: Path) -> None:
+    text = MINIMAL.replace("      return x", "      return x +")
+    assert errors_of(write(tmp_path, text)) == ["case.yaml:9: program: invalid syntax"]
+
+
 def test_view_must_refer_to_an_earlier_input(tmp_path: Path) -> None:
     text = MINIMAL.replace("    tensor: {shape: [4]}", "    view: 'base[1:]'")
     (err,) = errors_of(write(tmp_path, text))

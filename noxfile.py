@@ -1,0 +1,153 @@
+"""nox sessions: `conformance` (run every case, write results), `tests`, `lint`, `typecheck`.
+
+Which torch a session tests is chosen by `--torch CHOICE` in the posargs or the
+TORCH_CONFORMANCE_TORCH environment variable (posargs win):
+
+  auto        the torch of the Python running nox if it has one, else `default` (the default)
+  installed   the torch of the Python running nox (or TORCH_CONFORMANCE_PYTHON), never replaced
+  default     what `pip install torch` gives from the configured index
+  stable      the index's latest stable release (`pip install --upgrade torch`)
+  nightly     PyTorch's nightly CPU build; nightly-<variant> (e.g. nightly-cu128) for another;
+              needs TORCH_CONFORMANCE_NIGHTLY_INDEX (the nightly index URL, without the variant)
+  2.13.0      a pinned release (any PEP 440 specifier works too: '>=2.12,<2.14')
+
+Everything else in the posargs goes to `torch-conformance run` (conformance) or pytest (tests):
+  nox -s conformance -- --torch 2.13.0 -k mutation --devices cpu
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nox
+
+nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.reuse_existing_virtualenvs = True
+
+TORCH_ENV = "TORCH_CONFORMANCE_TORCH"
+PYTHON_ENV = "TORCH_CONFORMANCE_PYTHON"
+NIGHTLY_ENV = "TORCH_CONFORMANCE_NIGHTLY_INDEX"
+ROOT = Path(__file__).parent
+
+
+class ChoiceError(ValueError):
+    pass
+
+
+def split_torch_arg(posargs: list[str]) -> tuple[str, list[str]]:
+    """(`--torch` value or the env var or 'auto', the remaining posargs)."""
+    choice = os.environ.get(TORCH_ENV) or "auto"
+    rest: list[str] = []
+    args = iter(posargs)
+    for arg in args:
+        if arg == "--torch":
+            choice = next(args, "")
+            if not choice:
+                raise ChoiceError("--torch needs a value: auto, installed, default, stable, nightly[-VARIANT] or a version")
+        elif arg.startswith("--torch="):
+            choice = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return choice, rest
+
+
+def torch_install_args(choice: str, nightly_index: str | None) -> list[str] | None:
+    """The `pip install` arguments for a torch choice; None for the calling environment's torch."""
+    if choice in ("installed", "auto"):
+        return None
+    if choice == "default":
+        return ["torch"]
+    if choice == "stable":
+        return ["--upgrade", "torch"]
+    if choice == "nightly" or choice.startswith("nightly-"):
+        variant = choice.partition("-")[2] or "cpu"
+        if not nightly_index:
+            raise ChoiceError(
+                f"--torch {choice} needs the nightly index: set {NIGHTLY_ENV} to its URL "
+                "(without the variant); the harness never hard-codes a package host"
+            )
+        return ["--pre", "--upgrade", "torch", "--index-url", f"{nightly_index.rstrip('/')}/{variant}"]
+    if re.fullmatch(r"\d+(\.\d+)*([a-z0-9.+]*)?", choice):
+        return [f"torch=={choice}"]
+    if re.fullmatch(r"([<>=!~]=?[^,\s]+)(,[<>=!~]=?[^,\s]+)*", choice):
+        return [f"torch{choice}"]
+    raise ChoiceError(
+        f"--torch {choice!r}: write auto, installed, default, stable, nightly[-VARIANT], a version "
+        "(2.13.0) or a specifier (>=2.12,<2.14)"
+    )
+
+
+def calling_torch_site(python: str) -> str | None:
+    """The site-packages folder holding `python`'s torch, or None if it has no torch."""
+    probe = "import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))"
+    try:
+        out = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=300, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else None
+
+
+def install_torch(session: nox.Session, choice: str) -> None:
+    """Give the session's venv the chosen torch.
+
+    `installed`/`auto` never copy or replace the caller's torch: a .pth file appends the
+    caller's site-packages to the venv's path, after the venv's own packages.
+    """
+    args = torch_install_args(choice, os.environ.get(NIGHTLY_ENV))
+    if args is None:
+        python = os.environ.get(PYTHON_ENV) or sys.executable
+        site = calling_torch_site(python)
+        if site is None:
+            if choice == "installed":
+                session.error(f"--torch installed: {python} has no importable torch; install one there, "
+                              f"set {PYTHON_ENV} to a Python that has it, or pick --torch 2.13.0")
+            session.log(f"{python} has no torch; installing the index's default (--torch default)")
+            session.install("torch")
+            return
+        venv_site = session.run("python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+                                silent=True)
+        assert isinstance(venv_site, str)
+        Path(venv_site.strip().splitlines()[-1], "torch_conformance_calling_env.pth").write_text(site + "\n")
+        session.log(f"testing the calling environment's torch in {site}")
+        return
+    session.install(*args)
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """Run every case against the chosen torch on every available device; write results."""
+    choice, rest = split_torch_arg(list(session.posargs))
+    session.install("-e", ".")
+    install_torch(session, choice)
+    session.run("python", "-c", "import torch; print('torch', torch.__version__, torch.version.git_version)")
+    if not any(a == "-n" or a.startswith("-n") for a in rest):
+        rest = ["-n", "auto", *rest]
+    session.run("torch-conformance", "run", "-q", *rest)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The harness's own tests (fast defaults; `-- -m slow` or `--hypothesis-profile thorough` for depth)."""
+    choice, rest = split_torch_arg(list(session.posargs))
+    session.install("-e", ".[test]")
+    install_torch(session, choice)
+    session.run("python", "-c", "import torch; print('torch', torch.__version__, torch.version.git_version)")
+    if not any(a == "-n" or a.startswith("-n") for a in rest):
+        rest = ["-n", "auto", *rest]
+    session.run("pytest", "-p", "no:cacheprovider", *rest)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    session.install("-e", ".[typecheck]")
+    session.run("mypy")

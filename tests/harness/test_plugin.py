@@ -1,0 +1,203 @@
+"""The real plugin, run by pytester on fixture case files (valid and broken).
+
+Inner sessions run in subprocesses: pytester's in-process mode restores sys.modules after each
+run, and torch cannot be imported a second time into the same process.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+RESOURCES = Path(__file__).parent.parent / "resources" / "cases"
+BASE = ["--conformance", "--conformance-cases=cases", "-p", "no:cacheprovider", "-p", "no:logging"]
+
+CASE = """\
+behavior: {behavior}
+summary: {summary}
+upstream: [https://github.com/pytorch/pytorch/pull/179600]
+devices: [cpu]
+backends: [aot_eager]
+inputs:
+  x: {{tensor: {{shape: [4]}}}}
+program: |
+  def f(x):
+{body}
+{extra}"""
+
+
+def add_case(pytester: pytest.Pytester, name: str, body: str = "    return x.sin()", extra: str = "",
+             behavior: str = "runtime_wrapper", summary: str = "s") -> None:
+    path = pytester.path / "cases" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(CASE.format(behavior=behavior, summary=summary, body=body, extra=extra))
+
+
+def run(pytester: pytest.Pytester, *args: str, base: bool = True) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(*(BASE if base else []), *args, timeout=600)
+
+
+def copy_fixtures(pytester: pytest.Pytester, *groups: str) -> None:
+    for group in groups:
+        shutil.copytree(RESOURCES / group, pytester.path / "cases" / group)
+
+
+def records(pytester: pytest.Pytester) -> list[dict[str, object]]:
+    path = pytester.path / "results" / "results.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def statuses(pytester: pytest.Pytester) -> dict[tuple[str, str], str]:
+    return {(str(r["case_id"]), str(r["variant"])): str(r["status"]) for r in records(pytester)}
+
+
+def test_plugin_is_inert_without_the_flag(pytester: pytest.Pytester) -> None:
+    copy_fixtures(pytester, "valid")
+    result = run(pytester, "-p", "no:cacheprovider", "cases", base=False)
+    result.assert_outcomes()
+    assert not (pytester.path / "results").exists()
+
+
+def test_valid_and_broken_files_one_record_per_item(pytester: pytest.Pytester) -> None:
+    copy_fixtures(pytester, "valid", "broken")
+    result = run(pytester, "-rA")
+    # valid: mutation (cpu: inference, training) + alias (cpu and cuda: inference, training)
+    # broken: three files, one error item each, while every valid item still runs
+    result.assert_outcomes(passed=4, skipped=2, failed=3)
+    result.stdout.fnmatch_lines([
+        "*torch-conformance*torch 2.*",
+        "*bad_indent.yaml:3: <yaml>: invalid YAML: mapping values are not allowed here*",
+        "*unknown_key.yaml:6: inputs.x.tensor.colour: unknown key 'colour'; valid keys: shape, *",
+        "*wrong_type.yaml:7: inputs.x.tensor.shape[[]1[]]: Input should be a valid integer*",
+        "SKIPPED [[]2[]] cases/valid/alias.yaml:1: device cuda: *",
+    ])
+    recs = records(pytester)
+    assert len(recs) == 9
+    by = statuses(pytester)
+    assert by[("valid/mutation", "cpu-aot_eager-training")] == "pass"
+    assert by[("valid/alias", "cuda-aot_eager-inference")] == "skip"
+    assert by[("broken/unknown_key", "schema")] == "error"
+    fp = next(r for r in recs if r["status"] == "pass")["fingerprint"]
+    assert isinstance(fp, dict) and {"torch_version", "torch_git", "python", "platform", "date"} <= set(fp)
+
+
+def test_ids_are_built_from_case_data_and_k_selects(pytester: pytest.Pytester) -> None:
+    copy_fixtures(pytester, "valid")
+    result = run(pytester, "--collect-only", "-q")
+    result.stdout.fnmatch_lines([
+        "cases/valid/alias.yaml::alias[[]cpu-aot_eager-inference[]]",
+        "cases/valid/alias.yaml::alias[[]cuda-aot_eager-training[]]",
+        "cases/valid/mutation.yaml::mutation[[]cpu-aot_eager-training[]]",
+    ])
+    result = run(pytester, "--collect-only", "-q", "-k", "runtime_wrapper and training and cpu")
+    result.stdout.fnmatch_lines(["cases/valid/alias.yaml::alias[[]cpu-aot_eager-training[]]", "*1/6 tests collected*"])
+
+
+def test_failure_message_shows_actual_vs_expected_and_how_to_rerun(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "runtime_wrapper/miscount.yaml", extra="expect: {compiles: 3}\n")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "FAIL runtime_wrapper/miscount [[]cpu-aot_eager-inference[]]: s",
+        "  cold pass over 1 call(s): graphs compiled is 1, but expect.compiles gives 3",
+        "  rerun: torch-conformance run cases/runtime_wrapper/miscount.yaml -k 'cpu-aot_eager-inference'",
+    ])
+
+
+def test_interrupted_run_keeps_every_finished_record(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/first.yaml")
+    add_case(pytester, "b/interrupt.yaml", body="    raise KeyboardInterrupt")
+    add_case(pytester, "c/never.yaml")
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert statuses(pytester) == {("a/first", "cpu-aot_eager-inference"): "pass"}
+
+
+def test_hung_compile_is_an_error_for_that_item_only(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/hang.yaml", body="    import time\n    time.sleep(60)\n    return x")
+    add_case(pytester, "b/fine.yaml")
+    result = run(pytester, "--conformance-timeout=3")
+    result.assert_outcomes(passed=1, failed=1)
+    by = {k[0]: v for k, v in statuses(pytester).items()}
+    assert by == {"a/hang": "error", "b/fine": "pass"}
+    assert "timeout" in str(next(r for r in records(pytester) if r["case_id"] == "a/hang")["reason"]).lower()
+
+
+def test_crashed_worker_costs_only_its_item(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/crash.yaml", body="    import os\n    os._exit(3)")
+    for name in ("b/one.yaml", "c/two.yaml"):
+        add_case(pytester, name)
+    result = run(pytester, "-n", "2")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    by = {k[0]: v for k, v in statuses(pytester).items()}
+    assert by == {"a/crash": "error", "b/one": "pass", "c/two": "pass"}
+    crash = next(r for r in records(pytester) if r["case_id"] == "a/crash")
+    assert crash["variant"] == "cpu-aot_eager-inference" and "crashed" in str(crash["reason"])
+
+
+def test_xdist_gives_the_same_verdicts_as_serial(pytester: pytest.Pytester) -> None:
+    copy_fixtures(pytester, "valid", "broken")
+    add_case(pytester, "runtime_wrapper/miscount.yaml", extra="expect: {compiles: 3}\n")
+    run(pytester)
+    serial = statuses(pytester)
+    run(pytester, "-n", "2")
+    assert statuses(pytester) == serial
+    assert set(serial.values()) == {"pass", "skip", "fail", "error"}
+
+
+def test_shards_partition_the_cases_stably(pytester: pytest.Pytester) -> None:
+    for i in range(6):
+        add_case(pytester, f"s/case{i}.yaml")
+    seen: dict[str, int] = {}
+    for shard in (1, 2, 3):
+        result = run(pytester, f"--conformance-shard={shard}/3", "--collect-only", "-q")
+        for line in result.stdout.lines:
+            if "::" in line:
+                assert line not in seen, f"{line} in two shards"
+                seen[line] = shard
+    assert len(seen) == 6
+    again = run(pytester, "--conformance-shard=2/3", "--collect-only", "-q")
+    assert {ln for ln in again.stdout.lines if "::" in ln} == {k for k, v in seen.items() if v == 2}
+
+
+def test_bad_shard_is_a_usage_error_naming_the_flag(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "s/one.yaml")
+    result = run(pytester, "--conformance-shard=4/3")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--conformance-shard '4/3': I must be between 1 and N*"])
+
+
+def test_env_var_twin_sets_the_option(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy_fixtures(pytester, "valid")
+    monkeypatch.setenv("TORCH_CONFORMANCE_DEVICES", "cpu")
+    result = run(pytester, "--collect-only", "-q")
+    assert not any("cuda" in line for line in result.stdout.lines)
+    result.stdout.fnmatch_lines(["*4 tests collected*"])
+
+
+def test_duplicate_ids_make_the_second_file_an_error(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/one.yaml", extra="id: same\n")
+    add_case(pytester, "b/two.yaml", extra="id: same\n")
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*b/two.yaml:11: id: id 'same' is also used by cases/a/one.yaml*"])
+
+
+def test_case_with_script_in_summary_is_plain_data(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/xss.yaml", summary="'<script>alert(1)</script>'")
+    run(pytester)
+    (rec,) = records(pytester)
+    assert rec["summary"] == "<script>alert(1)</script>"
+
+
+def test_plugin_options_are_in_one_group_with_env_twins(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--help", base=False)
+    text = textwrap.dedent("\n".join(result.stdout.lines))
+    assert "torch-conformance: YAML conformance cases:" in text
+    for name in ("cases", "devices", "backends", "modes", "shard", "results", "timeout", "strict-internals"):
+        assert f"--conformance-{name}" in text
+        assert f"TORCH_CONFORMANCE_{name.upper().replace('-', '_')}" in text
