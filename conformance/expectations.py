@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 from packaging.specifiers import SpecifierSet
+from pydantic import BaseModel, ConfigDict, Field
 from packaging.version import InvalidVersion, Version
 
 from conformance.devices import device_type
@@ -43,3 +48,50 @@ def condition_matches(when: BuildCondition, facts: BuildFacts) -> bool:
 
 def matching(known: tuple[KnownFailure, ...], facts: BuildFacts) -> KnownFailure | None:
     return next((k for k in known if condition_matches(k.when, facts)), None)
+
+
+class ExpectationEntry(KnownFailure):
+    """A known failure kept outside the case files: `case` is an id or a glob over ids."""
+
+    case: str = Field(min_length=1, description="Case id, or a glob such as 'subclass_wrapper/*'.")
+
+
+class ExpectationsFile(BaseModel):
+    """A fork's or device vendor's own reviewed expectations (`--expectations FILE`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    version: Literal[1] = 1
+    entries: tuple[ExpectationEntry, ...] = ()
+
+
+@dataclass(frozen=True)
+class Expectation:
+    entry: ExpectationEntry
+    source: str  # path:line of the entry, the key for stale-entry reports
+
+    def applies_to(self, case_id: str) -> bool:
+        return fnmatch.fnmatchcase(case_id, self.entry.case)
+
+
+def load_expectations(paths: Sequence[Path]) -> list[Expectation]:
+    """Every entry of the given files; raise CaseLoadError (path:line: field: message)."""
+    from conformance.loader import load_model
+
+    out: list[Expectation] = []
+    for path in paths:
+        model, lines = load_model(path, ExpectationsFile, "an expectations file")
+        for i, entry in enumerate(model.entries):
+            out.append(Expectation(entry, f"{path}:{lines.get(('entries', i), 1)}"))
+    return out
+
+
+def external_lookup(expectations: Sequence[Expectation]) -> Callable[[str], tuple[tuple[KnownFailure, str], ...]]:
+    def lookup(case_id: str) -> tuple[tuple[KnownFailure, str], ...]:
+        return tuple((e.entry, e.source) for e in expectations if e.applies_to(case_id))
+
+    return lookup
+
+
+def stale(expectations: Sequence[Expectation], used_sources: set[str]) -> list[Expectation]:
+    """Entries that matched no item of the run: they have gone stale (or name a typo)."""
+    return [e for e in expectations if e.source not in used_sources]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -116,9 +116,9 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
-def _model_at(loc: Loc) -> type[BaseModel] | None:
+def _model_at(loc: Loc, root: type[BaseModel] = Case) -> type[BaseModel] | None:
     """The model class that owns the mapping at `loc` (for listing its valid keys)."""
-    node: Any = Case
+    node: Any = root
     for part in loc:
         node = _unwrap(node)
         if isinstance(node, type) and issubclass(node, BaseModel):
@@ -134,11 +134,11 @@ def _model_at(loc: Loc) -> type[BaseModel] | None:
     return node if isinstance(node, type) and issubclass(node, BaseModel) else None
 
 
-def _message(err: Any) -> str:
+def _message(err: Any, root: type[BaseModel] = Case) -> str:
     kind = err["type"]
     loc: Loc = tuple(err["loc"])
     if kind == "extra_forbidden":
-        owner = _model_at(loc[:-1])
+        owner = _model_at(loc[:-1], root)
         valid = ", ".join(owner.model_fields) if owner is not None else "?"
         return f"unknown key {loc[-1]!r}; valid keys: {valid}"
     if kind == "missing":
@@ -158,14 +158,23 @@ def _strip_union_noise(loc: Loc) -> Loc:
     return tuple(p for p in loc if not (isinstance(p, str) and p in {"float", "int", "bool", "str"}))
 
 
-def load_case(path: Path, root: Path | None = None, display: str | None = None) -> LoadedCase:
-    """Load one case file; raise CaseLoadError listing every problem with its line."""
-    shown = display or str(path)
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class _Document:
+    node: yaml.MappingNode
+    data: Any
+    lines: dict[Loc, int]
+    sha256: str
+
+
+def _compose(path: Path, shown: str, what: str) -> _Document:
+    """Read, parse (safely) and map every key to its line; raise CaseLoadError."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise CaseLoadError([CaseError(shown, 1, "<file>", f"cannot read: {exc.strerror}")]) from None
-    digest = hashlib.sha256(raw).hexdigest()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -181,31 +190,40 @@ def load_case(path: Path, root: Path | None = None, display: str | None = None) 
     except yaml.YAMLError as exc:
         raise CaseLoadError([CaseError(shown, 1, "<yaml>", f"invalid YAML: {exc}")]) from None
     if node is None:
-        raise CaseLoadError([CaseError(shown, 1, "<case>", "the file is empty; a case is a mapping")])
+        raise CaseLoadError([CaseError(shown, 1, "<case>", f"the file is empty; {what} is a mapping")])
     if not isinstance(node, yaml.MappingNode):
-        raise CaseLoadError(
-            [CaseError(shown, node.start_mark.line + 1, "<case>", "a case file must be a mapping")]
-        )
+        raise CaseLoadError([CaseError(shown, node.start_mark.line + 1, "<case>", f"{what} must be a mapping")])
     lines: dict[Loc, int] = {}
     dupes: list[tuple[int, Loc, str]] = []
     _walk(node, (), lines, dupes)
     if dupes:
         raise CaseLoadError([CaseError(shown, ln, _field(loc), msg) for ln, loc, msg in dupes])
+    return _Document(node, data, lines, hashlib.sha256(raw).hexdigest())
+
+
+def _validate(model: type[M], doc: _Document, shown: str) -> M:
     try:
-        case = Case.model_validate(data)
+        return model.model_validate(doc.data)
     except ValidationError as exc:
         errors: dict[Loc, CaseError] = {}
         for err in exc.errors():
             loc = _strip_union_noise(tuple(err["loc"]))
-            line = lines.get(loc) or _nearest(lines, loc)
-            message = _message(err)
+            line = doc.lines.get(loc) or _nearest(doc.lines, loc)
+            message = _message(err, model)
             if loc == ("program",):
-                line, message = _program_line(node, line, message)
+                line, message = _program_line(doc.node, line, message)
             # a union reports once per member; the first member's message is the useful one
             errors.setdefault(loc, CaseError(shown, line, _field(loc), message))
         raise CaseLoadError(sorted(errors.values(), key=lambda e: (e.line, e.field))) from None
-    program_line = lines.get(("program",), 1)
-    program_node = _value_node(node, "program")
+
+
+def load_case(path: Path, root: Path | None = None, display: str | None = None) -> LoadedCase:
+    """Load one case file; raise CaseLoadError listing every problem with its line."""
+    shown = display or str(path)
+    doc = _compose(path, shown, "a case file")
+    case = _validate(Case, doc, shown)
+    program_line = doc.lines.get(("program",), 1)
+    program_node = _value_node(doc.node, "program")
     if program_node is not None and program_node.style in ("|", ">"):
         program_line += 1  # block scalar: the text starts on the line after the indicator
     return LoadedCase(
@@ -213,10 +231,17 @@ def load_case(path: Path, root: Path | None = None, display: str | None = None) 
         id=case.id or case_id_for(path, root),
         path=path,
         display_path=shown,
-        sha256=digest,
+        sha256=doc.sha256,
         program_line=program_line,
-        lines=lines,
+        lines=doc.lines,
     )
+
+
+def load_model(path: Path, model: type[M], what: str, display: str | None = None) -> tuple[M, dict[Loc, int]]:
+    """Load any strict YAML document (e.g. an expectations file) with the same line-numbered errors."""
+    shown = display or str(path)
+    doc = _compose(path, shown, what)
+    return _validate(model, doc, shown), doc.lines
 
 
 def _program_line(node: yaml.MappingNode, line: int, message: str) -> tuple[int, str]:

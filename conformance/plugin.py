@@ -9,6 +9,7 @@ controller or the serial session), so a crashed worker loses no finished item.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance.expectations import Expectation, external_lookup, load_expectations, stale
 from conformance.loader import CASE_SUFFIXES, CaseError, CaseLoadError, LoadedCase, case_id_for, load_case
 from conformance.options import OPTIONS, csv, shard_of
 from conformance.results import ResultRecord, ResultsWriter
@@ -52,6 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class _State:
     root: Path
     writer: ResultsWriter | None
+    expectations: list[Expectation] = field(default_factory=list)
     ids: dict[str, str] = field(default_factory=dict)
     run_options: RunOptions | None = None
 
@@ -87,13 +90,17 @@ def pytest_configure(config: pytest.Config) -> None:
         if not results.is_absolute():
             results = config.invocation_params.dir / results
         writer = ResultsWriter(results, truncate=True)
-    config.stash[_STATE] = _State(root=root.resolve(), writer=writer)
+    try:
+        expectations = load_expectations([Path(p) for p in csv(config.getoption("conformance_expectations"))])
+    except CaseLoadError as exc:
+        raise pytest.UsageError(f"--conformance-expectations: the file does not load:\n{exc}") from None
+    config.stash[_STATE] = _State(root=root.resolve(), writer=writer, expectations=expectations)
     # torch's structured-trace records would otherwise flood pytest's captured-log sections
     trace_log = logging.getLogger("torch.__trace")
     config.add_cleanup(lambda old=trace_log.propagate: setattr(trace_log, "propagate", old))
     trace_log.propagate = False
     if writer is not None:
-        config.pluginmanager.register(_ResultsSink(config, writer), "torch-conformance-results")
+        config.pluginmanager.register(_ResultsSink(config, writer, expectations), "torch-conformance-results")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -217,7 +224,10 @@ class CaseItem(pytest.Item):
         if state.run_options is None:
             from conformance.runner import RunOptions
 
-            state.run_options = RunOptions(strict_internals=bool(self.config.getoption("conformance_strict_internals")))
+            state.run_options = RunOptions(
+                strict_internals=bool(self.config.getoption("conformance_strict_internals")),
+                extra_known_failures=external_lookup(state.expectations) if state.expectations else None,
+            )
         return state.run_options
 
     def runtest(self) -> None:
@@ -292,17 +302,32 @@ def stable_shard(case_id: str, count: int) -> int:
 class _ResultsSink:
     """Writes each finished item's record; registered only in the controlling process."""
 
-    def __init__(self, config: pytest.Config, writer: ResultsWriter) -> None:
+    def __init__(self, config: pytest.Config, writer: ResultsWriter, expectations: list[Expectation]) -> None:
         self.config = config
         self.writer = writer
+        self.expectations = expectations
+        self.used: set[str] = set()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = next((v for k, v in report.user_properties if k == RECORD_KEY), None)
         if raw is not None and report.when == "call":
             self.writer.write_line(str(raw))
+            known = json.loads(str(raw)).get("known_failure")
+            if known:
+                self.used.add(known["source"])
         elif report.when not in ("setup", "call", "teardown"):
             # xdist reports a crashed worker's item with when="???" and no properties
             self.writer.write_line(_crash_record(report.nodeid, self.config))
+
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        gone = stale(self.expectations, self.used)
+        if gone:
+            terminalreporter.section("stale expectations")
+            for e in gone:
+                terminalreporter.write_line(
+                    f"{e.source}: {e.entry.case} matched no item of this run; retire or fix it ({e.entry.link})"
+                )
 
 
 def _crash_record(nodeid: str, config: pytest.Config) -> str:

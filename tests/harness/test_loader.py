@@ -138,7 +138,7 @@ def test_several_errors_in_one_file_are_all_reported(tmp_path: Path) -> None:
 
 
 def test_empty_and_non_mapping_files(tmp_path: Path) -> None:
-    assert errors_of(write(tmp_path, "")) == ["case.yaml:1: <case>: the file is empty; a case is a mapping"]
+    assert errors_of(write(tmp_path, "")) == ["case.yaml:1: <case>: the file is empty; a case file is a mapping"]
     assert errors_of(write(tmp_path, "- 1\n")) == ["case.yaml:1: <case>: a case file must be a mapping"]
 
 

@@ -201,3 +201,37 @@ def test_plugin_options_are_in_one_group_with_env_twins(pytester: pytest.Pyteste
     for name in ("cases", "devices", "backends", "modes", "shard", "results", "timeout", "strict-internals"):
         assert f"--conformance-{name}" in text
         assert f"TORCH_CONFORMANCE_{name.upper().replace('-', '_')}" in text
+
+
+EXPECTATIONS = """\
+version: 1
+entries:
+  - case: runtime_wrapper/miscount
+    when: {backend: [aot_eager]}
+    reason: a vendor's known failure
+    link: https://github.com/pytorch/pytorch/issues/1
+  - case: "nothing/*"
+    reason: matches no case
+    link: https://github.com/pytorch/pytorch/issues/2
+"""
+
+
+def test_external_expectations_xfail_and_report_stale_entries(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "runtime_wrapper/miscount.yaml", extra="expect: {compiles: 3}\n")
+    pytester.path.joinpath("vendor.yaml").write_text(EXPECTATIONS)
+    result = run(pytester, "--conformance-expectations=vendor.yaml")
+    result.assert_outcomes(xfailed=1)
+    result.stdout.fnmatch_lines([
+        "*stale expectations*",
+        "vendor.yaml:7: nothing/* matched no item of this run; retire or fix it (*issues/2)",
+    ])
+    (rec,) = records(pytester)
+    assert rec["status"] == "xfail" and rec["known_failure"]["source"] == "vendor.yaml:3"  # type: ignore[index]
+
+
+def test_broken_expectations_file_is_a_usage_error_with_its_line(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/one.yaml")
+    pytester.path.joinpath("vendor.yaml").write_text(EXPECTATIONS.replace("reason: matches", "reasn: matches"))
+    result = run(pytester, "--conformance-expectations=vendor.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*vendor.yaml:8: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, case*"])
