@@ -43,6 +43,7 @@ __all__ = [
     "CaptureWarning",
     "CapturedArtifact",
     "capture_generated_sources",
+    "capturing",
     "split_combined",
     "write_trace_log",
 ]
@@ -233,7 +234,9 @@ class _Attachment:
                     # Our DEBUG records must not reach torch's own stderr handlers.
                     logger.propagate = False
                     logger.disabled = False
-                    logger.addHandler(self.handler)
+                    # First in line: torch's lazy trace handler removes itself from the
+                    # list while the logger iterates over it, which skips the next handler.
+                    logger.handlers.insert(0, self.handler)
             self.count += 1
             self.handler.sinks = [*self.handler.sinks, sink]
 
@@ -284,6 +287,16 @@ def capture_generated_sources(
                 CaptureWarning,
                 stacklevel=3,
             )
+
+
+def capturing() -> bool:
+    """Whether a capture that keeps the calling thread's records is active right now.
+
+    Lets a compiler hook open a nested capture (one per compile) only when somebody is
+    capturing anyway, so that nothing is attached, and nothing slowed, otherwise.
+    """
+    ident = threading.get_ident()
+    return any(s.threads is None or ident in s.threads for s in _ATTACHMENT.handler.sinks)
 
 
 def write_trace_log(result: CaptureResult, path: Path) -> Path:

@@ -118,36 +118,115 @@ class Timer:
 
 @dataclass(frozen=True)
 class GraphInput:
-    """What one graph input of a compile is, in the program's terms.
+    """What one input (or output) of a compiled region is, in the program's terms.
 
-    `name` is the program input (or `module.param`) the graph input *is* (identity), `index`
-    its position among the program's arguments; symbolic sizes and lifted or tensorified
-    values have neither. The probe needs this because dynamo orders graph inputs by first
-    use and inserts symbolic sizes, so slot k of generated code is not argument k.
+    The probe needs this because generated code indexes the region, not the program:
+    dynamo orders graph inputs by first use and inserts symbolic sizes, AOTAutograd lifts
+    the graph module's parameters in front, so slot k of generated code is not argument k.
+    Kinds: ``"input"``, a program value the graph input *is* (identity): `index` its
+    position among the arguments, `name` the input (or `module.param`) name; ``"param"``,
+    a parameter or buffer of the graph module, lifted in front of the graph inputs (`name`
+    when it is a program value); ``"symint"``, ``"symfloat"``, ``"tensor"``... for values
+    the program does not see (symbolic sizes, lifted or tensorified values); for a graph
+    output, ``"output"`` with the program output `index` it is, or ``"other"``.
+    `symbolic`: per subclass attribute path (``""`` for the value itself), the size and
+    stride dims that were symbolic at compile time.
     """
 
     kind: str
     name: str | None = None
     index: int | None = None
+    symbolic: tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "index": self.index}
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "index": self.index}
+        if self.symbolic:
+            out["symbolic"] = [[path, list(sizes), list(strides)] for path, sizes, strides in self.symbolic]
+        return out
 
 
 class CompileCounter:
     """A backend wrapper that counts the graphs dynamo hands to the backend and records, for
-    each, which program inputs its example inputs are."""
+    each, what its region is in the program's terms (see GraphInput): its inputs (the graph
+    module's lifted parameters, then the example inputs, identified by identity), which
+    call compiled it, samples of its outputs on their first call, and, while a capture is
+    active, the sources generated during this compile alone."""
 
     def __init__(self, inner: Callable[..., Any]) -> None:
         self.inner = inner
         self.count = 0
-        self.current: BuiltInputs | None = None
+        self.calls = 0
+        self._current: BuiltInputs | None = None
         self.graph_inputs: list[tuple[GraphInput, ...]] = []
+        self.output_symbolic: list[tuple[tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...], ...] | None] = []
+        self.output_samples: list[tuple[Any, ...] | None] = []
+        self.compile_calls: list[int] = []
+        self.captures: list[Any] = []
+
+    @property
+    def current(self) -> BuiltInputs | None:
+        """The inputs of the call in progress; setting them starts the next call."""
+        return self._current
+
+    @current.setter
+    def current(self, value: BuiltInputs | None) -> None:
+        if value is not None:
+            self.calls += 1
+        self._current = value
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        from dataclasses import replace
+
+        from conformance.capture import capture_generated_sources, capturing
+
         self.count += 1
-        self.graph_inputs.append(tuple(self._describe(e) for e in example_inputs))
-        return self.inner(gm, example_inputs, **kwargs)
+        k = len(self.compile_calls)
+        self.compile_calls.append(max(self.calls - 1, 0))
+        nodes = list(gm.graph.nodes) if hasattr(gm, "graph") else []
+        placeholders = [n for n in nodes if n.op == "placeholder"]
+        lifted: list[GraphInput] = []
+        if isinstance(gm, torch.nn.Module):
+            for _, t in (*gm.named_parameters(remove_duplicate=False), *gm.named_buffers(remove_duplicate=False)):
+                found = self._describe(t)
+                lifted.append(GraphInput("param", found.name, found.index, self._symbolic(t)))
+        described = []
+        for i, e in enumerate(example_inputs):
+            g = self._describe(e)
+            fake = placeholders[i].meta.get("example_value") if i < len(placeholders) else None
+            described.append(replace(g, symbolic=self._symbolic(fake)))
+        self.graph_inputs.append((*lifted, *described))
+        outs = [n for n in nodes if n.op == "output"]
+        if outs:
+            values = outs[0].args[0] if isinstance(outs[0].args[0], tuple | list) else (outs[0].args[0],)
+            self.output_symbolic.append(
+                tuple(self._symbolic(getattr(v, "meta", {}).get("example_value")) for v in values)
+            )
+        else:
+            self.output_symbolic.append(None)
+        self.output_samples.append(None)
+        with contextlib.ExitStack() as stack:
+            cap = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
+            compiled = self.inner(gm, example_inputs, **kwargs)
+        self.captures.append(cap)
+        return self._sampling(compiled, k)
+
+    def _sampling(self, compiled: Any, k: int) -> Any:
+        """`compiled`, recording samples of what it returns on its first call."""
+        import functools
+
+        from conformance.probe import OutputSample
+
+        samples = self.output_samples
+
+        @functools.wraps(compiled)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            out = compiled(*args, **kwargs)
+            if samples[k] is None:
+                values = out if isinstance(out, tuple | list) else (out,)
+                samples[k] = tuple(OutputSample.of(v) for v in values)
+            return out
+
+        return call
 
     def _describe(self, value: Any) -> GraphInput:
         if self.current is not None:
@@ -162,17 +241,37 @@ class CompileCounter:
             return GraphInput("symfloat")
         return GraphInput("tensor" if isinstance(value, torch.Tensor) else type(value).__name__)
 
+    @staticmethod
+    def _symbolic(value: Any, path: str = "") -> tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]:
+        """Symbolic size/stride dims of a (fake) tensor, per subclass attribute path."""
+        if not isinstance(value, torch.Tensor):
+            return ()
+        size: list[object] = list(value.size())
+        stride: list[object] = list(value.stride())
+        sizes = tuple(d for d, x in enumerate(size) if isinstance(x, torch.SymInt))
+        strides = tuple(d for d, x in enumerate(stride) if isinstance(x, torch.SymInt))
+        out: tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...] = (
+            ((path, sizes, strides),) if sizes or strides else ()
+        )
+        if is_subclass(value):
+            names, _ = type(value).__tensor_flatten__(value)  # type: ignore[attr-defined]  # subclass protocol
+            for n in names:
+                out += CompileCounter._symbolic(getattr(value, n), f"{path}.{n}" if path else n)
+        return out
+
 
 class _AotCounter(CompileCounter):
-    """aot_function's forward compiler sees the flattened program inputs in order."""
-
-    def _describe(self, value: Any) -> GraphInput:
-        return GraphInput("tensor" if isinstance(value, torch.Tensor) else type(value).__name__)
+    """aot_function's forward compiler sees the flattened program inputs in order. It runs
+    inside AOTAutograd, before the wrappers are generated: no per-compile capture here."""
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         self.count += 1
+        self.compile_calls.append(max(self.calls - 1, 0))
         args = self.current.args if self.current is not None else []
         self.graph_inputs.append(tuple(GraphInput("input", None, i) for i in range(len(args))))
+        self.output_symbolic.append(None)
+        self.output_samples.append(None)
+        self.captures.append(None)
         return self.inner(gm, example_inputs, **kwargs)
 
 
@@ -464,14 +563,18 @@ def _mark_dynamic(inputs: BuiltInputs) -> None:
 
 
 def _observe(lc: LoadedCase, variant: Variant, point: CallPoint) -> Any:
-    """The reference oracle's observation of an eager run on a third, identical input copy."""
+    """The reference oracle's observation of an eager run on a third, identical input copy.
+
+    Tensors the program reaches through its arguments (module parameters and buffers) are
+    observed as attributes, so that a region that lifts them can be described."""
     from reference_impl.observe import observe
 
     inputs = build_inputs(lc.case, variant.device, variant.mode, point)
+    hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
     grad = torch.is_grad_enabled()
     try:
         with torch.set_grad_enabled(lc.case.grad_enabled):
-            return observe(make_function(lc), inputs.args)
+            return observe(make_function(lc), inputs.args, attributes=hidden)
     finally:
         torch.set_grad_enabled(grad)
 
@@ -491,21 +594,86 @@ def _scalar_sweep(lc: LoadedCase, compile_count: int) -> Any:
 
 
 def run_probe(lc: LoadedCase, variant: Variant, capture: Any, counter: CompileCounter) -> dict[str, Any]:
-    """Compare what the build generated during the cold pass with the reference (never raises)."""
-    from conformance.probe import probe
+    """Compare what the build generated during the cold pass with the reference (never raises).
+
+    One comparison per compile, each with the observation of the call that compiled it and
+    the region the counter recorded (GraphInput); the graph's outputs are matched with the
+    observed program outputs. Sources are split per compile when the counter captured them
+    so and they account for everything captured; otherwise the whole capture is compared
+    with the first compile. For aot_function the region is the program's own signature.
+    """
+    from conformance.probe import GraphSignature, match_outputs, probe_compiles
 
     try:
-        observation = _observe(lc, variant, call_points(lc.case)[0])
-        report = probe(
-            capture,
-            observation,
+        points = call_points(lc.case)
+        observed: dict[int, Any] = {}
+
+        def observation(call: int) -> Any:
+            point = min(call, len(points) - 1)
+            if point not in observed:
+                observed[point] = _observe(lc, variant, points[point])
+            return observed[point]
+
+        def frozen(k: int, obs: Any) -> frozenset[int]:
+            """Inductor freezing bakes in the graph module's lifted parameters (not mutated)."""
+            if variant.backend != "inductor" or lc.case.grad_enabled:
+                return frozenset()
+            import torch._inductor.config as inductor_config
+
+            if not inductor_config.freezing:
+                return frozenset()
+            attrs = {a.name: a.input for a in obs.attributes}
+            return frozenset(
+                slot
+                for slot, g in enumerate(counter.graph_inputs[k])
+                if g.kind == "param" and not (g.name in attrs and attrs[g.name].mutated)
+            )
+
+        def signature(k: int, obs: Any) -> Any:
+            samples = counter.output_samples[k] if k < len(counter.output_samples) else None
+            outputs = None
+            if samples is not None:
+                symbolic = counter.output_symbolic[k]
+                matched = match_outputs(samples, obs.raw_outputs)
+                outputs = tuple(
+                    GraphInput(
+                        "output" if m is not None else "other",
+                        None,
+                        m,
+                        symbolic[j] if symbolic is not None and j < len(symbolic) else (),
+                    )
+                    for j, m in enumerate(matched)
+                )
+                graph_outputs.append([g.to_json() for g in outputs])
+            return GraphSignature.of(counter.graph_inputs[k], outputs, frozen=frozen(k, obs))
+
+        compiles: list[tuple[Any, Any, Any]] = []
+        graph_outputs: list[list[dict[str, Any]]] = []
+        if variant.backend == "aot_function":
+            obs = observation(counter.compile_calls[0] if counter.compile_calls else 0)
+            region = GraphSignature(tuple(range(len(obs.inputs))), tuple(range(len(obs.raw_outputs))))
+            compiles.append((capture, obs, region))
+        else:
+            per_compile = [c for c in counter.captures if c is not None]
+            split = len(per_compile) == counter.count > 0
+            if split and sum(len(c.artifacts) for c in per_compile) >= len(capture.artifacts):
+                for k in range(counter.count):
+                    obs = observation(counter.compile_calls[k])
+                    compiles.append((counter.captures[k], obs, signature(k, obs)))
+            else:
+                obs = observation(counter.compile_calls[0] if counter.compile_calls else 0)
+                compiles.append((capture, obs, signature(0, obs) if counter.graph_inputs else None))
+        report = probe_compiles(
+            compiles,
             scalar=_scalar_sweep(lc, counter.count) if variant.backend != "aot_function" else None,
             keep_input_mutations=variant.backend != "aot_function" or variant.kiim,
+            seen=capture,
         )
     except Exception as exc:  # the probe informs; it must never cost the contract verdict
         return {"error": oracles.exception_summary(exc), "results": [], "seen": list(capture.names())}
     out: dict[str, Any] = report.to_json()
     out["graph_inputs"] = [[g.to_json() for g in compile_] for compile_ in counter.graph_inputs]
+    out["graph_outputs"] = graph_outputs
     return out
 
 

@@ -16,15 +16,40 @@ caller, e.g. the probe reads them from the build's own runtime wrapper.
 :func:`verify_mutation_meta` closes the loop: it replays a metadata through the reference
 epilogue on fresh inputs and reports where the result differs from eager, so a wrong
 classification is caught rather than trusted.
+
+Note [Program terms and region terms]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+:func:`observe` describes the *program*: argument ``k`` is input ``k``, output ``j`` is the
+``j``-th returned value. A compiler cuts out a *region* whose signature differs: dynamo
+orders graph inputs by first use, inserts symbolic sizes and tensorified floats, lifts
+module parameters in front, and returns from the graph only the values it computed
+(an input returned unchanged is handed back by the frame, not the graph). Generated code
+indexes the region's values, so before the reference generates anything the observation
+is re-expressed in region terms by :func:`region`: each region input is an argument, a
+named attribute (a module parameter) or nothing the program sees (a size, a lifted
+constant); each region output is a program output or nothing the program returns. The
+classification (how each input was mutated, how each output aliases) is re-done over the
+region's values with the same rules, because an output's relation is to the region's
+inputs and the region's other outputs. Which values form the region is the compiler's
+choice; the caller supplies it (the runner reads it from the graph it compiled).
+
+The output relation follows the published AOTAutograd rules, since they decide what the
+generated code must regenerate: an output sharing storage with an input is that input
+(identity) or an alias of it; an output that is a view of an intermediate is regenerated
+from a base only when both require grad and another output aliases the same storage (a
+lone view is returned as it is, "unsafe view"); ``(out, out.detach())`` regenerates the
+detached one from its twin; everything else is plain. Wrapper subclasses have no storage
+of their own: their relation is read from ``_base`` and from their inner tensors' storage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from reference_impl.backward_unwrap import BackwardUnwrapMeta, SavedKind
 from reference_impl.mutation_epilogue import (
@@ -49,6 +74,7 @@ from reference_impl.subclass_wrapper import (
 )
 
 __all__ = [
+    "AttributeObservation",
     "InputObservation",
     "Observation",
     "OutputObservation",
@@ -56,6 +82,9 @@ __all__ = [
     "backward_unwrap_meta",
     "mutation_meta",
     "observe",
+    "predict_in_graph",
+    "predict_trace_joint",
+    "region",
     "runtime_wrapper_meta",
     "scalar_meta",
     "snapshot",
@@ -69,6 +98,14 @@ def _storage_ptr(t: torch.Tensor) -> int:
     if is_wrapper_subclass(t):
         return -1
     return int(t.untyped_storage().data_ptr())
+
+
+def _storages(t: torch.Tensor) -> frozenset[int]:
+    """Storage pointers holding ``t``'s values: its own, or its inner tensors' for a wrapper
+    subclass (which has no storage). Empty tensors hold nothing and share nothing."""
+    return frozenset(
+        p for leaf in _leaves(t) if leaf.numel() and (p := int(leaf.untyped_storage().data_ptr()))
+    )
 
 
 def _leaves(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -94,6 +131,7 @@ class TensorState:
     is_leaf: bool
     grad_fn: object = field(compare=False, repr=False)
     values: tuple[torch.Tensor, ...] = field(compare=False, repr=False)
+    storages: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     @property
     def geometry(self) -> tuple[tuple[int, ...], tuple[int, ...], int]:
@@ -114,6 +152,7 @@ def snapshot(t: torch.Tensor) -> TensorState:
         is_leaf=t.is_leaf,
         grad_fn=t.grad_fn,
         values=tuple(v.clone() for v in _leaves(t)),
+        storages=_storages(t),
     )
 
 
@@ -142,13 +181,46 @@ class InputObservation:
     mutates_metadata: bool
     mutates_storage: bool
     hidden_from_autograd: bool
+    under_no_grad: bool = False
 
     @property
     def mutated(self) -> bool:
         return self.mutates_data or self.mutates_metadata or self.mutates_storage
 
 
-def _classify_input(index: int, t: torch.Tensor, before: TensorState) -> InputObservation:
+class _InPlaceLog(TorchFunctionMode):
+    """Records, for every in-place call (``x.mul_``, ``out=``), which storages it wrote and
+    whether grad mode was on: a mutation made with grad mode off is one autograd never saw."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[tuple[frozenset[int], bool]] = []
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: Sequence[Any] = (),
+        kwargs: Mapping[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        target = kwargs.get("out")
+        if target is None and name.endswith("_") and not name.startswith("__") and args:
+            target = args[0]
+        if isinstance(target, torch.Tensor):
+            self.writes.append((_storages(target), torch.is_grad_enabled()))
+        return func(*args, **kwargs)
+
+    def under_no_grad(self, storages: frozenset[int]) -> bool | None:
+        """Were all writes into ``storages`` made with grad mode off? ``None``: none seen."""
+        modes = [grad for written, grad in self.writes if written & storages]
+        return None if not modes else not any(modes)
+
+
+def _classify_input(
+    index: int, t: torch.Tensor, before: TensorState, log: _InPlaceLog, grad_always_off: bool
+) -> InputObservation:
     after = snapshot(t)
     storage = after.storage_ptr != before.storage_ptr
     metadata = after.geometry != before.geometry
@@ -163,7 +235,11 @@ def _classify_input(index: int, t: torch.Tensor, before: TensorState) -> InputOb
                 after.version != before.version
             )
     hidden = data and before.requires_grad and (before.is_leaf or after.grad_fn is before.grad_fn)
-    return InputObservation(index, before, after, data, metadata and not storage, storage, hidden)
+    seen = log.under_no_grad(before.storages)
+    no_grad = data and (grad_always_off if seen is None else seen)
+    return InputObservation(
+        index, before, after, data, metadata and not storage, storage, hidden, no_grad
+    )
 
 
 @dataclass(frozen=True)
@@ -179,8 +255,23 @@ class OutputObservation:
 
 
 @dataclass(frozen=True)
+class AttributeObservation:
+    """A tensor the program reaches through an argument (a module's parameter or buffer):
+    not an argument itself, but a compiler may make it an input of the compiled region."""
+
+    name: str
+    input: InputObservation
+    subclass: Meta
+    value: Any = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class Observation:
-    """Everything the reference derives its metadata from (see Note [Observed, not asked])."""
+    """Everything the reference derives its metadata from (see Note [Observed, not asked]).
+
+    In program terms after :func:`observe`, in region terms after :func:`region` (Note
+    [Program terms and region terms]).
+    """
 
     inputs: tuple[InputObservation | None, ...]
     outputs: tuple[OutputObservation, ...]
@@ -191,6 +282,8 @@ class Observation:
     input_subclasses: tuple[Meta, ...]
     saved_plain_tensors: int | None
     raw_outputs: tuple[Any, ...] = field(compare=False, repr=False)
+    raw_args: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    attributes: tuple[AttributeObservation, ...] = ()
 
     @property
     def mutated_inputs(self) -> tuple[InputObservation, ...]:
@@ -203,42 +296,102 @@ def _flatten_outputs(out: object) -> tuple[Any, ...]:
     return (out,)
 
 
+def _same_metadata(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return (
+        type(a) is type(b)
+        and a.dtype == b.dtype
+        and a.size() == b.size()
+        and a.stride() == b.stride()
+        and a.storage_offset() == b.storage_offset()
+    )
+
+
 def _relate_outputs(
-    args: Sequence[object], outs: Sequence[object]
+    inputs: Sequence[object], outs: Sequence[object]
 ) -> tuple[tuple[OutputObservation, ...], int]:
-    tensors = {i: a for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
-    ptrs = {i: _storage_ptr(a) for i, a in tensors.items() if a.numel()}
+    """Classify each output against ``inputs`` and the other outputs (see the Note)."""
+    tensors = {i: a for i, a in enumerate(inputs) if isinstance(a, torch.Tensor)}
+    in_storages = {i: _storages(a) for i, a in tensors.items()}
+    out_storages = [_storages(o) if isinstance(o, torch.Tensor) else frozenset() for o in outs]
     result: list[OutputObservation] = []
     bases: list[torch.Tensor] = []
     for j, o in enumerate(outs):
         if not isinstance(o, torch.Tensor):
             result.append(OutputObservation(j, AliasKind.PLAIN, None, False, None, PlainMeta()))
             continue
-        meta = subclass_meta_of(o)
         kind, base = AliasKind.PLAIN, None
         same = [i for i, a in tensors.items() if a is o]
-        sharing = [i for i, p in ptrs.items() if o.numel() and _storage_ptr(o) == p]
+        of_base = [i for i, a in tensors.items() if o._base is not None and o._base is a]
+        sharing = [i for i, st in in_storages.items() if st & out_storages[j]]
+        aliased_outs = [k for k, st in enumerate(out_storages) if st & out_storages[j]]
         if same:
             kind, base = AliasKind.IS_INPUT, same[0]
-        elif sharing and not is_wrapper_subclass(o):
-            kind, base = AliasKind.ALIAS_OF_INPUT, sharing[0]
-        elif o._base is not None and not is_wrapper_subclass(o):
-            kind = AliasKind.ALIAS_OF_INTERMEDIATE
-            owner = [k for k, other in enumerate(outs) if other is o._base]
-            if owner:
-                base = owner[0]
-            else:
-                found = [k for k, b in enumerate(bases) if b is o._base]
-                if not found:
-                    bases.append(o._base)
-                base = len(outs) + (found[0] if found else len(bases) - 1)
+        elif of_base or sharing:
+            kind, base = AliasKind.ALIAS_OF_INPUT, (of_base or sharing)[0]
+        elif o._base is not None and o.requires_grad and o._base.requires_grad:
+            if len(aliased_outs) > 1:
+                kind = AliasKind.ALIAS_OF_INTERMEDIATE
+                owner = [k for k, other in enumerate(outs) if other is o._base]
+                if owner:
+                    base = owner[0]
+                else:
+                    found = [k for k, b in enumerate(bases) if b is o._base]
+                    if not found:
+                        bases.append(o._base)
+                    base = len(outs) + (found[0] if found else len(bases) - 1)
+        elif len(aliased_outs) > 1 and not o.requires_grad:
+            twins = [
+                k
+                for k in aliased_outs
+                if k != j
+                and isinstance(twin := outs[k], torch.Tensor)
+                and twin.requires_grad
+                and _same_metadata(o, twin)
+            ]
+            if twins:
+                kind, base = AliasKind.ALIAS_OF_INTERMEDIATE, twins[0]
         view = (
             ViewSpec.of(o)
             if kind in (AliasKind.ALIAS_OF_INPUT, AliasKind.ALIAS_OF_INTERMEDIATE)
             else None
         )
-        result.append(OutputObservation(j, kind, base, o.requires_grad, view, meta))
+        result.append(OutputObservation(j, kind, base, o.requires_grad, view, subclass_meta_of(o)))
     return tuple(result), len(bases)
+
+
+def predict_trace_joint(
+    inputs: Sequence[InputObservation | None], outputs: Sequence[OutputObservation]
+) -> bool:
+    """The published rule for a training (joint) graph rather than an inference one.
+
+    Some input requires grad, and either an output requires grad (other than an input or an
+    alias of an input that requires grad: those are regenerated outside the graph) or an
+    input that requires grad had its values mutated where autograd sees it. So
+    ``torch.set_grad_enabled(False)`` inside the region gives an inference graph although
+    the inputs require grad.
+    """
+    if not any(i is not None and i.before.requires_grad for i in inputs):
+        return False
+
+    def base_requires_grad(o: OutputObservation) -> bool:
+        base = inputs[o.base_index] if o.base_index is not None else None
+        return base is not None and base.before.requires_grad
+
+    outputs_need = any(
+        o.requires_grad
+        and not (
+            o.kind in (AliasKind.IS_INPUT, AliasKind.ALIAS_OF_INPUT) and base_requires_grad(o)
+        )
+        for o in outputs
+    )
+    mutations_need = any(
+        i is not None
+        and i.before.requires_grad
+        and i.mutates_data
+        and not i.under_no_grad
+        for i in inputs
+    )
+    return outputs_need or mutations_need
 
 
 def _count_saved(program: Callable[..., Any], args: Sequence[object]) -> tuple[Any, int]:
@@ -257,22 +410,46 @@ def _count_saved(program: Callable[..., Any], args: Sequence[object]) -> tuple[A
     return out, leaves
 
 
-def observe(program: Callable[..., Any], args: Sequence[object]) -> Observation:
-    """Run ``program(*args)`` eagerly (mutating ``args``, as a call would) and classify."""
+def observe(
+    program: Callable[..., Any],
+    args: Sequence[object],
+    *,
+    attributes: Mapping[str, torch.Tensor] | None = None,
+) -> Observation:
+    """Run ``program(*args)`` eagerly (mutating ``args``, as a call would) and classify.
+
+    ``attributes``: tensors the program reaches through its arguments (``"m.w"`` for a
+    module's parameter), observed like inputs so that :func:`region` can place them.
+    """
+    attributes = dict(attributes or {})
     grad_before = torch.is_grad_enabled()
     befores = {i: snapshot(a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
+    attr_befores = {n: snapshot(t) for n, t in attributes.items()}
     input_subclasses = tuple(subclass_meta_of(a) for a in args)
-    trace_joint = grad_before and any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
-    if trace_joint:
-        out, saved = _count_saved(program, args)
-        saved_count: int | None = saved
-    else:
-        out, saved_count = program(*args), None
+    attr_subclasses = {n: subclass_meta_of(t) for n, t in attributes.items()}
+    differentiable = [*args, *attributes.values()]
+    may_be_joint = grad_before and any(
+        isinstance(a, torch.Tensor) and a.requires_grad for a in differentiable
+    )
+    log = _InPlaceLog()
+    with log:
+        if may_be_joint:
+            out, saved = _count_saved(program, args)
+            saved_count: int | None = saved
+        else:
+            out, saved_count = program(*args), None
     grad_after = torch.is_grad_enabled()
+    always_off = not grad_before and not grad_after
     outs = _flatten_outputs(out)
     inputs = tuple(
-        _classify_input(i, a, befores[i]) if isinstance(a, torch.Tensor) else None
+        _classify_input(i, a, befores[i], log, always_off) if isinstance(a, torch.Tensor) else None
         for i, a in enumerate(args)
+    )
+    attrs = tuple(
+        AttributeObservation(
+            n, _classify_input(-1, t, attr_befores[n], log, always_off), attr_subclasses[n], t
+        )
+        for n, t in attributes.items()
     )
     outputs, n_bases = _relate_outputs(args, outs)
     return Observation(
@@ -281,20 +458,81 @@ def observe(program: Callable[..., Any], args: Sequence[object]) -> Observation:
         n_bases,
         grad_before,
         grad_after,
-        trace_joint,
+        predict_trace_joint(inputs, outputs),
         input_subclasses,
         saved_count,
         outs,
+        tuple(args),
+        attrs,
+    )
+
+
+def region(
+    obs: Observation,
+    inputs: Sequence[int | str | None],
+    outputs: Sequence[int | None] | None = None,
+) -> Observation:
+    """The observation in the terms of one compiled region (Note [Program terms and region
+    terms]).
+
+    ``inputs``: per region input, the argument index, the attribute name, or ``None`` for a
+    value the program does not see (a symbolic size, a lifted constant, a tensorified
+    float). ``outputs``: per region output, the program output index or ``None``; ``None``
+    for the whole means the region returns exactly the program's outputs.
+    """
+    named = {a.name: a for a in obs.attributes}
+    slot_inputs: list[InputObservation | None] = []
+    slot_values: list[Any] = []
+    slot_subclasses: list[Meta] = []
+    for slot, ref in enumerate(inputs):
+        inp: InputObservation | None = None
+        value: Any = None
+        meta: Meta = PlainMeta()
+        if isinstance(ref, str):
+            if ref not in named:
+                raise KeyError(f"region input {slot}: no attribute {ref!r} was observed")
+            inp, value, meta = named[ref].input, named[ref].value, named[ref].subclass
+        elif ref is not None:
+            if not 0 <= ref < len(obs.inputs):
+                raise IndexError(f"region input {slot}: the program has no argument {ref}")
+            inp, value, meta = obs.inputs[ref], obs.raw_args[ref], obs.input_subclasses[ref]
+        slot_inputs.append(None if inp is None else replace(inp, index=slot))
+        slot_values.append(value)
+        slot_subclasses.append(meta)
+    if outputs is None:
+        outs = obs.raw_outputs
+    else:
+        for ref in outputs:
+            if ref is not None and not 0 <= ref < len(obs.raw_outputs):
+                raise IndexError(f"region output: the program has no output {ref}")
+        outs = tuple(None if ref is None else obs.raw_outputs[ref] for ref in outputs)
+    rel, n_bases = _relate_outputs(slot_values, outs)
+    return Observation(
+        tuple(slot_inputs),
+        rel,
+        n_bases,
+        obs.grad_enabled_before,
+        obs.grad_enabled_after,
+        predict_trace_joint(slot_inputs, rel),
+        tuple(slot_subclasses),
+        obs.saved_plain_tensors,
+        outs,
+        tuple(slot_values),
     )
 
 
 def predict_in_graph(inp: InputObservation, *, keep_input_mutations: bool) -> bool:
-    """The published placement rule: may the graph keep this mutation to itself?"""
+    """The published placement rule: may the graph keep this mutation to itself?
+
+    Only a value mutation, and only if autograd has nothing to record: the input does not
+    require grad and keeps its geometry, or every write happened with grad mode off. A
+    write through ``x.detach()`` with grad mode on does not count: the epilogue applies it.
+    """
     if inp.mutates_storage:
         return True  # storage swaps stay in the graph or are rejected at compile time
     if not keep_input_mutations or not inp.mutates_data:
         return False
-    return (not inp.mutates_metadata and not inp.before.requires_grad) or inp.hidden_from_autograd
+    return (not inp.mutates_metadata and not inp.before.requires_grad) or inp.under_no_grad
 
 
 def mutation_meta(
@@ -362,10 +600,29 @@ def runtime_wrapper_meta(
 
 
 def subclass_wrapper_meta(
-    obs: Observation, *, frozen_inputs: frozenset[int] = frozenset()
+    obs: Observation,
+    *,
+    frozen_inputs: frozenset[int] = frozenset(),
+    keep_input_mutations: bool = True,
+    runtime_indices: Sequence[int] | None = None,
 ) -> SubclassWrapperMeta | None:
-    """Subclass-wrapper metadata, or ``None`` when no input or output is a subclass."""
-    outputs = tuple(o.subclass for o in obs.outputs)
+    """Subclass-wrapper metadata, or ``None`` when no input or output is a subclass.
+
+    The graph's outputs are, in order, the updated values of the inputs the epilogue
+    applies (placement as in :func:`mutation_meta`), the user outputs and the intermediate
+    bases; a training graph appends its saved activations.
+    """
+    mm = mutation_meta(
+        obs, keep_input_mutations=keep_input_mutations, runtime_indices=runtime_indices
+    )
+    updated = tuple(
+        subclass_meta_of(obs.raw_args[m.index])
+        if m.index < len(obs.raw_args)
+        else obs.input_subclasses[m.index]
+        for m in mm.runtime_mutations
+    )
+    user = tuple(o.subclass for o in obs.outputs)
+    outputs = (*updated, *user, *(PlainMeta(),) * obs.num_intermediate_bases)
     if not any(isinstance(m, SubclassMeta) for m in (*obs.input_subclasses, *outputs)):
         return None
     saved = obs.saved_plain_tensors if obs.trace_joint else None

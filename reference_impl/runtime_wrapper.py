@@ -522,11 +522,13 @@ def form_from_trace(trace: Trace) -> RuntimeWrapperForm:  # noqa: PLR0912, PLR09
             and isinstance(term, Call)
         ):
             if term.args and isinstance(term.args[0], MapLit):
-                captured = tuple(
-                    (k.value, _arg_index(v) if _arg_index(v) is not None else -1)  # type: ignore[misc]  # -1 marks a non-args value
-                    for k, v in term.args[0].items
-                    if isinstance(k, Const)
-                )
+                # A dict literal: a repeated key is one entry, at its first position.
+                pairs: dict[int, int] = {}
+                for k, v in term.args[0].items:
+                    if isinstance(k, Const) and isinstance(k.value, int):
+                        index = _arg_index(v)
+                        pairs[k.value] = -1 if index is None else index  # -1: not an arg
+                captured = tuple(pairs.items())
             if func == "replay_aliases":
                 replays = True
             elif (

@@ -18,8 +18,8 @@ form walks the metadata (and the live ``__tensor_flatten__``) for every call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
 import torch
@@ -35,6 +35,7 @@ __all__ = [
     "codegen_subclass_wrapper",
     "compile_subclass_wrapper",
     "is_wrapper_subclass",
+    "mark_symbolic",
     "run_subclass_wrapper_interpreted",
     "structural_form",
     "subclass_meta_of",
@@ -100,6 +101,29 @@ def subclass_meta_of(x: object, *, symbolic_dims: frozenset[int] = frozenset()) 
     size = tuple(None if d in symbolic_dims else int(s) for d, s in enumerate(x.size()))
     stride = tuple(None if d in symbolic_dims else int(s) for d, s in enumerate(x.stride()))
     return SubclassMeta(type(x), attrs, ctx, size, stride)
+
+
+def mark_symbolic(
+    meta: Meta, symbolic: Mapping[str, tuple[Collection[int], Collection[int]]], path: str = ""
+) -> Meta:
+    """``meta`` with the outer size/stride entries that were symbolic at compile time set to
+    ``None``. ``symbolic`` maps a subclass's attribute path (``""`` for the value itself,
+    ``"a"``, ``"a.b"`` for nested ones) to its symbolic size dims and stride dims; which
+    ones are symbolic is the compiler's choice (dynamic shapes), so the caller supplies it.
+    """
+    if not isinstance(meta, SubclassMeta):
+        return meta
+    sizes, strides = symbolic.get(path, ((), ()))
+    attrs = tuple(
+        (name, mark_symbolic(m, symbolic, f"{path}.{name}" if path else name))
+        for name, m in meta.attrs
+    )
+    return replace(
+        meta,
+        attrs=attrs,
+        outer_size=tuple(None if d in sizes else s for d, s in enumerate(meta.outer_size)),
+        outer_stride=tuple(None if d in strides else s for d, s in enumerate(meta.outer_stride)),
+    )
 
 
 def _flatten(x: Any, meta: SubclassMeta, out: list[Any]) -> None:
