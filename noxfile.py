@@ -47,7 +47,9 @@ def split_torch_arg(posargs: list[str]) -> tuple[str, list[str]]:
         if arg == "--torch":
             choice = next(args, "")
             if not choice:
-                raise ChoiceError("--torch needs a value: auto, installed, default, stable, nightly[-VARIANT] or a version")
+                raise ChoiceError(
+                    "--torch needs a value: auto, installed, default, stable, nightly[-VARIANT] or a version"
+                )
         elif arg.startswith("--torch="):
             choice = arg.split("=", 1)[1]
         else:
@@ -85,7 +87,9 @@ def calling_torch_site(python: str) -> str | None:
     """The site-packages folder holding `python`'s torch, or None if it has no torch."""
     probe = "import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))"
     try:
-        out = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=300, check=False)
+        out = subprocess.run(  # noqa: S603  # the user's own interpreter, a fixed script
+            [python, "-c", probe], capture_output=True, text=True, timeout=300, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else None

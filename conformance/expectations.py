@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Literal
 
 from packaging.specifiers import SpecifierSet
-from pydantic import BaseModel, ConfigDict, Field
 from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, Field
 
 from conformance.devices import device_type
 from conformance.schema import BuildCondition, KnownFailure

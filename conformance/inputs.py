@@ -73,7 +73,7 @@ def geometry(spec: TensorSpec) -> tuple[tuple[int, ...], int]:
         s = contiguous_strides(wide)
         stride = (*s[:-1], 2)
     elif spec.layout == "channels_last":
-        n, c, h, w = shape
+        _n, c, h, w = shape
         stride = (h * w * c, 1, w * c, c)
     else:
         stride = contiguous_strides(shape)
@@ -195,7 +195,7 @@ class CallPoint:
     label: str
 
 
-def build_inputs(
+def build_inputs(  # noqa: PLR0912  # one branch per input kind
     case: Case,
     device: str,
     mode: Mode,

@@ -16,6 +16,7 @@ as plain tensors over the same storage.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -136,7 +137,8 @@ def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance) -> lis
     if isinstance(expected, float) and isinstance(actual, float):
         rtol = tol.rtol if tol.rtol is not None else 1.3e-6
         atol = tol.atol if tol.atol is not None else 1e-5
-        if not (abs(actual - expected) <= atol + rtol * abs(expected) or (actual != actual and expected != expected)):
+        both_nan = math.isnan(actual) and math.isnan(expected)
+        if not (abs(actual - expected) <= atol + rtol * abs(expected) or both_nan):
             return [Mismatch("value", where, _short(expected), _short(actual))]
         return []
     if actual != expected:
@@ -162,7 +164,9 @@ def input_change(before: TensorState, after: TensorState) -> InputChange:
 def compare_change(where: str, actual: InputChange, expected: InputChange, version: str) -> list[Mismatch]:
     out = []
     if actual.storage_swapped != expected.storage_swapped:
-        out.append(Mismatch("storage swapped (set_)", where, str(expected.storage_swapped), str(actual.storage_swapped)))
+        out.append(
+            Mismatch("storage swapped (set_)", where, str(expected.storage_swapped), str(actual.storage_swapped))
+        )
     if version != "ignore" and actual.version_delta is not None and expected.version_delta is not None:
         if version == "exact":
             if actual.version_delta != expected.version_delta:
@@ -204,7 +208,9 @@ def compare_ambient(actual: Ambient, expected: Ambient) -> list[Mismatch]:
     if actual.grad_enabled != expected.grad_enabled:
         out.append(Mismatch("grad mode", "after the call", str(expected.grad_enabled), str(actual.grad_enabled)))
     if actual.inference_mode != expected.inference_mode:
-        out.append(Mismatch("inference mode", "after the call", str(expected.inference_mode), str(actual.inference_mode)))
+        out.append(
+            Mismatch("inference mode", "after the call", str(expected.inference_mode), str(actual.inference_mode))
+        )
     if actual.autocast != expected.autocast:
         out.append(Mismatch("autocast", "after the call", _short(expected.autocast), _short(actual.autocast)))
     return out

@@ -97,7 +97,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = _State(root=root.resolve(), writer=writer, expectations=expectations)
     # torch's structured-trace records would otherwise flood pytest's captured-log sections
     trace_log = logging.getLogger("torch.__trace")
-    config.add_cleanup(lambda old=trace_log.propagate: setattr(trace_log, "propagate", old))
+    old_propagate = trace_log.propagate
+    config.add_cleanup(lambda: setattr(trace_log, "propagate", old_propagate))
     trace_log.propagate = False
     if writer is not None:
         config.pluginmanager.register(_ResultsSink(config, writer, expectations), "torch-conformance-results")

@@ -10,6 +10,7 @@ variant raised or timed out (the stack unwinds on BaseException too).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import linecache
 import time
@@ -278,11 +279,12 @@ class _AotCounter(CompileCounter):
 def _lookup_backend(name: str) -> Callable[..., Any]:
     import torch._dynamo
 
-    lookup = getattr(torch._dynamo, "lookup_backend", None)
+    lookup: Callable[[str], Callable[..., Any]] | None = getattr(torch._dynamo, "lookup_backend", None)
     if lookup is None:
-        from torch._dynamo.backends.registry import lookup_backend as lookup
-    fn: Callable[..., Any] = lookup(name)
-    return fn
+        from torch._dynamo.backends.registry import lookup_backend
+
+        lookup = lookup_backend
+    return lookup(name)
 
 
 def _config_patches(case: Case, variant: Variant) -> list[tuple[Any, dict[str, Any]]]:
@@ -354,18 +356,18 @@ def make_function(lc: LoadedCase) -> Callable[..., Any]:
 def make_compiled(fn: Callable[..., Any], case: Case, variant: Variant) -> tuple[Callable[..., Any], CompileCounter]:
     if variant.backend == "aot_function":
         try:
-            from functorch.compile import aot_function, nop
+            from functorch.compile import aot_function, nop  # type: ignore[attr-defined]  # re-exported without __all__
         except ImportError as exc:
             raise FeatureUnavailable(f"functorch.compile.aot_function is not available: {exc}") from None
-        counter = _AotCounter(nop)
+        aot_counter = _AotCounter(nop)
         compiled = aot_function(
             fn,
-            fw_compiler=counter,
+            fw_compiler=aot_counter,
             bw_compiler=nop,
             keep_inference_input_mutations=variant.kiim,
             dynamic=bool(case.compile.dynamic),
         )
-        return compiled, counter
+        return compiled, aot_counter
     counter = CompileCounter(_lookup_backend(variant.backend))
     compiled = torch.compile(fn, backend=counter, dynamic=case.compile.dynamic, fullgraph=case.compile.fullgraph)
     return compiled, counter
@@ -471,82 +473,101 @@ def _write_through(side: Side) -> None:
     side.after_write = states
 
 
-def _compare_call(eager: Side, comp: Side, case: Case, prefix: str, training: bool) -> list[Mismatch]:
-    tol = Tolerance(case.expect.rtol, case.expect.atol)
+def _compare_exceptions(eager: Side, comp: Side, case: Case, prefix: str) -> list[Mismatch]:
+    """Unexpected eager exceptions break the case; compiled ones (or missing ones) fail it."""
     out: list[Mismatch] = []
-
-    def at(where: str) -> str:
-        return f"{prefix}{where}"
-
     raises = case.expect.raises
     for name, side in (("eager", eager), ("compiled", comp)):
-        expected_here = raises is not None and name in raises.sides
-        if expected_here:
-            assert raises is not None
-            if not oracles.matches_exception(side.exc, raises.type, raises.match):
-                want = f"{raises.type}" + (f" matching {raises.match!r}" if raises.match else "")
-                if name == "eager":
-                    raise CaseBroken(f"{prefix}expect.raises: eager gives {oracles.exception_summary(side.exc)}, "
-                                     f"but the case expects {want}")
-                out.append(Mismatch("exception", at("call"), want, oracles.exception_summary(side.exc),
-                                    source="expect.raises"))
+        if raises is not None and name in raises.sides:
+            if oracles.matches_exception(side.exc, raises.type, raises.match):
+                continue
+            want = raises.type + (f" matching {raises.match!r}" if raises.match else "")
+            got = oracles.exception_summary(side.exc)
+            if name == "eager":
+                raise CaseBroken(f"{prefix}expect.raises: eager gives {got}, but the case expects {want}")
+            out.append(Mismatch("exception", "call", want, got, source="expect.raises"))
         elif side.exc is not None:
             if name == "eager":
-                raise CaseBroken(f"{prefix}eager raised {oracles.exception_summary(side.exc)}; "
-                                 "fix the program, or declare expect.raises for a negative case")
-            out.append(Mismatch("exception", at("call"), oracles.exception_summary(eager.exc),
+                raise CaseBroken(
+                    f"{prefix}eager raised {oracles.exception_summary(side.exc)}; "
+                    "fix the program, or declare expect.raises for a negative case"
+                )
+            out.append(Mismatch("exception", "call", oracles.exception_summary(None),
                                 oracles.exception_summary(side.exc)))
-    if eager.exc is not None or comp.exc is not None:
-        return out
+    return out
 
+
+def _compare_outputs(eager: Side, comp: Side, case: Case, tol: Tolerance) -> list[Mismatch]:
     if len(comp.outputs) != len(eager.outputs):
-        out.append(Mismatch("number of outputs", at("outputs"), str(len(eager.outputs)), str(len(comp.outputs))))
-        return out
+        return [Mismatch("number of outputs", "outputs", str(len(eager.outputs)), str(len(comp.outputs)))]
+    out: list[Mismatch] = []
     for k, (a, e) in enumerate(zip(comp.outputs, eager.outputs, strict=True)):
         sa, se = comp.out_states[k], eager.out_states[k]
         if sa is not None and se is not None:
-            out += oracles.compare_state(at(f"out[{k}]"), sa, se, tol, strides=case.expect.strides)
+            out += oracles.compare_state(f"out[{k}]", sa, se, tol, strides=case.expect.strides)
         elif (sa is None) != (se is None):
-            out.append(Mismatch("type", at(f"out[{k}]"), type(e).__name__, type(a).__name__))
+            out.append(Mismatch("type", f"out[{k}]", type(e).__name__, type(a).__name__))
         else:
-            out += oracles.compare_plain(at(f"out[{k}]"), a, e, tol)
+            out += oracles.compare_plain(f"out[{k}]", a, e, tol)
+    out += oracles.compare_relations(comp.relations, eager.relations)
+    return out
+
+
+def _compare_inputs(eager: Side, comp: Side, case: Case, tol: Tolerance) -> list[Mismatch]:
+    out: list[Mismatch] = []
     for name, se in eager.after.items():
         sa = comp.after[name]
-        out += oracles.compare_state(at(f"input {name}"), sa, se, tol)
+        out += oracles.compare_state(f"input {name}", sa, se, tol)
         ce = oracles.input_change(_as_state(eager.before[name]), se)
         ca = oracles.input_change(_as_state(comp.before[name]), sa)
-        out += oracles.compare_change(at(f"input {name}"), ca, ce, case.expect.version)
-    out += [
-        Mismatch(m.check, at(m.where), m.expected, m.actual, m.detail, m.source)
-        for m in oracles.compare_relations(comp.relations, eager.relations)
-    ]
-    assert comp.ambient is not None and eager.ambient is not None
-    out += [
-        Mismatch(m.check, at(m.where), m.expected, m.actual, m.detail, m.source)
-        for m in oracles.compare_ambient(comp.ambient, eager.ambient)
-    ]
-    if training:
-        if (comp.backward_exc is None) != (eager.backward_exc is None):
-            out.append(Mismatch("exception", at("backward"), oracles.exception_summary(eager.backward_exc),
-                                oracles.exception_summary(comp.backward_exc)))
-        for name, ge in eager.grads.items():
-            ga = comp.grads.get(name)
-            if (ga is None) != (ge is None):
-                out.append(Mismatch(".grad", at(f"grad of {name}"), "a tensor" if ge is not None else "None",
-                                    "a tensor" if ga is not None else "None"))
-            elif ga is not None and ge is not None:
-                out += oracles.compare_state(at(f"grad of {name}"), ga, ge, tol, strides=False, grad_fields=False,
-                                             storage=False)
-    if case.expect.write_through:
-        if comp.write_errors != eager.write_errors:
-            out.append(Mismatch("in-place write through outputs", at("outputs"), str(eager.write_errors),
-                                str(comp.write_errors)))
-        for name, se in eager.after_write.items():
-            sa = comp.after_write.get(name)
-            if sa is not None:
-                out += oracles.compare_state(at(f"after writing through the outputs: {name}"), sa, se, tol,
-                                             strides=False, grad_fields=False, storage=False)
+        out += oracles.compare_change(f"input {name}", ca, ce, case.expect.version)
     return out
+
+
+def _compare_grads(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    if (comp.backward_exc is None) != (eager.backward_exc is None):
+        out.append(Mismatch("exception", "backward", oracles.exception_summary(eager.backward_exc),
+                            oracles.exception_summary(comp.backward_exc)))
+    for name, ge in eager.grads.items():
+        ga = comp.grads.get(name)
+        if (ga is None) != (ge is None):
+            out.append(Mismatch(".grad", f"grad of {name}", "a tensor" if ge is not None else "None",
+                                "a tensor" if ga is not None else "None"))
+        elif ga is not None and ge is not None:
+            out += oracles.compare_state(f"grad of {name}", ga, ge, tol, strides=False, grad_fields=False,
+                                         storage=False)
+    return out
+
+
+def _compare_write_through(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    if comp.write_errors != eager.write_errors:
+        out.append(Mismatch("in-place write through outputs", "outputs", str(eager.write_errors),
+                            str(comp.write_errors)))
+    for name, se in eager.after_write.items():
+        sa = comp.after_write.get(name)
+        if sa is not None:
+            out += oracles.compare_state(f"after writing through the outputs: {name}", sa, se, tol,
+                                         strides=False, grad_fields=False, storage=False)
+    return out
+
+
+def _compare_call(eager: Side, comp: Side, case: Case, prefix: str, training: bool) -> list[Mismatch]:
+    """Everything one call left behind, compiled against eager; `where` prefixed with the call."""
+    found = _compare_exceptions(eager, comp, case, prefix)
+    if eager.exc is None and comp.exc is None:
+        tol = Tolerance(case.expect.rtol, case.expect.atol)
+        found += _compare_outputs(eager, comp, case, tol)
+        found += _compare_inputs(eager, comp, case, tol)
+        assert comp.ambient is not None
+        assert eager.ambient is not None
+        found += oracles.compare_ambient(comp.ambient, eager.ambient)
+        if training:
+            found += _compare_grads(eager, comp, tol)
+        if case.expect.write_through:
+            found += _compare_write_through(eager, comp, tol)
+    return [dataclasses.replace(m, where=prefix + m.where) for m in found]
 
 
 def _as_state(light: tuple[tuple[str, int] | None, int | None]) -> TensorState:
@@ -688,7 +709,7 @@ class Outcome:
 def execute(
     lc: LoadedCase, variant: Variant, timer: Timer, fault: Fault | None = None, probe: bool = True
 ) -> Outcome:
-    """Run every pass × sweep point of one variant; raise CaseBroken/FeatureUnavailable."""
+    """Run every pass and call of one variant; raise CaseBroken/FeatureUnavailable."""
     from conformance.capture import capture_generated_sources
 
     case = lc.case
@@ -711,29 +732,39 @@ def execute(
         capturing = probe and p == 0
         with contextlib.ExitStack() as stack:
             capture = stack.enter_context(capture_generated_sources(warn=False)) if capturing else None
-            mismatches += _run_pass(lc, variant, timer, compiled, counter, points, eager_fn, p)
+            mismatches += _run_pass(
+                lc,
+                variant=variant,
+                timer=timer,
+                compiled=compiled,
+                counter=counter,
+                points=points,
+                eager_fn=eager_fn,
+                p=p,
+            )
         calls += len(points)
         counts[f"{pass_name}_graphs"] = counter.count
         if capture is not None:
             with timer("probe"):
                 probes = run_probe(lc, variant, capture, counter)
-        if case.expect.compiles is not None and variant.backend != "aot_function":
-            if counter.count != case.expect.compiles:
-                mismatches.append(
-                    Mismatch(
-                        "graphs compiled",
-                        f"{pass_name} pass over {len(points)} call(s)",
-                        str(case.expect.compiles),
-                        str(counter.count),
-                        "a recompile per value" if counter.count >= len(points) > 1 else "",
-                        source="expect.compiles",
-                    )
+        expected = case.expect.compiles
+        if expected is not None and variant.backend != "aot_function" and counter.count != expected:
+            mismatches.append(
+                Mismatch(
+                    "graphs compiled",
+                    f"{pass_name} pass over {len(points)} call(s)",
+                    str(expected),
+                    str(counter.count),
+                    "a recompile per value" if counter.count >= len(points) > 1 else "",
+                    source="expect.compiles",
                 )
+            )
     return Outcome(mismatches=mismatches, compile_counts=counts, calls=calls, probes=probes)
 
 
 def _run_pass(
     lc: LoadedCase,
+    *,
     variant: Variant,
     timer: Timer,
     compiled: Callable[..., Any],
@@ -811,8 +842,10 @@ def error_record(lc: LoadedCase, variant: Variant, reason: str, nodeid: str = ""
     return ResultRecord(status="error", reason=reason, **_base_fields(lc, variant, nodeid))
 
 
-def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = None, nodeid: str = "") -> ResultRecord:
-    """One (case, variant) → one result record. Never raises for a case or build problem."""
+def run_variant(  # noqa: PLR0911  # one return per verdict reads plainest
+    lc: LoadedCase, variant: Variant, options: RunOptions | None = None, nodeid: str = ""
+) -> ResultRecord:
+    """One (case, variant) -> one result record. Never raises for a case or build problem."""
     options = options or RunOptions()
     case = lc.case
     timer = Timer()
@@ -822,7 +855,7 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
     def done(status: str, **kw: Any) -> ResultRecord:
         timer.spent["total"] = time.perf_counter() - start
         seen = dict.fromkeys(f"{w.category.__name__}: {w.message}"[:300] for w in caught)
-        return ResultRecord(status=status, durations=timer.spent, warnings=tuple(seen)[:10], **base, **kw)  # type: ignore[arg-type]  # status is checked by pydantic
+        return ResultRecord(status=status, durations=timer.spent, warnings=tuple(seen)[:10], **base, **kw)
 
     caught: list[warnings.WarningMessage] = []
     dev = probe_device(variant.device)

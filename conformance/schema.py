@@ -550,9 +550,8 @@ class Case(_Strict):
     @classmethod
     def _modes(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         inputs = info.data.get("inputs")
-        if "training" in value and inputs is not None:
-            if not any(s.requires_grad() for s in inputs.values()):
-                raise ValueError("training needs at least one input with requires_grad: true")
+        if "training" in value and inputs is not None and not any(s.requires_grad() for s in inputs.values()):
+            raise ValueError("training needs at least one input with requires_grad: true")
         return value
 
     @field_validator("expect")

@@ -24,7 +24,9 @@ backends: [{backend}]
 """
 
 
-def case(make_case: CaseFactory, body: str, behavior: str = "mutation_epilogue", backend: str = "aot_eager") -> LoadedCase:
+def case(
+    make_case: CaseFactory, body: str, behavior: str = "mutation_epilogue", backend: str = "aot_eager"
+) -> LoadedCase:
     return make_case(HEAD.format(behavior=behavior, backend=backend) + body)
 
 

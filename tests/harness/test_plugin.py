@@ -234,4 +234,6 @@ def test_broken_expectations_file_is_a_usage_error_with_its_line(pytester: pytes
     pytester.path.joinpath("vendor.yaml").write_text(EXPECTATIONS.replace("reason: matches", "reasn: matches"))
     result = run(pytester, "--conformance-expectations=vendor.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*vendor.yaml:8: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, case*"])
+    result.stderr.fnmatch_lines(
+        ["*vendor.yaml:8: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, case*"]
+    )
