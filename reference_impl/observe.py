@@ -58,7 +58,13 @@ from reference_impl.mutation_epilogue import (
     OutputAlias,
     apply_mutations_interpreted,
 )
-from reference_impl.runtime_wrapper import AliasKind, OutputSpec, RuntimeWrapperMeta, ViewSpec
+from reference_impl.runtime_wrapper import (
+    AliasKind,
+    OutputSpec,
+    RuntimeWrapperMeta,
+    ViewSpec,
+    replay_aliases_interpreted,
+)
 from reference_impl.scalar_tensorify import (
     ScalarProgramMeta,
     analyze_float_uses,
@@ -90,6 +96,7 @@ __all__ = [
     "snapshot",
     "subclass_wrapper_meta",
     "verify_mutation_meta",
+    "verify_output_meta",
 ]
 
 
@@ -664,7 +671,10 @@ def verify_mutation_meta(
             updated.append(OutputAlias(value) if meta.trace_joint else value)  # type: ignore[arg-type]  # detach() is a Tensor
         else:
             updated.append(final.detach().clone())
-    apply_mutations_interpreted(meta, dict(enumerate(replay_args)), updated)
+    try:
+        apply_mutations_interpreted(meta, dict(enumerate(replay_args)), updated)
+    except Exception as exc:  # a wrong classification may make the epilogue itself fail
+        return [f"the epilogue raised {type(exc).__name__}: {exc}"]
     problems = []
     for m in meta.runtime_mutations:
         want = snapshot(eager_args[m.index])  # type: ignore[arg-type]  # tensors by construction
@@ -688,4 +698,67 @@ def verify_mutation_meta(
             )
         ):
             problems.append(f"input {inp}: mutated in eager, but the metadata says it is not")
+    return problems
+
+
+def _fresh(value: object) -> object:
+    """What a functional graph returns for ``value``: a new tensor with its values."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    with torch.no_grad():
+        copy = value.detach().clone()
+    if value.requires_grad:
+        copy.requires_grad_(True)
+    return copy
+
+
+def verify_output_meta(
+    program: Callable[..., Any],
+    make_args: Callable[[], Sequence[object]],
+    meta: RuntimeWrapperMeta,
+) -> list[str]:
+    """Replay ``meta``'s outputs through the reference alias regeneration and list where
+    they relate to the inputs and to each other differently from eager.
+
+    One copy of the inputs runs eagerly. A second copy runs too (so its inputs end in the
+    same state), but its outputs are replaced by what a functional graph returns: fresh
+    tensors with the eager outputs' values, then the intermediate bases. Regenerating the
+    aliases as ``meta`` says must give outputs that are, as in eager, the same input, an
+    alias of the same input, an alias of the same output, or nothing shared.
+    """
+    eager_args, graph_args = list(make_args()), list(make_args())
+    outs = _flatten_outputs(program(*eager_args))
+    program(*graph_args)
+    if len(meta.outputs) != len(outs):
+        return [f"metadata has {len(meta.outputs)} outputs, eager returns {len(outs)}"]
+    bases: list[torch.Tensor] = []
+    for o in outs:
+        base = o._base if isinstance(o, torch.Tensor) else None
+        if base is not None and not any(base is x for x in (*outs, *eager_args, *bases)):
+            bases.append(base)
+    fw_outs: list[object] = [_fresh(v) for v in (*outs, *bases)]
+    if meta.trace_joint:
+        for i, spec in enumerate(meta.outputs):
+            if spec.kind in (AliasKind.ALIAS_OF_INPUT, AliasKind.ALIAS_OF_INTERMEDIATE):
+                fw_outs[i] = OutputAlias(fw_outs[i])  # type: ignore[arg-type]  # a tensor here
+    try:
+        ret = replay_aliases_interpreted(
+            meta, {i: graph_args[i] for i in meta.captured_inputs}, fw_outs
+        )
+    except Exception as exc:  # e.g. a base index the graph does not return
+        return [f"regenerating the aliases raised {type(exc).__name__}: {exc}"]
+    want, _ = _relate_outputs(eager_args, outs)
+    got, _ = _relate_outputs(graph_args, ret)
+    problems = []
+    for w, g in zip(want, got, strict=True):
+        if (w.kind, w.base_index) != (g.kind, g.base_index):
+            problems.append(
+                f"output {w.index}: {g.kind.value} of {g.base_index}, "
+                f"eager {w.kind.value} of {w.base_index}"
+            )
+        o, r = outs[w.index], ret[w.index]
+        if isinstance(o, torch.Tensor) and (
+            not isinstance(r, torch.Tensor) or not _same_values(_leaves(o), _leaves(r))
+        ):
+            problems.append(f"output {w.index}: values differ from eager")
     return problems

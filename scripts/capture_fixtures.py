@@ -2,9 +2,10 @@
 
     python scripts/capture_fixtures.py [--out tests/resources/captured]
 
-Each program is compiled on CPU with ``aot_eager`` (or ``aot_function`` with nop
-compilers for metadata mutations) under :func:`conformance.capture.capture_generated_sources`;
-one file per captured artifact: ``<program>__<artifact>__<n>.py``.
+Each program is compiled on CPU with ``aot_eager`` (``dynamic=True`` where marked, or
+``aot_function`` with nop compilers for metadata mutations) under
+:func:`conformance.capture.capture_generated_sources`; one file per captured artifact:
+``<program>__<artifact>__<n>.py``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,18 @@ def _metadata_mutation(x: torch.Tensor) -> torch.Tensor:
     return x * 2
 
 
+def _graph_order(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    # dynamo orders graph inputs by first use: [a, c, b]
+    a.mul_(2)
+    c.add_(b)
+    return a + c
+
+
+def _subclass_dynamic(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # with dynamic=True, graph inputs are [s0, s1, x, y] and x's sizes are passed as symints
+    return x * y, y.sum()
+
+
 PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[], list[Any]], str]] = {
     "mutation_2": (
         _mutation_2,
@@ -56,6 +69,20 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[], list[Any]], str]] = {
         lambda: [TwoTensor(torch.ones(3), torch.ones(3)).requires_grad_()],
         "compile",
     ),
+    "mutation_graph_order": (
+        _graph_order,
+        lambda: [
+            torch.ones(4, requires_grad=True).clone(),
+            torch.ones(4, requires_grad=True),
+            torch.ones(4, requires_grad=True).clone(),
+        ],
+        "compile",
+    ),
+    "subclass_dynamic": (
+        _subclass_dynamic,
+        lambda: [TwoTensor(torch.ones(4, 3), torch.ones(4, 3)), torch.ones(4, 3)],
+        "compile-dynamic",
+    ),
 }
 KEEP = (
     "mutation_epilogue",
@@ -72,14 +99,14 @@ def regenerate(root: Path) -> Iterator[Path]:
     for name, (program, make_args, entry) in PROGRAMS.items():
         torch._dynamo.reset()
         with capture_generated_sources() as cap:
-            fn = (
-                torch.compile(program, backend="aot_eager")
-                if entry == "compile"
-                else (aot_function(program, nop, nop))
-            )
+            if entry == "aot":
+                fn = aot_function(program, nop, nop)
+            else:
+                fn = torch.compile(program, backend="aot_eager", dynamic=entry == "compile-dynamic")
             out = fn(*make_args())
             first = out[0] if isinstance(out, tuple) else out
-            first.sum().backward()
+            if first.requires_grad:
+                first.sum().backward()
         counts: dict[str, int] = {}
         for art in cap.artifacts:
             if art.name not in KEEP:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,23 @@ from torch.testing._internal.two_tensor import TwoTensor
 from conformance.capture import (
     MODULE_LOGGERS,
     TRACE_LOGGER,
-    CaptureResult,
     CapturedArtifact,
+    CaptureResult,
     CaptureWarning,
     capture_generated_sources,
     split_combined,
     write_trace_log,
 )
-from conformance.probe import ScalarSweep, probe
+from conformance.loader import load_case
+from conformance.probe import (
+    GraphSignature,
+    OutputSample,
+    ScalarSweep,
+    match_outputs,
+    probe,
+    probe_compiles,
+)
+from conformance.runner import Variant, run_variant
 from reference_impl.observe import observe
 from reference_impl.scalar_tensorify import analyze_float_uses
 
@@ -52,6 +62,16 @@ def subclass_sum(x: torch.Tensor) -> torch.Tensor:
     return (x.sin() * 2).sum()
 
 
+def graph_order(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    a.mul_(2)
+    c.add_(b)
+    return a + c
+
+
+def subclass_dynamic(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return x * y, y.sum()
+
+
 PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[], list[Any]]]] = {
     "mutation_2": (
         mutation_2,
@@ -73,6 +93,31 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[], list[Any]]]] = {
     "subclass_twotensor": (
         subclass_sum,
         lambda: [TwoTensor(torch.ones(3), torch.ones(3)).requires_grad_()],
+    ),
+    "mutation_graph_order": (
+        graph_order,
+        lambda: [
+            torch.ones(4, requires_grad=True).clone(),
+            torch.ones(4, requires_grad=True),
+            torch.ones(4, requires_grad=True).clone(),
+        ],
+    ),
+    "subclass_dynamic": (
+        subclass_dynamic,
+        lambda: [TwoTensor(torch.ones(4, 3), torch.ones(4, 3)), torch.ones(4, 3)],
+    ),
+}
+
+# The region each 2.13.0 recording was compiled as (what the runner's CompileCounter records):
+# dynamo orders graph inputs by first use, and with dynamic=True passes the two sizes first.
+_DYN = (("", (0, 1), (0,)), ("a", (0, 1), (0,)), ("b", (0, 1), (0,)))
+REGIONS: dict[str, GraphSignature] = {
+    "mutation_graph_order": GraphSignature(inputs=(0, 2, 1), outputs=(0,)),
+    "subclass_dynamic": GraphSignature(
+        inputs=(None, None, 0, 1),
+        outputs=(0, 1),
+        input_symbolic=((), (), _DYN, (("", (0, 1), (0,)),)),
+        output_symbolic=(_DYN, ()),
     ),
 }
 
@@ -98,6 +143,8 @@ def observed(program: str) -> Any:
 
 RECORDED = [
     ("2.13.0", "mutation_2", ["mutation_epilogue", "runtime_wrapper"]),
+    ("2.13.0", "mutation_graph_order", ["mutation_epilogue", "runtime_wrapper"]),
+    ("2.13.0", "subclass_dynamic", ["runtime_wrapper", "subclass_wrapper"]),
     ("2.13.0", "metadata_mutation_aot_function", ["mutation_epilogue", "runtime_wrapper"]),
     ("2.13.0", "output_alias", ["runtime_wrapper"]),
     ("2.13.0", "subclass_twotensor", ["runtime_wrapper", "subclass_wrapper", "backward_unwrap"]),
@@ -120,7 +167,12 @@ RECORDED = [
 )
 def test_recorded_sources_conform(release: str, program: str, conforming: list[str]) -> None:
     keep = program != "metadata_mutation_aot_function"
-    report = probe(recorded(release, program), observed(program), keep_input_mutations=keep)
+    report = probe(
+        recorded(release, program),
+        observed(program),
+        graph=REGIONS.get(program),
+        keep_input_mutations=keep,
+    )
     statuses = report.statuses()
     assert {b for b, s in statuses.items() if s == "conforms"} == set(conforming), report.to_json()
     assert "diverges" not in statuses.values()
@@ -222,6 +274,51 @@ SEMANTIC = [
         "runtime_wrapper",
     ),
     (
+        "mutation applied at the argument's index, not the graph slot's",
+        "2.13.0",
+        "mutation_graph_order",
+        "mutation_epilogue",
+        "orig_inputs[1].copy_(updated_inputs[1])",
+        "orig_inputs[2].copy_(updated_inputs[1])",
+        "mutation_epilogue",
+    ),
+    (
+        "wrong symint extraction index",
+        "2.13.0",
+        "subclass_dynamic",
+        "subclass_wrapper",
+        "unwrapped_args.append(_size_2[1])",
+        "unwrapped_args.append(_size_2[0])",
+        "subclass_wrapper",
+    ),
+    (
+        "symbolic stride not passed",
+        "2.13.0",
+        "subclass_dynamic",
+        "subclass_wrapper",
+        "    unwrapped_args.append(_stride_3[0])\n",
+        "",
+        "subclass_wrapper",
+    ),
+    (
+        "plain input unwrapped from the wrong slot",
+        "2.13.0",
+        "subclass_dynamic",
+        "subclass_wrapper",
+        "unwrapped_args.append(args[3])",
+        "unwrapped_args.append(args[1])",
+        "subclass_wrapper",
+    ),
+    (
+        "dynamic output left unmarked",
+        "2.13.0",
+        "subclass_dynamic",
+        "runtime_wrapper_orchestration",
+        "\n    _mark_dynamic_(ret_outs[1], _dyn_dims_1)",
+        "",
+        "runtime_wrapper",
+    ),
+    (
         "alias replayed from the wrong input",
         "2.14.1",
         "output_alias_second",
@@ -243,11 +340,78 @@ def test_one_semantic_change_diverges(
 ) -> None:
     keep = program != "metadata_mutation_aot_function"
     report = probe(
-        _variant(release, program, artifact, old, new), observed(program), keep_input_mutations=keep
+        _variant(release, program, artifact, old, new),
+        observed(program),
+        graph=REGIONS.get(program),
+        keep_input_mutations=keep,
     )
     result = report[behaviour]
     assert result.status == "diverges", (label, result)
     assert result.diff and result.build_source and result.reference_source
+
+
+WRONG_REGIONS = [
+    ("program terms (no region)", None),
+    # (2, 0, 1) would exchange a and c, which are mutated alike: the same code, rightly
+    ("last two slots swapped", GraphSignature(inputs=(0, 1, 2), outputs=(0,))),
+    ("first two slots swapped", GraphSignature(inputs=(1, 0, 2), outputs=(0,))),
+]
+
+
+@pytest.mark.parametrize(("label", "graph"), WRONG_REGIONS, ids=[w[0] for w in WRONG_REGIONS])
+def test_wrong_graph_input_map_diverges(label: str, graph: GraphSignature | None) -> None:
+    """The same recording conforms with the region it was compiled as (see RECORDED) and
+    diverges with any other: the map decides which input the reference mutates."""
+    report = probe(recorded("2.13.0", "mutation_graph_order"), observed("mutation_graph_order"), graph=graph)
+    assert "diverges" in (report["mutation_epilogue"].status, report["runtime_wrapper"].status), (
+        label,
+        report.to_json(),
+    )
+
+
+def test_wrong_graph_output_map_diverges() -> None:
+    """``x.view(-1), x * 2``: the graph returns both; which one is the alias is the map's."""
+    cap, obs = recorded("2.13.0", "output_alias"), observed("output_alias")
+    right = GraphSignature(inputs=(0,), outputs=(0, 1))
+    assert probe(cap, obs, graph=right)["runtime_wrapper"].status == "conforms"
+    for outputs in ((1, 0), (0,), (0, None)):
+        result = probe(cap, obs, graph=replace(right, outputs=outputs))["runtime_wrapper"]
+        assert result.status == "diverges", (outputs, result)
+
+
+def test_wrong_symbolic_positions_diverge() -> None:
+    right = REGIONS["subclass_dynamic"]
+    static_stride = (("", (0, 1), ()), ("a", (0, 1), ()), ("b", (0, 1), ()))
+    for wrong in (
+        replace(right, input_symbolic=((), (), static_stride, right.input_symbolic[3])),
+        replace(right, output_symbolic=((), ())),
+    ):
+        report = probe(recorded("2.13.0", "subclass_dynamic"), observed("subclass_dynamic"), graph=wrong)
+        assert "diverges" in report.statuses().values(), wrong
+
+
+def test_every_compile_is_compared_and_the_divergent_one_is_named() -> None:
+    good = recorded("2.13.0", "mutation_graph_order")
+    obs = observed("mutation_graph_order")
+    region = REGIONS["mutation_graph_order"]
+    both = probe_compiles([(good, obs, region), (good, obs, region)])
+    assert both["mutation_epilogue"].status == "conforms"
+    second_wrong = probe_compiles([(good, obs, region), (good, obs, replace(region, inputs=(0, 1, 2)))])
+    result = second_wrong["mutation_epilogue"]
+    assert result.status == "diverges"
+    assert result.note.startswith("compile 1")
+
+
+def test_graph_outputs_are_matched_to_program_outputs() -> None:
+    x = torch.arange(6.0).reshape(2, 3)
+    program = (x, x.sin(), x.view(-1), 3, x.cos())
+    # dynamo returns only what the graph computed, in program order
+    graph = [OutputSample.of(v) for v in (x.sin().clone(), x.view(-1).clone(), x.cos().clone())]
+    assert match_outputs(graph, program) == (1, 2, 4)
+    # same shape and dtype: the values decide, order breaks ties
+    twins = (x.sin(), x.cos())
+    assert match_outputs([OutputSample.of(x.cos()), OutputSample.of(x.sin())], twins) == (1, 0)
+    assert match_outputs([OutputSample.of(torch.zeros(5))], program) == (None,)
 
 
 def test_set_branch_through_synthetic_source() -> None:
@@ -318,7 +482,10 @@ def test_renaming_and_reformatting_conform(
 ) -> None:
     keep = program != "metadata_mutation_aot_function"
     report = probe(
-        _variant(release, program, artifact, old, new), observed(program), keep_input_mutations=keep
+        _variant(release, program, artifact, old, new),
+        observed(program),
+        graph=REGIONS.get(program),
+        keep_input_mutations=keep,
     )
     assert "diverges" not in report.statuses().values(), report.to_json()
 
@@ -419,3 +586,76 @@ def test_end_to_end_installed_build_conforms(program: str) -> None:
         assert report["runtime_wrapper"].status == "conforms" or not cap.sources(
             "runtime_wrapper_orchestration"
         )
+
+
+# -- the committed cases through the runner, on the installed torch --------------------------
+
+CASES = Path(__file__).parents[2] / "cases"
+# (case, backend, mode, behaviours that must conform where the build generates them); each
+# stands for one way program terms and region terms differ.
+COMMITTED = [
+    # graph inputs ordered by first use: [a, c, b]; both mutated non-leaves applied
+    ("mutation_epilogue/two_of_three_mutated", "aot_eager", "training", {"mutation_epilogue", "runtime_wrapper"}),
+    ("mutation_epilogue/two_of_three_mutated", "aot_eager", "inference", {"runtime_wrapper"}),
+    # inputs require grad, no output does: an inference graph
+    ("runtime_wrapper/grad_mode_set_inside", "aot_eager", "training", {"runtime_wrapper"}),
+    # x.t() of a TwoTensor is an alias of the input
+    (
+        "subclass_wrapper/twotensor_in_out",
+        "aot_eager",
+        "training",
+        {"runtime_wrapper", "subclass_wrapper", "backward_unwrap"},
+    ),
+    ("subclass_wrapper/twotensor_in_out", "aot_eager", "inference", {"runtime_wrapper", "subclass_wrapper"}),
+    # symints first, sizes of the TwoTensor extracted at their positions
+    ("subclass_wrapper/mixed_dynamic", "aot_eager", "inference", {"runtime_wrapper", "subclass_wrapper"}),
+    # a symint and two tensorified floats among the graph inputs, version bumps in slot terms
+    ("scalar_recompile/optimizer_step", "aot_eager", "inference", {"runtime_wrapper", "scalar_recompile"}),
+    # two compiles with different regions (static, then a tensorified float)
+    ("scalar_recompile/method_mul_default_dynamic", "aot_eager", "inference", {"runtime_wrapper"}),
+    # inputs returned unchanged are not graph outputs
+    ("runtime_wrapper/output_is_input", "aot_eager", "training", {"runtime_wrapper"}),
+    ("runtime_wrapper/aliases_of_intermediate", "aot_eager", "training", {"runtime_wrapper"}),
+    ("mutation_epilogue/transpose_metadata_aot_function", "aot_function", "inference", {"mutation_epilogue"}),
+]
+SLOW_COMMITTED = [
+    ("mutation_epilogue/two_of_three_mutated", "inductor", "training", {"mutation_epilogue", "runtime_wrapper"}),
+    ("subclass_wrapper/mixed_dynamic", "inductor", "inference", {"subclass_wrapper"}),
+    # the frozen TwoTensor parameter is lifted in front and passed as None; two compiles
+    ("subclass_wrapper/frozen_parameter", "inductor", "inference", {"runtime_wrapper", "subclass_wrapper"}),
+    ("runtime_wrapper/grad_mode_set_inside", "inductor", "training", {"runtime_wrapper"}),
+]
+
+
+def _run_committed(case_id: str, backend: str, mode: str, conforming: set[str]) -> None:
+    path = CASES / f"{case_id}.yaml"
+    if not path.exists():
+        pytest.skip(f"{case_id} is no longer a committed case")
+    lc = load_case(path, CASES)
+    record = run_variant(lc, Variant("cpu", backend, mode))  # type: ignore[arg-type]  # literals
+    assert record.status == "pass", record.reason
+    probes = record.probes
+    assert not probes.get("error"), probes.get("error")
+    statuses = {r["behaviour"]: r["status"] for r in probes["results"]}
+    assert "diverges" not in statuses.values(), [r for r in probes["results"] if r["status"] == "diverges"]
+    if probes["seen"]:  # the build generates wrappers: the ones this program needs conform
+        assert {b for b, s in statuses.items() if s == "conforms"} >= conforming, statuses
+
+
+@NON_LEAF_GRAD
+@pytest.mark.parametrize(
+    ("case_id", "backend", "mode", "conforming"), COMMITTED, ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in COMMITTED]
+)
+def test_committed_cases_conform(case_id: str, backend: str, mode: str, conforming: set[str]) -> None:
+    _run_committed(case_id, backend, mode, conforming)
+
+
+@pytest.mark.slow
+@NON_LEAF_GRAD
+@pytest.mark.parametrize(
+    ("case_id", "backend", "mode", "conforming"),
+    SLOW_COMMITTED,
+    ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in SLOW_COMMITTED],
+)
+def test_committed_cases_conform_under_inductor(case_id: str, backend: str, mode: str, conforming: set[str]) -> None:
+    _run_committed(case_id, backend, mode, conforming)

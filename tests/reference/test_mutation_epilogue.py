@@ -126,7 +126,7 @@ def outcome(
     try:
         apply(origs, updated)
         error = None
-    except Exception as exc:  # noqa: BLE001  # the error itself is the observed outcome
+    except Exception as exc:  # the error itself is the observed outcome
         error = (type(exc).__name__, str(exc))
     return error, [state(origs[i], updated) for i in sorted(origs)]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from reference_impl import subclass_wrapper as sw
 def _err(fn: Any) -> tuple[Any, Any]:
     try:
         return fn(), None
-    except Exception as exc:  # noqa: BLE001  # the error itself is the observed outcome
+    except Exception as exc:  # the error itself is the observed outcome
         return None, (type(exc).__name__, str(exc))
 
 
@@ -96,24 +97,23 @@ def _run_wrapper(
     epilogue = me.MutationEpilogueMeta(
         tuple(me.InputMutation(i, mutates_data=True, is_leaf=True) for i in meta.mutated_runtime)
     )
+    wrapper = None
     if generated:
         apply = me.compile_mutation_epilogue(epilogue)
         replay = rw.compile_alias_fn(meta)
         wrapper = rw.compile_runtime_wrapper(meta, apply_mutations=apply, replay_aliases=replay)
-        call = lambda: wrapper(
-            compiled_fn,
-            __import__("contextlib").nullcontext,  # noqa: E731
-            lambda: None,
-            args,
-        )
-    else:
-        call = lambda: rw.run_runtime_wrapper_interpreted(  # noqa: E731
+
+    def call() -> list[Any]:
+        if wrapper is not None:
+            return wrapper(compiled_fn, contextlib.nullcontext, lambda: None, args)
+        return rw.run_runtime_wrapper_interpreted(
             meta,
             compiled_fn,
             args,
             apply_mutations=lambda o, u: me.apply_mutations_interpreted(epilogue, o, u),
             replay_aliases=lambda o, f: rw.replay_aliases_interpreted(meta, o, f),
         )
+
     with torch.set_grad_enabled(grad):
         outs, err = _err(call)
         grad_after = torch.is_grad_enabled()

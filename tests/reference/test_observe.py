@@ -1,0 +1,362 @@
+"""The metadata oracle on known programs, its region view, and the checks that catch a wrong
+classification (each shown to report a deliberately wrong metadata)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import torch
+from torch.testing._internal.two_tensor import TwoTensor
+
+from conformance.capture import CaptureResult
+from conformance.probe import ScalarSweep, probe
+from reference_impl import subclass_wrapper as sw
+from reference_impl.mutation_epilogue import MutationEpilogueMeta
+from reference_impl.observe import (
+    mutation_meta,
+    observe,
+    predict_in_graph,
+    region,
+    runtime_wrapper_meta,
+    scalar_meta,
+    subclass_wrapper_meta,
+    verify_mutation_meta,
+    verify_output_meta,
+)
+from reference_impl.runtime_wrapper import AliasKind, OutputSpec, RuntimeWrapperMeta
+from reference_impl.scalar_tensorify import FloatUseKind, predict_compile_count
+
+
+def nonleaf(*shape: int) -> torch.Tensor:
+    return (torch.arange(float(torch.Size(shape).numel())).reshape(shape) + 1).requires_grad_() * 1
+
+
+def leaf(*shape: int) -> torch.Tensor:
+    return (torch.arange(float(torch.Size(shape).numel())).reshape(shape) + 1).requires_grad_()
+
+
+# -- mutations ---------------------------------------------------------------------------------
+
+
+def data_mutation(x: torch.Tensor) -> torch.Tensor:
+    x.mul_(2)
+    return x.cos()
+
+
+def transpose(x: torch.Tensor) -> torch.Tensor:
+    x.transpose_(0, 1)
+    return x * 2
+
+
+def storage_swap(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x.set_(y)
+    return x + 1
+
+
+def no_grad_leaf(x: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        x.mul_(2)
+    return x * 3
+
+
+def detach_leaf(x: torch.Tensor) -> torch.Tensor:
+    x.detach().mul_(2)
+    return x * 3
+
+
+MUTATIONS: list[tuple[str, Callable[..., Any], Callable[[], list[Any]], tuple[bool, bool, bool]]] = [
+    ("data mutation", data_mutation, lambda: [nonleaf(4)], (True, False, False)),
+    ("transpose_", transpose, lambda: [torch.ones(2, 3)], (False, True, False)),
+    ("set_", storage_swap, lambda: [torch.ones(4), torch.zeros(2, 3)], (False, False, True)),
+    ("no_grad leaf mutation", no_grad_leaf, lambda: [leaf(4)], (True, False, False)),
+]
+
+
+@pytest.mark.parametrize(("label", "program", "make", "kind"), MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_mutation_is_classified_and_replays_to_eager(
+    label: str, program: Callable[..., Any], make: Callable[[], list[Any]], kind: tuple[bool, bool, bool]
+) -> None:
+    obs = observe(program, make())
+    (inp,) = obs.mutated_inputs
+    assert (inp.mutates_data, inp.mutates_metadata, inp.mutates_storage) == kind, label
+    # Everything applied by the epilogue (the set_ branch too, which 2.13.0 keeps in the
+    # graph): the reference epilogue must rebuild eager from the functional after-states.
+    meta = mutation_meta(obs, runtime_indices=[0])
+    assert [m.index for m in meta.runtime_mutations] == [0]
+    assert verify_mutation_meta(program, make, meta) == []
+
+
+WRONG = [
+    # (label, program, make, how the metadata is made wrong)
+    ("data called metadata", data_mutation, lambda: [nonleaf(4)], {"mutates_data": False, "mutates_metadata": True}),
+    (
+        "transpose_ called data",
+        transpose,
+        lambda: [torch.ones(2, 3)],
+        {"mutates_data": True, "mutates_metadata": False},
+    ),
+    (
+        "set_ called metadata",
+        storage_swap,
+        lambda: [torch.ones(4), torch.zeros(2, 3)],
+        {"mutates_storage": False, "mutates_metadata": True},
+    ),
+    ("no_grad leaf called non-leaf", no_grad_leaf, lambda: [leaf(4)], {"is_leaf": False}),
+    ("the wrong input", data_mutation, lambda: [nonleaf(4), nonleaf(4)], {"index": 1}),
+]
+
+
+@pytest.mark.parametrize(("label", "program", "make", "wrong"), WRONG, ids=[w[0] for w in WRONG])
+def test_a_wrong_mutation_classification_is_caught(
+    label: str, program: Callable[..., Any], make: Callable[[], list[Any]], wrong: dict[str, Any]
+) -> None:
+    def call(*args: Any) -> Any:
+        return program(*args[: program.__code__.co_argcount])
+
+    meta = mutation_meta(observe(call, make()), runtime_indices=[0])
+    bad = MutationEpilogueMeta(tuple(replace(m, **wrong) for m in meta.inputs), meta.trace_joint)
+    assert verify_mutation_meta(call, make, meta) == []
+    assert verify_mutation_meta(call, make, bad), label
+
+
+def test_no_grad_leaf_mutation_is_hidden_and_may_stay_in_the_graph() -> None:
+    (inp,) = observe(no_grad_leaf, [leaf(4)]).mutated_inputs
+    assert inp.hidden_from_autograd and inp.under_no_grad and inp.before.is_leaf
+    assert predict_in_graph(inp, keep_input_mutations=True)
+    assert not predict_in_graph(inp, keep_input_mutations=False)
+
+
+def test_a_detach_write_with_grad_on_is_applied_by_the_epilogue() -> None:
+    """Autograd never sees it (hidden), but grad mode was on: not a no_grad mutation."""
+    (inp,) = observe(detach_leaf, [leaf(4)]).mutated_inputs
+    assert inp.hidden_from_autograd and not inp.under_no_grad
+    assert not predict_in_graph(inp, keep_input_mutations=True)
+
+
+# -- outputs -----------------------------------------------------------------------------------
+
+
+def output_view(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return x.view(-1), x * 2
+
+
+def views_of_intermediate(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    y = x * 2
+    return y, y.view(-1), y.t()
+
+
+def lone_view_of_intermediate(x: torch.Tensor) -> torch.Tensor:
+    return (x * 2).view(-1)
+
+
+def output_is_input(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return y, x.sin(), x
+
+
+OUTPUTS: list[tuple[str, Callable[..., Any], Callable[[], list[Any]], list[tuple[AliasKind, int | None]]]] = [
+    ("output view", output_view, lambda: [leaf(2, 3)], [(AliasKind.ALIAS_OF_INPUT, 0), (AliasKind.PLAIN, None)]),
+    (
+        "views of an intermediate that is an output",
+        views_of_intermediate,
+        lambda: [leaf(3, 4)],
+        [(AliasKind.PLAIN, None), (AliasKind.ALIAS_OF_INTERMEDIATE, 0), (AliasKind.ALIAS_OF_INTERMEDIATE, 0)],
+    ),
+    # no grad: nothing for autograd to protect, the views are returned as they are
+    (
+        "views of an intermediate, no grad",
+        views_of_intermediate,
+        lambda: [torch.ones(3, 4)],
+        [(AliasKind.PLAIN, None)] * 3,
+    ),
+    ("a lone view of an intermediate", lone_view_of_intermediate, lambda: [leaf(2, 3)], [(AliasKind.PLAIN, None)]),
+    (
+        "inputs returned",
+        output_is_input,
+        lambda: [leaf(5), torch.ones(5)],
+        [(AliasKind.IS_INPUT, 1), (AliasKind.PLAIN, None), (AliasKind.IS_INPUT, 0)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "program", "make", "expected"), OUTPUTS, ids=[o[0] for o in OUTPUTS])
+def test_output_relation_is_classified_and_replays_to_eager(
+    label: str, program: Callable[..., Any], make: Callable[[], list[Any]], expected: list[tuple[AliasKind, int]]
+) -> None:
+    obs = observe(program, make())
+    assert [(o.kind, o.base_index) for o in obs.outputs] == expected, label
+    assert verify_output_meta(program, make, runtime_wrapper_meta(obs)) == []
+
+
+def with_output(meta: RuntimeWrapperMeta, index: int, spec: OutputSpec) -> RuntimeWrapperMeta:
+    outputs = list(meta.outputs)
+    outputs[index] = spec
+    return replace(meta, outputs=tuple(outputs))
+
+
+def test_a_wrong_output_classification_is_caught() -> None:
+    make = lambda: [leaf(3, 4)]  # noqa: E731  # one-line factory
+    meta = runtime_wrapper_meta(observe(views_of_intermediate, make()))
+    plain = replace(meta.outputs[1], kind=AliasKind.PLAIN, base_index=None, view=None)
+    wrong_base = replace(meta.outputs[2], base_index=1)
+    of_input = replace(meta.outputs[1], kind=AliasKind.ALIAS_OF_INPUT, base_index=0)
+    assert verify_output_meta(views_of_intermediate, make, meta) == []
+    for bad in (
+        with_output(meta, 1, plain),
+        with_output(meta, 2, wrong_base),
+        with_output(meta, 1, of_input),
+        replace(meta, outputs=meta.outputs[:2]),
+    ):
+        assert verify_output_meta(views_of_intermediate, make, bad), bad.outputs
+    view_meta = runtime_wrapper_meta(observe(output_view, [leaf(2, 3)]))
+    as_plain = with_output(view_meta, 0, replace(view_meta.outputs[0], kind=AliasKind.PLAIN, base_index=None))
+    assert verify_output_meta(output_view, lambda: [leaf(2, 3)], as_plain)
+
+
+def test_a_wrapper_subclass_view_of_an_input_is_an_alias() -> None:
+    """No storage of its own: ``x.t()`` of a TwoTensor relates to ``x`` through ``_base``."""
+
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x.sin() * 2, x.t()
+
+    def make() -> list[Any]:  # identical copies: eager and replay are compared by value
+        return [TwoTensor(leaf(3, 4).detach(), -leaf(3, 4).detach()).requires_grad_()]
+
+    obs = observe(f, make())
+    assert [(o.kind, o.base_index) for o in obs.outputs] == [(AliasKind.PLAIN, None), (AliasKind.ALIAS_OF_INPUT, 0)]
+    assert verify_output_meta(f, make, runtime_wrapper_meta(obs)) == []
+
+
+# -- grad mode and the kind of graph -------------------------------------------------------------
+
+
+def test_grad_disabled_inside_gives_an_inference_graph() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = x.sin()
+        torch.set_grad_enabled(False)
+        return y + 1
+
+    grad = torch.is_grad_enabled()
+    try:
+        obs = observe(f, [leaf(4)])
+    finally:
+        torch.set_grad_enabled(grad)
+    assert obs.grad_enabled_before and not obs.grad_enabled_after
+    assert not obs.trace_joint
+    assert runtime_wrapper_meta(obs).grad_enabled_after is False
+    assert observe(lambda x: x.sin(), [leaf(4)]).trace_joint
+    # a grad-requiring input mutated where autograd sees it needs a training graph
+    assert observe(data_mutation, [nonleaf(4)]).trace_joint
+    # nothing requires grad under no_grad: inference, although the input requires grad
+    with torch.no_grad():
+        assert not observe(lambda x: x.sin(), [leaf(4)]).trace_joint
+
+
+# -- region terms ----------------------------------------------------------------------------------
+
+
+def graph_order(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    a.mul_(2)
+    c.add_(b)
+    return a + c
+
+
+def test_region_reindexes_inputs_and_outputs() -> None:
+    obs = observe(graph_order, [nonleaf(4), leaf(4), nonleaf(4)])
+    # dynamo: [s0, a, c, b]
+    reg = region(obs, [None, 0, 2, 1], [0])
+    assert [i.index if i else None for i in reg.inputs] == [None, 1, 2, 3]
+    assert [m.index for m in mutation_meta(reg).inputs] == [1, 2]
+    assert [m.index for m in mutation_meta(obs).inputs] == [0, 2]
+    # an input returned by the frame is not a region output: no alias left to replay
+    ret = observe(output_is_input, [leaf(5), torch.ones(5)])
+    only_sin = region(ret, [0], [1])
+    assert [(o.kind, o.base_index) for o in only_sin.outputs] == [(AliasKind.PLAIN, None)]
+    assert runtime_wrapper_meta(only_sin).captured_inputs == ()
+    with pytest.raises(IndexError):
+        region(obs, [3])
+    with pytest.raises(KeyError):
+        region(obs, ["m.w"])
+
+
+def test_region_lifts_attributes_and_keeps_their_subclass() -> None:
+    w = TwoTensor(torch.randn(4, 4), torch.randn(4, 4))
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x @ w + 1
+
+    obs = observe(f, [torch.randn(4, 4)], attributes={"m.w": w})
+    reg = region(obs, ["m.w", 0])
+    assert isinstance(reg.input_subclasses[0], sw.SubclassMeta)
+    assert isinstance(reg.input_subclasses[1], sw.PlainMeta)
+    frozen = subclass_wrapper_meta(reg, frozen_inputs=frozenset({0}))
+    assert frozen is not None and frozen.frozen_inputs == frozenset({0})
+
+
+# -- subclasses --------------------------------------------------------------------------------
+
+
+def test_nested_twotensor_meta_unwraps_to_plain_leaves_and_rebuilds() -> None:
+    def nested() -> torch.Tensor:
+        inner = [TwoTensor(torch.randn(4, 2), torch.randn(4, 2)) for _ in range(2)]
+        return TwoTensor(*inner)
+
+    x = nested()
+    obs = observe(lambda t: t.cos() + 1, [x])
+    meta = subclass_wrapper_meta(obs)
+    assert meta is not None
+    (m,) = meta.inputs
+    assert isinstance(m, sw.SubclassMeta) and m.cls is TwoTensor and m.arg_count == 4
+    assert all(isinstance(inner, sw.SubclassMeta) and inner.cls is TwoTensor for _, inner in m.attrs)
+
+    def graph_sees(meta_in: sw.SubclassWrapperMeta) -> list[Any]:
+        seen: list[Any] = []
+        sw.run_subclass_wrapper_interpreted(meta_in, lambda args: seen.extend(args) or list(args), [nested()])
+        return seen
+
+    assert all(type(a) is torch.Tensor for a in graph_sees(replace(meta, outputs=meta.inputs)))
+    # a tree that stops one level early hands subclasses to the graph: caught
+    flat = replace(m, attrs=(("a", sw.PlainMeta()), ("b", sw.PlainMeta())))
+    assert any(type(a) is not torch.Tensor for a in graph_sees(replace(meta, inputs=(flat,), outputs=(flat,))))
+
+
+def test_symbolic_positions_are_the_compilers_and_become_graph_arguments() -> None:
+    x = TwoTensor(torch.randn(4, 3), torch.randn(4, 3))
+    meta = sw.subclass_meta_of(x)
+    dyn = sw.mark_symbolic(meta, {"": ((0, 1), (0,))})
+    assert isinstance(dyn, sw.SubclassMeta)
+    assert (dyn.outer_size, dyn.outer_stride) == ((None, None), (None, 1))
+    assert dyn.arg_count == 2 + 3
+    wrapper = sw.SubclassWrapperMeta((dyn,), ())
+    seen: list[Any] = []
+    sw.run_subclass_wrapper_interpreted(wrapper, lambda args: seen.extend(args) or [], [x])
+    assert seen[2:] == [4, 3, 3]
+
+
+# -- scalars -----------------------------------------------------------------------------------
+
+
+def half_lr(x: torch.Tensor, lr: float) -> torch.Tensor:
+    x.mul_(0.5 * lr)
+    return x
+
+
+def test_half_lr_is_a_composite_use_and_a_wrong_classification_is_caught() -> None:
+    meta = scalar_meta(half_lr, [torch.ones(3), 0.1])
+    assert meta.float_params == ("lr",)
+    assert {u.kind for u in meta.uses} == {FloatUseKind.METHOD_INPLACE, FloatUseKind.COMPOSITE}
+    assert predict_compile_count(meta, 5, has_fix=True, dynamic=True) == 1
+    assert predict_compile_count(meta, 5, has_fix=True) == 2  # static first, then dynamic
+    assert predict_compile_count(meta, 5, has_fix=False) == 5
+    # A build without the fix recompiles per value: the right metadata calls that "absent",
+    # a metadata that mistakes the use for a plain one cannot explain the count.
+    plain = replace(meta, uses=tuple(replace(u, kind=FloatUseKind.PLAIN) for u in meta.uses))
+    obs = observe(half_lr, [torch.ones(3), 0.1])
+
+    def verdict(uses: Any) -> str:
+        return probe(CaptureResult(), obs, scalar=ScalarSweep(uses, 5, 5))["scalar_recompile"].status
+
+    assert verdict(meta) == "absent"
+    assert verdict(plain) == "diverges"
