@@ -45,8 +45,8 @@ class TensorState:
     shape: tuple[int, ...]
     stride: tuple[int, ...] | None
     storage_offset: int | None
-    requires_grad: bool
-    is_leaf: bool
+    requires_grad: bool | str
+    is_leaf: bool | str
     version: int | None
     storage: tuple[str, int] | None
     values: torch.Tensor | None
@@ -79,14 +79,23 @@ def tensor_state(t: torch.Tensor, *, with_storage: bool = True) -> TensorState:
         shape=tuple(t.shape),
         stride=_safe(lambda: tuple(t.stride())),
         storage_offset=_safe(t.storage_offset),
-        requires_grad=t.requires_grad,
-        is_leaf=t.is_leaf,
+        requires_grad=_autograd_field(t, "requires_grad"),
+        is_leaf=_autograd_field(t, "is_leaf"),
         version=_safe(lambda: t._version),
         storage=storage_key(t),
         values=values,
         storage_values=storage_values,
         inner=inner,
     )
+
+
+def _autograd_field(t: torch.Tensor, name: str) -> bool | str:
+    """A view whose base was written in place can refuse to answer (multi-output views, views
+    made under no_grad); the refusal itself is then what eager and compiled must agree on."""
+    try:
+        return bool(getattr(t, name))
+    except RuntimeError as exc:
+        return f"raises {type(exc).__name__}: {str(exc).split('.')[0]}"
 
 
 def _whole_storage(t: torch.Tensor) -> torch.Tensor | None:

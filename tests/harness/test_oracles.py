@@ -298,3 +298,18 @@ def test_record_carries_fingerprint_and_time_split(make_case: CaseFactory) -> No
     assert {"torch_git", "cuda", "hip", "python", "platform", "date", "harness_version"} <= set(fp)
     assert {"build_inputs", "eager", "compile", "oracles", "total"} <= set(record.durations)
     assert record.case_sha256 and record.case_file.endswith("case.yaml")
+
+
+def test_views_that_refuse_autograd_queries_after_the_write_are_compared_not_crashed(make_case: CaseFactory) -> None:
+    body = """\
+inputs:
+  x: {tensor: {shape: [4, 6], requires_grad: true}}
+program: |
+  def f(x):
+      return x.unbind(0)
+modes: [training]
+"""
+    lc = case(make_case, body, "runtime_wrapper")
+    record = run(lc, "training")
+    assert record.status == "pass", record.reason
+    assert run(lc, "training", fault="alias_returned_as_copy").status == "fail"
