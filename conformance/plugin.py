@@ -238,8 +238,9 @@ class CaseItem(pytest.Item):
             record = runner.run_variant(self.loaded, self.variant, self._options(), nodeid=self.nodeid)
         except pytest.fail.Exception as exc:  # pytest-timeout's signal handler raises here
             record = runner.error_record(self.loaded, self.variant, f"timeout: {exc}", nodeid=self.nodeid)
-            self.user_properties.append((RECORD_KEY, record.to_json_line()))
+            self.user_properties.append((RECORD_KEY, self._with_reproducer(record).to_json_line()))
             raise
+        record = self._with_reproducer(record)
         self.user_properties.append((RECORD_KEY, record.to_json_line()))
         self.record = record
         if record.status == "pass":
@@ -250,6 +251,14 @@ class CaseItem(pytest.Item):
         if record.status == "xfail":
             pytest.xfail(record.reason)
         raise CaseOutcome(record.status.upper(), _explain(record, self.loaded))
+
+    def _with_reproducer(self, record: ResultRecord) -> ResultRecord:
+        """A failure's standalone script, written beside the results file (see conformance.reproducer)."""
+        from conformance.reproducer import attach
+
+        cwd = self.config.invocation_params.dir
+        results = Path(self.config.getoption("conformance_results"))
+        return attach(record, self.loaded, self.variant, results if results.is_absolute() else cwd / results, cwd)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseOutcome):

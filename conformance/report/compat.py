@@ -1,0 +1,60 @@
+"""compat.json: the merged report as data (schema `torch-conformance.compat/1`)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from conformance import __version__
+from conformance.report.model import COMPAT_SCHEMA, Report, Sourced
+from conformance.results import STATUSES
+
+
+def record_json(report: Report, s: Sourced) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(s.record.to_json_line())
+    data["build"] = s.build
+    data["source"] = s.source
+    data["reproducer_link"] = report.links.get(report.key(s))
+    return data
+
+
+def ref(s: Sourced) -> dict[str, str]:
+    return {"build": s.build, "case_id": s.record.case_id, "variant": s.record.variant, "status": s.record.status}
+
+
+def compat_document(report: Report) -> dict[str, Any]:
+    by_status: Counter[str] = Counter(s.record.status for s in report.records)
+    return {
+        "schema": COMPAT_SCHEMA,
+        "generator": f"torch-conformance {__version__}",
+        "inputs": report.inputs,
+        "expectation_files": report.expectation_files,
+        "summary": {
+            "records": len(report.records),
+            "by_status": {st: by_status[st] for st in STATUSES},
+            "failures": len(report.failures),
+            "cells_without_cases": len(report.empty_cells()),
+            "exit_code": report.exit_code(),
+        },
+        "behaviors": report.behaviors,
+        "builds": [
+            {**b.to_json(), "devices": report.devices(b.id), "mechanisms": report.mechanisms(b.id)}
+            for b in report.builds
+        ],
+        "matrix": [c.to_json() for c in report.cells()],
+        "problems": [p.to_json() for p in report.problems],
+        "failures": [{**ref(s), "reproducer_link": report.links.get(report.key(s))} for s in report.failures],
+        "retire": [
+            {**ref(s), "expectation": s.record.known_failure.source if s.record.known_failure else "",
+             "link": s.record.known_failure.link if s.record.known_failure else ""}
+            for s in report.xpasses
+        ],
+        "stale_expectations": report.stale,
+        "dropped_duplicates": report.dropped,
+        "records": [record_json(report, s) for s in report.records],
+    }
+
+
+def render_compat(report: Report) -> str:
+    return json.dumps(compat_document(report), indent=1, ensure_ascii=False) + "\n"

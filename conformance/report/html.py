@@ -1,0 +1,114 @@
+"""index.html: one static, self-contained page rendered with jinja2 (autoescape on).
+
+Every string from the records goes through autoescaping; the only unescaped text is our own
+inline CSS and JS, and the page's Content-Security-Policy allows exactly those two blocks
+(by hash) and nothing from the network, so a case summary holding `<script>` is shown as text
+and could not run even if escaping were ever bypassed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from conformance import __version__
+from conformance.report.model import FAILING, NO_DEVICE, Cell, Report, Sourced, behavior_of
+from conformance.results import STATUSES
+
+HEAT_STEPS = 10
+
+
+def _asset(name: str) -> str:
+    return resources.files("conformance.report").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def _csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def safe_url(url: object) -> str:
+    """An href for a record's link: https/http or a relative path, never `javascript:` and the like."""
+    text = str(url or "")
+    scheme = text.split(":", 1)[0].lower() if ":" in text.split("/", 1)[0] else ""
+    return text if scheme in ("", "http", "https") else "#unsafe-link"
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("conformance.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["url"] = safe_url
+    return env
+
+
+def heat(cell: Cell) -> str:
+    """The cell's colour class: h0 (nothing passed) .. h10 (everything passed or failed as declared)."""
+    if cell.verdict == "empty":
+        return "empty"
+    step = round(cell.good_fraction * HEAT_STEPS)
+    if cell.verdict == "fail":  # one failure in many must still read as trouble, never as green
+        step = min(step, HEAT_STEPS * 6 // 10)
+    return f"h{step}"
+
+
+def _item(report: Report, s: Sourced) -> dict[str, Any]:
+    r = s.record
+    failing = r.status in FAILING
+    probes = []
+    for p in r.probes.get("results", ()):
+        diverges = p.get("status") == "diverges"
+        probes.append({
+            "behaviour": p.get("behaviour"), "status": p.get("status"), "note": p.get("note", ""),
+            "diff": p.get("diff", ""),
+            # both sources where they matter; compat.json keeps every one
+            "sources": (diverges or failing) and bool(p.get("build_source") or p.get("reference_source")),
+            "build_source": p.get("build_source", ""), "reference_source": p.get("reference_source", ""),
+        })
+    return {
+        "r": r,
+        "build": report.build(s.build),
+        "behavior": behavior_of(r),
+        "device": r.device or NO_DEVICE,
+        "time": f"{r.durations.get('total', 0.0):.2f}",
+        "link": report.links.get(report.key(s)),
+        "probes": probes,
+        "probe_error": r.probes.get("error"),
+        "seen": r.probes.get("seen", []),
+        "source": s.source,
+    }
+
+
+def render_html(report: Report) -> str:
+    css, js = _asset("index.css"), _asset("index.js")
+    csp = (f"default-src 'none'; style-src {_csp_hash(css)}; script-src {_csp_hash(js)}; img-src 'none'; "
+           "connect-src 'none'; form-action 'none'; base-uri 'none'")
+    columns = report.columns
+    matrix = [(beh, [report.cell(beh, b.id, d) for b, d in columns]) for beh in report.behaviors]
+    return _environment().get_template("index.html.j2").render(
+        report=report,
+        version=__version__,
+        csp=csp,
+        css=Markup(css),  # noqa: S704  # our own static asset, allowed by hash in the CSP
+        js=Markup(js),  # noqa: S704  # likewise
+        statuses=STATUSES,
+        columns=columns,
+        matrix=matrix,
+        heat=heat,
+        no_device=NO_DEVICE,
+        mechanisms=[(b, report.mechanisms(b.id)) for b in report.builds],
+        items=[_item(report, s) for s in report.records],
+        devices=sorted({d for b in report.builds for d in report.devices(b.id)}),
+        exit_code=report.exit_code(),
+    )

@@ -1,0 +1,137 @@
+"""compat.md: the matrix (behaviour x build x device, counts per status), then what needs a person."""
+
+from __future__ import annotations
+
+from conformance.report.model import NO_DEVICE, Cell, Report, Sourced, behavior_of
+from conformance.results import STATUSES
+
+VERDICT_WORD = {"pass": "ok", "fail": "FAIL", "xpass": "XPASS", "empty": "NO CASE RAN"}
+
+
+def _esc(text: object) -> str:
+    """Text for a Markdown table cell or line: no pipes, no line breaks, no HTML."""
+    return (str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("\r", " ").replace("\n", " "))
+
+
+def _code(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}\n{text.rstrip()}\n{fence}"
+
+
+def cell_text(cell: Cell) -> str:
+    counts = " · ".join(f"{cell.counts[s]} {s}" for s in STATUSES if cell.counts[s])
+    return f"**{VERDICT_WORD[cell.verdict]}** {counts or '0 items'}"
+
+
+def _column(report: Report, build: str, device: str) -> str:
+    return f"{_esc(report.build(build).label)} · {_esc(device)}"
+
+
+def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section after another
+    out: list[str] = ["# torch-conformance compatibility report", ""]
+    n_files = len(report.inputs)
+    out.append(f"{len(report.records)} result record(s) from {n_files} file(s), {len(report.builds)} build(s). "
+               f"Exit status {report.exit_code()}: " + ("something needs a person (below)." if report.exit_code()
+                                                          else "every case ran and passed or failed as declared."))
+    if report.dropped:
+        out.append("")
+        out.append(f"The inputs overlap: {len(report.dropped)} record(s) were superseded by a later record of the "
+                   "same build, case and variant and left out (listed at the end).")
+    out += ["", "## Builds", "", "| build | torch | git | CUDA / ROCm | Python | platform | harness | records |",
+            "|---|---|---|---|---|---|---|---|"]
+    for b in report.builds:
+        accel = b.cuda or (f"ROCm {b.hip}" if b.hip else "—")
+        out.append(f"| {_esc(b.label)} | {_esc(b.torch_version)} | {_esc(b.torch_git or '—')} | {_esc(accel)} | "
+                   f"{_esc(', '.join(b.pythons) or '—')} | {_esc(', '.join(b.platforms) or '—')} | "
+                   f"{_esc(', '.join(b.harness_versions) or '—')} | {b.records} |")
+
+    columns = report.columns
+    out += ["", "## Matrix", "",
+            "Each cell: verdict, then items per status (an item is one case x device x backend x mode). "
+            "**NO CASE RAN** is an error: the cell's contracts were not checked.", ""]
+    out.append("| behaviour | " + " | ".join(_column(report, b.id, d) for b, d in columns) + " |")
+    out.append("|---|" + "---|" * len(columns))
+    for beh in report.behaviors:
+        cells = [report.cell(beh, b.id, d) for b, d in columns]
+        out.append(f"| {_esc(beh)} | " + " | ".join(
+            "—" if d == NO_DEVICE and not c.ran and not c.counts["skip"] else cell_text(c)
+            for c, (_, d) in zip(cells, columns, strict=True)) + " |")
+
+    out += ["", "## Mechanisms each build was seen to generate", "",
+            "Internals-probe verdicts per behaviour (conforms / diverges / absent, counted over items), and the "
+            "generated-code artifacts captured.", ""]
+    out.append("| build | " + " | ".join(report.behaviors[:5]) + " | artifacts seen |")
+    out.append("|---|" + "---|" * 6)
+    for b in report.builds:
+        mech = report.mechanisms(b.id)
+        probes = mech["probes"]
+        row = [f"{probes[x]['conforms']} / {probes[x]['diverges']} / {probes[x]['absent']}"
+               for x in report.behaviors[:5]]
+        seen = ", ".join(f"`{_esc(k)}` ({v})" for k, v in mech["seen"].items()) or "none"
+        out.append(f"| {_esc(b.label)} | " + " | ".join(row) + f" | {seen} |")
+
+    if report.problems:
+        out += ["", "## Problems", ""]
+        out += [f"- **{_esc(p.kind)}**: {_esc(p.message)}" for p in report.problems]
+
+    failures = [s for s in report.failures if s.record.status != "xpass"]
+    out += ["", f"## Failures ({len(failures)})", ""]
+    if not failures:
+        out.append("None.")
+    for s in failures:
+        out += _failure(report, s)
+
+    out += ["", f"## Known failures that now pass: retire them ({len(report.xpasses)})", ""]
+    if not report.xpasses:
+        out.append("None.")
+    for s in report.xpasses:
+        kf = s.record.known_failure
+        where = f"{kf.source} ({kf.link})" if kf else "?"
+        link = report.links.get(report.key(s))
+        out.append(f"- `{_esc(s.record.case_id)}` [{_esc(s.record.variant)}] on {_esc(report.build(s.build).label)}: "
+                   f"retire the expectation in {_esc(where)}" + (f" — [reproducer]({link})" if link else ""))
+
+    out += ["", "## Stale expectations", ""]
+    if not report.expectation_files:
+        out.append("No expectation files given (`--expectations`): not checked.")
+    elif not report.stale:
+        out.append(f"None: every entry of {', '.join(_esc(f) for f in report.expectation_files)} matched an item.")
+    for e in report.stale:
+        out.append(f"- {_esc(e['source'])}: `{_esc(e['case'])}` matched no item of any build; retire or fix it "
+                   f"({_esc(e['link'])})")
+
+    if report.dropped:
+        out += ["", "## Superseded records", ""]
+        out += [f"- {_esc(d['case_id'])} [{_esc(d['variant'])}] on {_esc(d['build'])}: {_esc(d['dropped'])} "
+                f"superseded by {_esc(d['kept'])}" for d in report.dropped]
+    return "\n".join(out) + "\n"
+
+
+def _failure(report: Report, s: Sourced) -> list[str]:
+    r = s.record
+    label = report.build(s.build).label
+    out = ["", f"### {r.status.upper()} `{_esc(r.case_id)}` [{_esc(r.variant)}] on {_esc(label)}", ""]
+    if r.summary:
+        out.append(f"{_esc(r.summary)} ({_esc(behavior_of(r))})")
+        out.append("")
+    link = report.links.get(report.key(s))
+    facts = [f"case file `{_esc(r.case_file)}`" if r.case_file else "", f"[reproducer]({link})" if link else "",
+             f"rerun: `torch-conformance run {_esc(r.case_file)} -k '{_esc(r.variant)}'`" if r.case_file else ""]
+    out.append(" · ".join(f for f in facts if f))
+    if r.mismatches:
+        out += ["", "| where | check | compiled | eager (or source) |", "|---|---|---|---|"]
+        for m in r.mismatches[:20]:
+            out.append(f"| {_esc(m.get('where'))} | {_esc(m.get('check'))} | {_esc(m.get('actual'))} | "
+                       f"{_esc(m.get('expected'))} ({_esc(m.get('source', 'eager'))}) |")
+        if len(r.mismatches) > 20:
+            out.append(f"\n… {len(r.mismatches) - 20} more in compat.json")
+    elif r.reason:
+        out += ["", _code(r.reason)]
+    diverging = [p for p in r.probes.get("results", ()) if p.get("status") == "diverges"]
+    for p in diverging:
+        out += ["", f"Internals probe `{_esc(p.get('behaviour'))}` diverges:", "", _code(str(p.get("diff") or ""))]
+    return out
+
