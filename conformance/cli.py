@@ -201,17 +201,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the pytest command line and exit")
     p.set_defaults(func=cmd_run, pytest_args=[])
 
+    from conformance import selftest
+
+    selftest.register(sub)
+
     p = sub.add_parser("schema", help="print the case JSON Schema, or write/check cases/schema.json")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--write", metavar="PATH", help="write the schema to PATH")
     g.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the current schema")
     p.set_defaults(func=cmd_schema)
+
+    from conformance.report.cli import add_parser as add_report_parser
+
+    add_report_parser(sub)
+
+    from conformance.bench.cli import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["report", "diff"]:  # a subcommand of its own under `report`, whose positionals are files
+        from conformance.report.cli import diff_main
+
+        return diff_main(argv[2:])
     extra: list[str] = []
     if "--" in argv:
         cut = argv.index("--")

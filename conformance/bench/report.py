@@ -1,0 +1,332 @@
+"""Results of ``torch-conformance bench``: JSON document, Markdown, SVG plot, compare.
+
+Note [Bench output files]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+``torch-conformance bench --out DIR`` writes, with stable names that the HTML report embeds:
+
+``DIR/bench.json``         the document below (schema: ``DIR/bench.schema.json``, also
+                           :data:`SCHEMA`)
+``DIR/bench.md``           the four tables as printed
+``DIR/bench.svg``          measured vs published ratios, one pair of bars per row, log scale
+``DIR/harness.json|.md``   ``bench harness`` (the harness's own cost), when run
+
+``bench.json``::
+
+    {"schema": "torch-conformance-bench/1", "fingerprint": {...build fingerprint...},
+     "settings": {...}, "started": ISO date, "elapsed_s": float,
+     "tables": [{"id", "title", "what", "unit": "us/call", "form_labels": {form: label},
+                 "rows": [{"id", "label",
+                           "forms": {form: null | {"median_us", "q1_us", "q3_us", "min_us",
+                                     "max_us", "noise", "repeats", "calls_per_repeat",
+                                     "samples_us": [...]}},
+                           "ratios": {name: {"value", "ci95": [lo, hi], "distinguishable"}},
+                           "headline": name of the ratio plotted | null,
+                           "published": {"before_us", "after_us", "ratio", "source", "note"},
+                           "build": null | {"status": "measured"|"absent"|"unusable",
+                                            "artifact", "stubbed", "reason", "source",
+                                            "artifacts_seen"},
+                           "notes": [...], "verdict": str | null}]}]}
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from conformance.bench.timing import Ratio, Stats, ratio
+
+__all__ = ["SCHEMA", "SCHEMA_ID", "compare", "markdown", "read", "svg", "write_outputs"]
+
+SCHEMA_ID = "torch-conformance-bench/1"
+
+_STATS = {
+    "type": ["object", "null"],
+    "required": ["median_us", "q1_us", "q3_us", "min_us", "max_us", "noise", "repeats", "calls_per_repeat",
+                 "samples_us"],
+    "properties": {
+        "median_us": {"type": "number"}, "q1_us": {"type": "number"}, "q3_us": {"type": "number"},
+        "min_us": {"type": "number"}, "max_us": {"type": "number"}, "noise": {"type": "number"},
+        "repeats": {"type": "integer"}, "calls_per_repeat": {"type": "integer"},
+        "samples_us": {"type": "array", "items": {"type": "number"}},
+    },
+}
+_RATIO = {
+    "type": "object",
+    "required": ["value", "ci95", "distinguishable"],
+    "properties": {"value": {"type": "number"}, "ci95": {"type": "array", "items": {"type": "number"}},
+                   "distinguishable": {"type": "boolean"}},
+}
+SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "torch-conformance bench results",
+    "type": "object",
+    "required": ["schema", "fingerprint", "settings", "tables"],
+    "properties": {
+        "schema": {"const": SCHEMA_ID},
+        "fingerprint": {"type": "object"},
+        "settings": {"type": "object"},
+        "started": {"type": "string"},
+        "elapsed_s": {"type": "number"},
+        "tables": {"type": "array", "items": {
+            "type": "object",
+            "required": ["id", "title", "unit", "form_labels", "rows"],
+            "properties": {
+                "id": {"enum": ["runtime_wrapper", "backward_unwrap", "subclass_wrapper", "mutation_epilogue"]},
+                "title": {"type": "string"}, "what": {"type": "string"}, "unit": {"const": "us/call"},
+                "form_labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "rows": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["id", "label", "forms", "ratios", "headline", "published"],
+                    "properties": {
+                        "id": {"type": "string"}, "label": {"type": "string"},
+                        "forms": {"type": "object", "additionalProperties": _STATS},
+                        "ratios": {"type": "object", "additionalProperties": _RATIO},
+                        "headline": {"type": ["string", "null"]},
+                        "published": {"type": "object", "properties": {
+                            "before_us": {"type": ["number", "null"]}, "after_us": {"type": ["number", "null"]},
+                            "ratio": {"type": ["number", "null"]}, "source": {"type": "string"},
+                            "note": {"type": "string"}}},
+                        "build": {"type": ["object", "null"], "properties": {
+                            "status": {"enum": ["measured", "absent", "unusable"]}}},
+                        "notes": {"type": "array", "items": {"type": "string"}},
+                        "verdict": {"type": ["string", "null"]},
+                    },
+                }},
+            },
+        }},
+    },
+}
+
+
+def read(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+    if data.get("schema") != SCHEMA_ID:
+        raise ValueError(f"{path}: not a bench results file (schema {data.get('schema')!r}, want {SCHEMA_ID!r})")
+    return data
+
+
+def _stats(d: dict[str, Any] | None) -> Stats | None:
+    return Stats.from_json(d) if d else None
+
+
+def _us(d: dict[str, Any] | None) -> str:
+    if not d:
+        return "—"
+    m = d["median_us"]
+    digits = 2 if m < 10 else 1
+    return f"{m:.{digits}f} [{d['q1_us']:.{digits}f}-{d['q3_us']:.{digits}f}]"
+
+
+def _ratio(r: dict[str, Any] | None) -> str:
+    if not r:
+        return "—"
+    lo, hi = r["ci95"]
+    return f"{r['value']:.2f}x ({lo:.2f}-{hi:.2f})"
+
+
+def _pub(p: dict[str, Any]) -> str:
+    parts = []
+    if p.get("before_us") is not None and p.get("after_us") is not None:
+        parts.append(f"{p['before_us']:g} → {p['after_us']:g} µs")
+    if p.get("ratio") is not None:
+        parts.append(f"{p['ratio']:.2f}x" if not p.get("note") else p["note"])
+    return ", ".join(parts) or "—"
+
+
+def _build_col(row: dict[str, Any]) -> str:
+    build = row.get("build")
+    if build is not None and build["status"] != "measured":
+        return str(build["status"])
+    return _us(row["forms"].get("build"))
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    fp = doc.get("fingerprint", {})
+    lines = [
+        "# torch-conformance bench",
+        "",
+        f"torch {fp.get('torch_version')} (git {str(fp.get('torch_git'))[:12]}), python {fp.get('python')}, "
+        f"{fp.get('platform')}; {doc.get('started', '')}",
+        "",
+        "µs/call: median [IQR] over the repeats; ratios: before/after as a ratio of medians "
+        "(bootstrap 95 % interval). Published: the upstream change description's figures.",
+    ]
+    for t in doc["tables"]:
+        labels: dict[str, str] = t["form_labels"]
+        forms = list(labels)
+        lines += ["", f"## {t['title']}", "", t.get("what", ""), ""]
+        head = ["row", *(labels[f] for f in forms), "measured ratio", "published"]
+        if t["id"] in ("runtime_wrapper", "backward_unwrap"):
+            head.insert(len(forms) + 2, "reference ratio")
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(head))
+        for row in t["rows"]:
+            cells = [row["label"]]
+            for f in forms:
+                cells.append(_build_col(row) if f == "build" else _us(row["forms"].get(f)))
+            headline = row.get("headline")
+            r = row["ratios"].get(headline) if headline else None
+            cells.append(f"{_ratio(r)}" + (f" *{headline}*" if r else ""))
+            if t["id"] in ("runtime_wrapper", "backward_unwrap"):
+                cells.append(_ratio(row["ratios"].get("interpreted/reference_codegen")))
+            cells.append(_pub(row["published"]))
+            lines.append("| " + " | ".join(cells) + " |")
+        notes = dict.fromkeys(n for row in t["rows"] for n in row.get("notes", []))
+        verdicts = [f"{row['label']}: {row['verdict']}" for row in t["rows"] if row.get("verdict")]
+        aa = [f"{row['label']}: A/A {_ratio(row['ratios'].get('A/A noise floor'))}"
+              for row in t["rows"] if "A/A noise floor" in row["ratios"]]
+        noisy = [f"{row['label']} ({f}: {d['noise']:.0%})" for row in t["rows"]
+                 for f, d in row["forms"].items() if d and d["noise"] > 0.10]
+        if aa:
+            lines += ["", *(f"- {a}" for a in aa)]
+        if verdicts:
+            lines += ["", *(f"- **{v}**" for v in verdicts)]
+        if notes:
+            lines += ["", *(f"- {n}" for n in notes)]
+        if noisy:
+            lines += ["", "- noisy (IQR > 10 % of the median): " + ", ".join(noisy)]
+    return "\n".join(lines) + "\n"
+
+
+def _bars(doc: dict[str, Any]) -> list[tuple[str, str, float | None, float | None, tuple[float, float] | None]]:
+    out = []
+    for t in doc["tables"]:
+        for row in t["rows"]:
+            headline = row.get("headline")
+            r = row["ratios"].get(headline) if headline else None
+            measured = r["value"] if r else None
+            ci = (r["ci95"][0], r["ci95"][1]) if r else None
+            out.append((t["id"], row["label"], measured, row["published"].get("ratio"), ci))
+    return out
+
+
+def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/after)") -> str:
+    """A small self-contained SVG: per row a measured bar (with its 95 % interval) and the
+    published bar, on a log scale from 0.5x to the largest ratio seen."""
+    bars = _bars(doc)
+    values = [v for _, _, m, p, ci in bars for v in (m, p, *(ci or ())) if v is not None and v > 0]
+    top = max([4.0, *values]) * 1.15
+    low = 0.5
+    left, right, bar_h, gap, head = 250, 30, 9, 8, 48
+    width = 760
+    plot_w = width - left - right
+    height = head + len(bars) * (2 * bar_h + gap) + 40
+
+    def x(v: float) -> float:
+        v = min(max(v, low), top)
+        return left + plot_w * (math.log(v) - math.log(low)) / (math.log(top) - math.log(low))
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<text x="{left}" y="16" font-size="13" font-weight="bold">{html.escape(title)}</text>',
+        f'<rect x="{left}" y="24" width="10" height="8" fill="#3b7dd8"/>'
+        f'<text x="{left + 14}" y="32">measured (this build)</text>'
+        f'<rect x="{left + 160}" y="24" width="10" height="8" fill="#bbb"/>'
+        f'<text x="{left + 174}" y="32">published</text>',
+    ]
+    ticks = [t for t in (0.5, 1, 1.5, 2, 3, 5, 10, 20, 50, 100) if t <= top]
+    for tick in ticks:
+        tx = x(tick)
+        parts.append(f'<line x1="{tx:.1f}" y1="{head - 6}" x2="{tx:.1f}" y2="{height - 30}" '
+                     f'stroke="{"#888" if tick == 1 else "#eee"}"/>')
+        parts.append(f'<text x="{tx:.1f}" y="{height - 16}" text-anchor="middle">{tick:g}x</text>')
+    y = head
+    current = None
+    for table, label, measured, published, ci in bars:
+        if table != current:
+            current = table
+            parts.append(f'<text x="4" y="{y - 1}" font-weight="bold">{html.escape(table)}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y + bar_h + 3}" text-anchor="end">{html.escape(label)}</text>')
+        if measured is not None:
+            parts.append(f'<rect x="{x(low):.1f}" y="{y}" width="{x(measured) - x(low):.1f}" height="{bar_h}" '
+                         f'fill="#3b7dd8"><title>{measured:.2f}x</title></rect>')
+            if ci is not None:
+                parts.append(f'<line x1="{x(ci[0]):.1f}" y1="{y + bar_h / 2}" x2="{x(ci[1]):.1f}" '
+                             f'y2="{y + bar_h / 2}" stroke="#123" stroke-width="1.5"/>')
+            parts.append(f'<text x="{x(measured) + 4:.1f}" y="{y + bar_h - 1}">{measured:.2f}x</text>')
+        else:
+            parts.append(f'<text x="{x(low) + 4:.1f}" y="{y + bar_h - 1}" fill="#999">absent</text>')
+        y2 = y + bar_h
+        if published is not None:
+            parts.append(f'<rect x="{x(low):.1f}" y="{y2}" width="{x(published) - x(low):.1f}" height="{bar_h}" '
+                         f'fill="#bbb"><title>{published:.2f}x</title></rect>')
+            parts.append(f'<text x="{x(published) + 4:.1f}" y="{y2 + bar_h - 1}" fill="#555">{published:.2f}x</text>')
+        y += 2 * bar_h + gap
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def write_outputs(doc: dict[str, Any], out_dir: Path) -> dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "json": out_dir / "bench.json",
+        "markdown": out_dir / "bench.md",
+        "svg": out_dir / "bench.svg",
+        "schema": out_dir / "bench.schema.json",
+    }
+    paths["json"].write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    paths["markdown"].write_text(markdown(doc), encoding="utf-8")
+    paths["svg"].write_text(svg(doc), encoding="utf-8")
+    paths["schema"].write_text(json.dumps(SCHEMA, indent=1) + "\n", encoding="utf-8")
+    return paths
+
+
+# -- compare ------------------------------------------------------------------------------
+
+# Per table, the form that is the build's own cost for the row (end to end where there is one).
+_BUILD_FORM = {"runtime_wrapper": "build", "backward_unwrap": "build", "subclass_wrapper": "end_to_end",
+               "mutation_epilogue": "end_to_end"}
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """Before (``a``) / after (``b``) of the build's own cost per row, Markdown + rows."""
+    va = a["fingerprint"].get("torch_version")
+    vb = b["fingerprint"].get("torch_version")
+    rows: list[dict[str, Any]] = []
+    lines = [
+        f"# bench compare: {va} (before) → {vb} (after)",
+        "",
+        "The build's own cost per row (isolated steps: the build's generated function; end-to-end rows: "
+        "the compiled call). ratio = before/after, ratio of medians with a bootstrap 95 % interval; "
+        "'absent': that build generates no such function.",
+    ]
+    tables_b = {t["id"]: t for t in b["tables"]}
+    for ta in a["tables"]:
+        tb = tables_b.get(ta["id"])
+        if tb is None:
+            continue
+        form = _BUILD_FORM.get(ta["id"], "build")
+        lines += ["", f"## {ta['title']}", "",
+                  f"| row | {va} µs | {vb} µs | before/after | distinguishable | published |",
+                  "|---|---|---|---|---|---|"]
+        rows_b = {r["id"]: r for r in tb["rows"]}
+        for ra in ta["rows"]:
+            rb = rows_b.get(ra["id"])
+            if rb is None:
+                continue
+            sa, sb = _stats(ra["forms"].get(form)), _stats(rb["forms"].get(form))
+            r: Ratio | None = ratio(sa, sb) if sa is not None and sb is not None else None
+            rows.append({"table": ta["id"], "row": ra["id"], "label": ra["label"], "form": form,
+                         "before": ra["forms"].get(form), "after": rb["forms"].get(form),
+                         "ratio": r.to_json() if r else None, "published": ra["published"]})
+            cell_a = _us(ra["forms"].get(form)) if sa is not None else _absent(ra)
+            cell_b = _us(rb["forms"].get(form)) if sb is not None else _absent(rb)
+            rtxt = _ratio(r.to_json()) if r else "—"
+            dist = ("yes" if r.distinguishable else "no (within noise)") if r else "—"
+            lines.append(f"| {ra['label']} | {cell_a} | {cell_b} | {rtxt} | {dist} | {_pub(ra['published'])} |")
+    return "\n".join(lines) + "\n", rows
+
+
+def _absent(row: dict[str, Any]) -> str:
+    build = row.get("build")
+    return build["status"] if build else "—"
+
+
+def headline_pairs(doc: dict[str, Any]) -> Sequence[tuple[str, str, float | None, float | None]]:
+    """(table, row, measured headline ratio, published ratio) for every row."""
+    return [(t, label, m, p) for t, label, m, p, _ in _bars(doc)]
