@@ -14,8 +14,10 @@ metadata) to the behaviour's structural form (Note [Structural form]) and compar
   describes each compile's region with a :class:`GraphSignature` (the runner records it
   by identity from the backend's example inputs and the graph's first outputs), and the
   observation is re-expressed in region terms (:func:`reference_impl.observe.region`)
-  before any reference source is generated. Without a signature the program's terms are
-  used (``aot_function``, recorded fixtures).
+  before any reference source is generated; AOTAutograd's synthetic bases (overlapping
+  inputs, one mutated, passed as their common base) are applied to it too
+  (:func:`reference_impl.observe.synthetic_bases`). Without a signature the program's
+  terms are used (``aot_function``, recorded fixtures).
 * The metadata is the oracle's (how each input was mutated, how outputs alias, subclass
   trees, float uses). *Placement* facts are compiler choices, not contracts: which
   values form the region, which sizes are symbolic and which parameters inductor froze
@@ -23,7 +25,10 @@ metadata) to the behaviour's structural form (Note [Structural form]) and compar
   the others), which inputs the training call detaches and whether autocast is disabled
   are read from the build's own runtime wrapper when it was captured (the oracle's
   prediction otherwise); the graph's output arity and alias replay too, but only when the
-  signature does not say which program outputs the graph returns. Whether each input's
+  signature does not say which program outputs the graph returns; and the version bumps
+  when the signature is ``partial`` (the program also ran outside the region during the
+  call, so the observation of the whole call cannot say which inputs the region mutates:
+  a graph break, a ``set_`` or ``out=`` resize dynamo runs before the graph). Whether each input's
   *operation* is right (``copy_``, ``as_strided_``, ``set_``, the ``requires_grad``
   branch), which slot it reads, the type checks, the unwrapped arguments and the alias
   regeneration are always the reference's call.
@@ -54,6 +59,7 @@ from reference_impl.observe import (
     region,
     runtime_wrapper_meta,
     subclass_wrapper_meta,
+    synthetic_bases,
 )
 from reference_impl.runtime_wrapper import OutputSpec, RuntimeWrapperForm, RuntimeWrapperMeta
 from reference_impl.scalar_tensorify import ScalarProgramMeta, predict_compile_count
@@ -183,7 +189,11 @@ class GraphSignature:
     ``outputs``: per region output, the program output index or ``None`` (a value the
     program does not return); ``None`` for the whole when not known. ``*_symbolic``: per
     value, which sizes/strides were symbolic at compile time. ``frozen``: region inputs
-    inductor freezing baked into the graph.
+    inductor freezing baked into the graph. ``unseen_tensors``: region inputs that are
+    tensors the program does not see (tensorified floats, lifted constants). ``partial``:
+    the program also ran outside this region during the call (a graph break, an in-place
+    op dynamo ran before the graph), so the observation of the whole call does not say
+    which inputs the region itself mutates.
     """
 
     inputs: tuple[int | str | None, ...]
@@ -191,6 +201,8 @@ class GraphSignature:
     input_symbolic: tuple[Symbolic, ...] = ()
     output_symbolic: tuple[Symbolic, ...] | None = None
     frozen: frozenset[int] = field(default_factory=frozenset)
+    unseen_tensors: frozenset[int] = field(default_factory=frozenset)
+    partial: bool = False
 
     @staticmethod
     def of(
@@ -198,10 +210,12 @@ class GraphSignature:
         graph_outputs: Sequence[GraphValue] | None = None,
         *,
         frozen: frozenset[int] = frozenset(),
+        partial: bool = False,
     ) -> GraphSignature:
         """From the runner's records: kind ``"input"``/``"param"`` with an argument ``index``
         or an attribute ``name`` is that program value; kind ``"output"`` with ``index`` is
-        that program output; every other kind is a value the program does not see."""
+        that program output; every other kind is a value the program does not see (a
+        tensor for kinds ``"tensor"`` and ``"param"``)."""
 
         def ref(g: GraphValue) -> int | str | None:
             if g.kind in ("input", "param"):
@@ -213,12 +227,12 @@ class GraphSignature:
         if graph_outputs is not None:
             outputs = tuple(g.index if g.kind == "output" else None for g in graph_outputs)
             output_symbolic = tuple(g.symbolic for g in graph_outputs)
+        refs = tuple(ref(g) for g in graph_inputs)
+        unseen = frozenset(
+            k for k, g in enumerate(graph_inputs) if refs[k] is None and g.kind in ("tensor", "param")
+        )
         return GraphSignature(
-            tuple(ref(g) for g in graph_inputs),
-            outputs,
-            tuple(g.symbolic for g in graph_inputs),
-            output_symbolic,
-            frozen,
+            refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen, partial
         )
 
 
@@ -379,6 +393,7 @@ class _Region:
     outputs_known: bool
     dynamic_outputs: tuple[frozenset[int] | None, ...] | None
     frozen: frozenset[int]
+    partial: bool = False
 
 
 def _symbolic_map(symbolic: Symbolic) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -388,13 +403,10 @@ def _symbolic_map(symbolic: Symbolic) -> dict[str, tuple[tuple[int, ...], tuple[
 def _to_region(obs: Observation, graph: GraphSignature | None) -> _Region:
     if graph is None:
         return _Region(obs, False, None, frozenset())
-    robs = region(obs, graph.inputs, graph.outputs)
-    ins = tuple(
-        mark_symbolic(m, _symbolic_map(graph.input_symbolic[i]))
-        if i < len(graph.input_symbolic)
-        else m
-        for i, m in enumerate(robs.input_subclasses)
-    )
+    robs, order = synthetic_bases(region(obs, graph.inputs, graph.outputs), graph.unseen_tensors)
+    symbolic = [graph.input_symbolic[i] if i is not None and i < len(graph.input_symbolic) else () for i in order]
+    frozen = frozenset(k for k, i in enumerate(order) if i is not None and i in graph.frozen)
+    ins = tuple(mark_symbolic(m, _symbolic_map(symbolic[i])) for i, m in enumerate(robs.input_subclasses))
     outs = robs.outputs
     dynamic: tuple[frozenset[int] | None, ...] | None = None
     if graph.outputs is not None and graph.output_symbolic is not None:
@@ -413,7 +425,7 @@ def _to_region(obs: Observation, graph: GraphSignature | None) -> _Region:
         else:
             dynamic = tuple(None for _ in outs)
     robs = replace(robs, input_subclasses=ins, outputs=outs)
-    return _Region(robs, graph.outputs is not None, dynamic, graph.frozen)
+    return _Region(robs, graph.outputs is not None, dynamic, frozen, graph.partial)
 
 
 def _probe_mutation_epilogue(
@@ -459,6 +471,8 @@ def _placed(
     region's outputs are not known; dynamic dims when not known); see Note [Probe: what
     is compared with what]."""
     changes: dict[str, Any] = {"detach": build.detach, "disable_autocast": build.disable_autocast}
+    if reg.partial:
+        changes["version_bumps"] = build.version_bumps
     if not reg.outputs_known:
         mutated = set(meta.mutated_runtime)
         changes["captured_inputs"] = tuple(
@@ -515,6 +529,8 @@ def _probe_runtime_wrapper(
     )
     build_form = rw_forms[0]
     read = ["detached inputs", "autocast"]
+    if reg.partial:
+        read.append("version bumps (the program also ran outside this region)")
     if not reg.outputs_known:
         read.append("graph arity, alias replay")
     if reg.dynamic_outputs is None:

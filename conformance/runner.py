@@ -150,30 +150,54 @@ class CompileCounter:
     """A backend wrapper that counts the graphs dynamo hands to the backend and records, for
     each, what its region is in the program's terms (see GraphInput): its inputs (the graph
     module's lifted parameters, then the example inputs, identified by identity), which
-    call compiled it, samples of its outputs on their first call, and, while a capture is
-    active, the sources generated during this compile alone."""
+    call compiled it, samples of its outputs on their first call, whether the program also
+    ran outside the region during that call (`partial`: another graph in the same call, or
+    program inputs changed before the graph ran or after it returned), and, while a capture
+    is active, the sources generated during this compile alone."""
 
     def __init__(self, inner: Callable[..., Any]) -> None:
         self.inner = inner
         self.count = 0
         self.calls = 0
         self._current: BuiltInputs | None = None
+        self._states: dict[int, Any] = {}
+        self._sampled: int | None = None
         self.graph_inputs: list[tuple[GraphInput, ...]] = []
         self.output_symbolic: list[tuple[tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...], ...] | None] = []
         self.output_samples: list[tuple[Any, ...] | None] = []
         self.compile_calls: list[int] = []
+        self.partial: list[bool] = []
         self.captures: list[Any] = []
 
     @property
     def current(self) -> BuiltInputs | None:
-        """The inputs of the call in progress; setting them starts the next call."""
+        """The inputs of the call in progress; setting them starts the next call, clearing
+        them ends it."""
         return self._current
 
     @current.setter
     def current(self, value: BuiltInputs | None) -> None:
         if value is not None:
             self.calls += 1
-        self._current = value
+            self._current = value
+            self._states = self._input_states()
+            return
+        if self._sampled is not None and self._input_states() != self._states:
+            self.partial[self._sampled] = True  # the program changed its inputs after the graph
+        self._sampled = None
+        self._current = None
+
+    def _input_states(self) -> dict[int, Any]:
+        """Storage, geometry and version of every program tensor of the current call."""
+        if self._current is None:
+            return {}
+        out: dict[int, Any] = {}
+        for t in tensors_of(self._current.named).values():
+            try:
+                out[id(t)] = (t.untyped_storage().data_ptr(), t.size(), t.stride(), t.storage_offset(), t._version)
+            except (RuntimeError, NotImplementedError):  # a wrapper subclass has no storage
+                out[id(t)] = (t.size(), t.stride(), t._version)
+        return out
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         from dataclasses import replace
@@ -182,7 +206,13 @@ class CompileCounter:
 
         self.count += 1
         k = len(self.compile_calls)
-        self.compile_calls.append(max(self.calls - 1, 0))
+        call_index = max(self.calls - 1, 0)
+        # Another graph in this call, or inputs already changed: the region is not the call.
+        same_call = [j for j, c in enumerate(self.compile_calls) if c == call_index]
+        for j in same_call:
+            self.partial[j] = True
+        self.partial.append(bool(same_call) or self._input_states() != self._states)
+        self.compile_calls.append(call_index)
         nodes = list(gm.graph.nodes) if hasattr(gm, "graph") else []
         placeholders = [n for n in nodes if n.op == "placeholder"]
         lifted: list[GraphInput] = []
@@ -218,6 +248,7 @@ class CompileCounter:
         from conformance.probe import OutputSample
 
         samples = self.output_samples
+        counter = self
 
         @functools.wraps(compiled)
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -225,6 +256,8 @@ class CompileCounter:
             if samples[k] is None:
                 values = out if isinstance(out, tuple | list) else (out,)
                 samples[k] = tuple(OutputSample.of(v) for v in values)
+                counter._sampled = k
+                counter._states = counter._input_states()
             return out
 
         return call
@@ -272,6 +305,7 @@ class _AotCounter(CompileCounter):
         self.graph_inputs.append(tuple(GraphInput("input", None, i) for i in range(len(args))))
         self.output_symbolic.append(None)
         self.output_samples.append(None)
+        self.partial.append(False)
         self.captures.append(None)
         return self.inner(gm, example_inputs, **kwargs)
 
@@ -666,7 +700,8 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: Any, counter: CompileCo
                     for j, m in enumerate(matched)
                 )
                 graph_outputs.append([g.to_json() for g in outputs])
-            return GraphSignature.of(counter.graph_inputs[k], outputs, frozen=frozen(k, obs))
+            partial = k < len(counter.partial) and counter.partial[k]
+            return GraphSignature.of(counter.graph_inputs[k], outputs, frozen=frozen(k, obs), partial=partial)
 
         compiles: list[tuple[Any, Any, Any]] = []
         graph_outputs: list[list[dict[str, Any]]] = []
@@ -695,6 +730,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: Any, counter: CompileCo
     out: dict[str, Any] = report.to_json()
     out["graph_inputs"] = [[g.to_json() for g in compile_] for compile_ in counter.graph_inputs]
     out["graph_outputs"] = graph_outputs
+    out["partial"] = list(counter.partial)
     return out
 
 

@@ -35,16 +35,18 @@ choice; the caller supplies it (the runner reads it from the graph it compiled).
 
 The output relation follows the published AOTAutograd rules, since they decide what the
 generated code must regenerate: an output sharing storage with an input is that input
-(identity) or an alias of it; an output that is a view of an intermediate is regenerated
-from a base only when both require grad and another output aliases the same storage (a
-lone view is returned as it is, "unsafe view"); ``(out, out.detach())`` regenerates the
-detached one from its twin; everything else is plain. Wrapper subclasses have no storage
+(identity) or an alias of it, unless it and every other output on that storage are
+differentiable pieces of multi-output views (``unbind``, ``split``, ``chunk``); an output
+that is a view of an intermediate is regenerated from a base only when both require grad
+and another output (not a multi-output piece) aliases the same storage (a lone view is
+returned as it is, "unsafe view"); ``(out, out.detach())`` regenerates the detached one
+from its twin; everything else is plain. A returned structure counts by its leaves. Wrapper subclasses have no storage
 of their own: their relation is read from ``_base`` and from their inner tensors' storage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -95,6 +97,7 @@ __all__ = [
     "scalar_meta",
     "snapshot",
     "subclass_wrapper_meta",
+    "synthetic_bases",
     "verify_mutation_meta",
     "verify_output_meta",
 ]
@@ -291,6 +294,7 @@ class Observation:
     raw_outputs: tuple[Any, ...] = field(compare=False, repr=False)
     raw_args: tuple[Any, ...] = field(default=(), compare=False, repr=False)
     attributes: tuple[AttributeObservation, ...] = ()
+    view_bases: tuple[AttributeObservation, ...] = ()
 
     @property
     def mutated_inputs(self) -> tuple[InputObservation, ...]:
@@ -298,9 +302,21 @@ class Observation:
 
 
 def _flatten_outputs(out: object) -> tuple[Any, ...]:
+    """The leaves of a returned structure (tuples, lists, dict values, in order): what a
+    compiled region returns, one value per leaf."""
     if isinstance(out, tuple | list):
-        return tuple(out)
+        return tuple(leaf for item in out for leaf in _flatten_outputs(item))
+    if isinstance(out, dict):
+        return tuple(leaf for item in out.values() for leaf in _flatten_outputs(item))
     return (out,)
+
+
+# Autograd's node for each output of a multi-output view op (unbind, split, chunk).
+_MULTI_OUTPUT_VIEWS = frozenset({"UnbindBackward0", "SplitBackward0", "SplitWithSizesBackward0"})
+
+
+def _multi_output_view(t: object) -> bool:
+    return isinstance(t, torch.Tensor) and type(t.grad_fn).__name__ in _MULTI_OUTPUT_VIEWS
 
 
 def _same_metadata(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -331,12 +347,15 @@ def _relate_outputs(
         of_base = [i for i, a in tensors.items() if o._base is not None and o._base is a]
         sharing = [i for i, st in in_storages.items() if st & out_storages[j]]
         aliased_outs = [k for k, st in enumerate(out_storages) if st & out_storages[j]]
+        # Differentiable pieces of one unbind/split are hidden from autograd as a group.
+        not_multi = len([k for k in aliased_outs if not _multi_output_view(outs[k])])
         if same:
             kind, base = AliasKind.IS_INPUT, same[0]
         elif of_base or sharing:
-            kind, base = AliasKind.ALIAS_OF_INPUT, (of_base or sharing)[0]
+            if not (o.grad_fn is not None and not_multi == 0):
+                kind, base = AliasKind.ALIAS_OF_INPUT, (of_base or sharing)[0]
         elif o._base is not None and o.requires_grad and o._base.requires_grad:
-            if len(aliased_outs) > 1:
+            if len(aliased_outs) > 1 and not_multi > 1:
                 kind = AliasKind.ALIAS_OF_INTERMEDIATE
                 owner = [k for k, other in enumerate(outs) if other is o._base]
                 if owner:
@@ -434,6 +453,15 @@ def observe(
     attr_befores = {n: snapshot(t) for n, t in attributes.items()}
     input_subclasses = tuple(subclass_meta_of(a) for a in args)
     attr_subclasses = {n: subclass_meta_of(t) for n, t in attributes.items()}
+    # The bases of inputs that are views: a compiler may pass such a base instead of its
+    # aliased views (see synthetic_bases), so it is observed like an input too.
+    known = [*args, *attributes.values()]
+    view_bases: dict[str, torch.Tensor] = {}
+    for i, a in enumerate(known):
+        base = a._base if isinstance(a, torch.Tensor) and not is_wrapper_subclass(a) else None
+        if base is not None and not any(base is k for k in (*known, *view_bases.values())):
+            view_bases[f"_base of input {i}"] = base
+    base_befores = {n: snapshot(t) for n, t in view_bases.items()}
     differentiable = [*args, *attributes.values()]
     may_be_joint = grad_before and any(
         isinstance(a, torch.Tensor) and a.requires_grad for a in differentiable
@@ -458,6 +486,10 @@ def observe(
         )
         for n, t in attributes.items()
     )
+    bases = tuple(
+        AttributeObservation(n, _classify_input(-1, t, base_befores[n], log, always_off), PlainMeta(), t)
+        for n, t in view_bases.items()
+    )
     outputs, n_bases = _relate_outputs(args, outs)
     return Observation(
         inputs,
@@ -471,6 +503,7 @@ def observe(
         outs,
         tuple(args),
         attrs,
+        bases,
     )
 
 
@@ -525,7 +558,105 @@ def region(
         obs.saved_plain_tensors,
         outs,
         tuple(slot_values),
+        obs.attributes,
+        obs.view_bases,
     )
+
+
+def _elements(geometry: tuple[tuple[int, ...], tuple[int, ...], int]) -> set[int]:
+    """Storage element indices a tensor of this geometry covers."""
+    size, stride, offset = geometry
+    if 0 in size:
+        return set()
+    extent = offset + 1 + sum((n - 1) * st for n, st in zip(size, stride, strict=True))
+    return set(torch.as_strided(torch.arange(extent), size, stride, offset).flatten().tolist())
+
+
+def _storage_groups(
+    obs: Observation, tensor_slots: Collection[int]
+) -> tuple[list[list[int]], list[int]]:
+    """Region inputs grouped by storage (first appearance order), and the non-tensor ones."""
+    groups: dict[object, list[int]] = {}
+    non_tensors: list[int] = []
+    for slot, value in enumerate(obs.raw_args):
+        inp = obs.inputs[slot] if slot < len(obs.inputs) else None
+        if isinstance(value, torch.Tensor) and inp is not None and not is_wrapper_subclass(value):
+            key: object = ("storage", inp.before.storage_ptr) if inp.before.storage_ptr else slot
+            groups.setdefault(key, []).append(slot)
+        elif isinstance(value, torch.Tensor) or slot in tensor_slots:
+            groups.setdefault(slot, []).append(slot)
+        else:
+            non_tensors.append(slot)
+    return list(groups.values()), non_tensors
+
+
+def _synthetic_base(obs: Observation, members: Sequence[int]) -> tuple[InputObservation, Any] | None:
+    """The base AOTAutograd passes for ``members`` (aliased region inputs), when it must."""
+    inputs = [obs.inputs[s] for s in members]
+    if len(members) < 2 or not any(i is not None and i.mutates_data for i in inputs):
+        return None
+    cover = [_elements(i.before.geometry) for i in inputs if i is not None]
+    if not any(a & b for k, a in enumerate(cover) for b in cover[k + 1 :]):
+        return None  # views of one storage that do not overlap: no base needed
+    named = {id(b.value): b for b in (*obs.view_bases, *obs.attributes)}
+    bases = [obs.raw_args[s]._base for s in members if obs.raw_args[s]._base is not None]
+    # The views' common base (one of the inputs when it is their root). Inputs that share a
+    # storage without being views (through set_) get the storage itself as base; the first
+    # of them stands for it here (for how it was mutated, not for its geometry).
+    base = bases[0] if bases else obs.raw_args[members[0]]
+    among = [s for s in members if obs.raw_args[s] is base]
+    if among and (inp := obs.inputs[among[0]]) is not None:
+        return inp, base
+    if id(base) in named:
+        return named[id(base)].input, base
+    return None  # a base we did not observe: the region is left as it is
+
+
+def synthetic_bases(
+    obs: Observation, tensor_slots: Collection[int] = ()
+) -> tuple[Observation, tuple[int | None, ...]]:
+    """AOTAutograd's synthetic bases, in region terms (see Note [Program terms and region
+    terms]): region inputs that overlap in memory, one of them with its values mutated,
+    are replaced by one input, their common ``_base`` (the root when one of them is it),
+    and the region's inputs are reordered: the bases first, then the non-tensor inputs,
+    then the tensor inputs grouped by storage. Returns the observation in the new terms
+    and, per new input, the old one it is (``None``: a synthetic base).
+
+    ``tensor_slots``: inputs known to be tensors although their value was not observed (a
+    tensorified float); an input without a value is otherwise taken for a non-tensor.
+    """
+    unchanged = (obs, tuple(range(len(obs.inputs))))
+    if not any(i is not None and i.mutates_data for i in obs.inputs):
+        return unchanged
+    groups, others = _storage_groups(obs, tensor_slots)
+    merged: list[tuple[InputObservation, Any]] = []
+    for members in groups:
+        found = _synthetic_base(obs, members)
+        if found is None:
+            others.extend(members)
+        else:
+            merged.append(found)
+    if not merged:
+        return unchanged
+    new_inputs: list[InputObservation | None] = [replace(b, index=k) for k, (b, _) in enumerate(merged)]
+    values: list[Any] = [v for _, v in merged]
+    subclasses: list[Meta] = [PlainMeta() for _ in merged]
+    for k, old in enumerate(others, start=len(merged)):
+        inp = obs.inputs[old]
+        new_inputs.append(None if inp is None else replace(inp, index=k))
+        values.append(obs.raw_args[old])
+        subclasses.append(obs.input_subclasses[old])
+    rel, n_bases = _relate_outputs(values, obs.raw_outputs)
+    merged_obs = replace(
+        obs,
+        inputs=tuple(new_inputs),
+        outputs=rel,
+        num_intermediate_bases=n_bases,
+        trace_joint=predict_trace_joint(new_inputs, rel),
+        input_subclasses=tuple(subclasses),
+        raw_args=tuple(values),
+    )
+    return merged_obs, (*(None for _ in merged), *others)
 
 
 def predict_in_graph(inp: InputObservation, *, keep_input_mutations: bool) -> bool:

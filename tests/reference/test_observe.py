@@ -23,6 +23,7 @@ from reference_impl.observe import (
     runtime_wrapper_meta,
     scalar_meta,
     subclass_wrapper_meta,
+    synthetic_bases,
     verify_mutation_meta,
     verify_output_meta,
 )
@@ -360,3 +361,67 @@ def test_half_lr_is_a_composite_use_and_a_wrong_classification_is_caught() -> No
 
     assert verdict(meta) == "absent"
     assert verdict(plain) == "diverges"
+
+
+# -- what a compiler's region makes of the program ----------------------------------------------
+
+
+def test_overlapping_inputs_one_mutated_become_their_base() -> None:
+    def f(x: torch.Tensor, xt: torch.Tensor) -> torch.Tensor:
+        x.mul_(2)
+        xt[0].add_(1)
+        return x.sum() + xt.sum()
+
+    x = torch.ones(3, 4)
+    obs = observe(f, [x, x.t()])
+    merged, order = synthetic_bases(region(obs, [0, 1]))
+    assert order == (None,)  # one input: the base, which is x itself
+    assert merged.raw_args[0] is x
+    assert [i.index for i in merged.mutated_inputs] == [0]
+    assert runtime_wrapper_meta(merged).version_bumps == (0,)
+    # the program's view: two mutated inputs, two bumps
+    assert runtime_wrapper_meta(obs).version_bumps == (0, 1)
+
+
+def test_a_hidden_base_and_input_order_after_merging() -> None:
+    base = torch.arange(10.0)
+
+    def f(n: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        a.mul_(2)
+        return b * n
+
+    obs = observe(f, [torch.ones(6), base[0:6], base[3:9]], attributes={"base": base})
+    # region [s0, n, a, b] where slot 0 is a symbolic size: bases first, then non-tensors
+    merged, order = synthetic_bases(region(obs, [None, 0, 1, 2]))
+    assert order == (None, 0, 1)
+    assert merged.raw_args[0] is base
+    assert [i.index for i in merged.mutated_inputs] == [0]
+
+
+def test_disjoint_views_or_no_mutation_keep_the_region() -> None:
+    base = torch.arange(10.0)
+
+    def f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        a.mul_(2)
+        return b * 1
+
+    disjoint = observe(f, [base[0:5], base[5:10]])
+    assert synthetic_bases(region(disjoint, [0, 1]))[1] == (0, 1)
+    read_only = observe(lambda a, b: a + b, [base[0:6], base[3:9]])
+    assert synthetic_bases(region(read_only, [0, 1]))[1] == (0, 1)
+
+
+def test_multi_output_view_pieces_and_nested_returns() -> None:
+    def f(x: torch.Tensor) -> tuple[Any, ...]:
+        return x.unbind(0), [x.split(2, dim=1)[0]], {"c": x.view(-1)}
+
+    pieces = observe(f, [leaf(4, 6)])
+    assert len(pieces.outputs) == 4 + 1 + 1
+    # differentiable unbind/split pieces are plain; the view(-1) makes the storage's other
+    # outputs count, so here every output is regenerated from the input
+    assert {o.kind for o in pieces.outputs} == {AliasKind.ALIAS_OF_INPUT}
+    only_pieces = observe(lambda x: x.unbind(0), [leaf(4, 6)])
+    assert {o.kind for o in only_pieces.outputs} == {AliasKind.PLAIN}
+    with torch.no_grad():  # no grad_fn: ordinary aliases of the input
+        no_grad = observe(lambda x: x.unbind(0), [leaf(4, 6)])
+    assert {o.kind for o in no_grad.outputs} == {AliasKind.ALIAS_OF_INPUT}
