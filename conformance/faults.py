@@ -1,16 +1,24 @@
-"""Contract-level faults: wrappers that make a compiled callable break one contract on purpose.
+"""Seeded faults: deliberately broken builds that prove every oracle can fail.
 
-They prove the oracles can fail (tests, `torch-conformance selftest`). A fault is applied by
-passing it in `RunOptions.fault` for one run only; nothing here patches torch or any global,
-so a normal run in the same process is untouched.
+Contract-level faults wrap the compiled callable and break one contract (they work on any
+build). Internals-level faults rewrite one function the build generates, before the build
+logs and executes it (only on builds whose codegen goes through a known exec helper), so the
+probe must see `diverges` and, where the change is observable, a contract check must fail.
+
+A fault is applied by passing it in `RunOptions.fault` for one run only: a wrapper touches no
+global, and an internals patch is undone when the variant ends (also on error), so a normal
+run in the same process is untouched (tests/harness/test_selftest.py shows it).
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import torch
 
@@ -24,7 +32,13 @@ class Fault:
     name: str
     behavior: str
     contract: str
-    wrap: Callable[[Compiled], Compiled]
+    wrap: Callable[[Compiled], Compiled] | None = None
+    patch: Callable[[Fault], contextlib.AbstractContextManager[None]] | None = None
+    level: Literal["contract", "internals"] = "contract"
+    hits: list[str] = field(default_factory=list, compare=False)  # generated functions rewritten
+
+    def reset(self) -> None:
+        self.hits.clear()
 
 
 def _float_tensors(args: tuple[Any, ...]) -> list[torch.Tensor]:
@@ -129,11 +143,13 @@ def copy_instead_of_set(compiled: Compiled) -> Compiled:
         with torch.no_grad():
             for a, storage in before:
                 if a.untyped_storage().data_ptr() != storage.data_ptr():
+                    # the values arrive, the storage identity does not: a copy into own memory
                     values = a.detach().clone()
-                    needed = (a.storage_offset() + a.numel()) * a.element_size()
-                    if storage.nbytes() >= needed:
-                        a.set_(storage, a.storage_offset(), a.size(), a.stride())
-                        a.copy_(values)
+                    own = storage if storage.nbytes() >= a.untyped_storage().nbytes() else (
+                        torch.empty(a.untyped_storage().nbytes(), dtype=torch.uint8, device=a.device).untyped_storage()
+                    )
+                    a.set_(own, a.storage_offset(), a.size(), a.stride())
+                    a.copy_(values)
         return out
 
     return call
@@ -219,3 +235,208 @@ FAULTS: dict[str, Fault] = {
               recompile_every_call),
     )
 }
+
+
+# --- internals-level faults -------------------------------------------------------------
+
+# Every generated wrapper goes through one helper that logs and execs the source; its home
+# moved between releases. A build without it cannot take internals faults (reported as such).
+CODEGEN_EXEC = (
+    ("torch._functorch._aot_autograd.subclass_codegen", "_compile_and_exec_source"),
+    ("torch._functorch._aot_autograd.codegen", "_compile_and_exec_source"),
+)
+Transform = Callable[[str], str | None]
+
+
+class FaultNotApplicable(Exception):
+    """The build has no place to inject this fault (e.g. it generates no code at all)."""
+
+
+def codegen_exec_targets() -> list[tuple[Any, str]]:
+    found = []
+    for module_name, attr in CODEGEN_EXEC:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        if callable(getattr(module, attr, None)):
+            found.append((module, attr))
+    return found
+
+
+def _rewrite_codegen(artifact: str, transform: Transform) -> Callable[[Fault], contextlib.AbstractContextManager[None]]:
+    @contextlib.contextmanager
+    def patch(fault: Fault) -> Iterator[None]:
+        targets = codegen_exec_targets()
+        if not targets:
+            raise FaultNotApplicable(
+                "this build has no codegen exec helper (" + ", ".join(f"{m}.{a}" for m, a in CODEGEN_EXEC) + ")"
+            )
+        saved = [(module, attr, getattr(module, attr)) for module, attr in targets]
+
+        def make(original: Callable[..., Any]) -> Callable[..., Any]:
+            def rewritten(source: str, globals_dict: Any, fn_name: str, artifact_name: str, *a: Any, **k: Any) -> Any:
+                if artifact_name == artifact:
+                    changed = transform(source)
+                    if changed is not None and changed != source:
+                        fault.hits.append(artifact_name)
+                        source = changed
+                return original(source, globals_dict, fn_name, artifact_name, *a, **k)
+
+            return rewritten
+
+        try:
+            for module, attr, original in saved:
+                setattr(module, attr, make(original))
+            yield
+        finally:
+            for module, attr, original in saved:
+                setattr(module, attr, original)
+
+    return patch
+
+
+def _function(tree: ast.Module) -> ast.FunctionDef | None:
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+
+
+def _edit(source: str, edit: Callable[[ast.FunctionDef], bool]) -> str | None:
+    tree = ast.parse(source)
+    fn = _function(tree)
+    if fn is None or not edit(fn):
+        return None
+    if not fn.body:
+        fn.body = [ast.Pass()]
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def _drop_last_statement(source: str) -> str | None:
+    def edit(fn: ast.FunctionDef) -> bool:
+        if not fn.body:
+            return False
+        fn.body.pop()
+        return True
+
+    return _edit(source, edit)
+
+
+def _calls(node: ast.AST, method: str) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == method for n in ast.walk(node))
+
+
+def _set_to_copy(source: str) -> str | None:
+    def edit(fn: ast.FunctionDef) -> bool:
+        hit = False
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_":
+                node.func.attr = "copy_"
+                node.args = node.args[:1]
+                hit = True
+        return hit
+
+    return _edit(source, edit)
+
+
+def _drop_as_strided(source: str) -> str | None:
+    def edit(fn: ast.FunctionDef) -> bool:
+        before = len(fn.body)
+        fn.body = [s for s in fn.body if not _calls(s, "as_strided_")]
+        return len(fn.body) != before
+
+    return _edit(source, edit)
+
+
+def _shift_slot(source: str) -> str | None:
+    """`updated_inputs[k]` → `updated_inputs[k+1]` modulo the slots used (a rotation when there
+    are several, an out-of-range slot when there is one)."""
+
+    def edit(fn: ast.FunctionDef) -> bool:
+        subs = [n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                and n.value.id == "updated_inputs" and isinstance(n.slice, ast.Constant)
+                and isinstance(n.slice.value, int)]
+        used = sorted({int(n.slice.value) for n in subs})  # type: ignore[attr-defined]  # filtered above
+        if not used:
+            return False
+        rotate = {k: used[(i + 1) % len(used)] if len(used) > 1 else k + 1 for i, k in enumerate(used)}
+        for n in subs:
+            n.slice = ast.Constant(rotate[int(n.slice.value)])  # type: ignore[attr-defined]  # filtered above
+        return True
+
+    return _edit(source, edit)
+
+
+def _drop_requires_grad_branch(source: str) -> str | None:
+    """`if x.requires_grad: A else: B` → `B`: a leaf that requires grad gets the plain copy_."""
+
+    def edit(fn: ast.FunctionDef) -> bool:
+        hit = False
+        body: list[ast.stmt] = []
+        for stmt in fn.body:
+            if isinstance(stmt, ast.If) and any(
+                isinstance(n, ast.Attribute) and n.attr == "requires_grad" for n in ast.walk(stmt.test)
+            ):
+                body.extend(stmt.orelse)
+                hit = True
+            else:
+                body.append(stmt)
+        fn.body = body
+        return hit
+
+    return _edit(source, edit)
+
+
+def _unwrap_drops_last(source: str) -> str | None:
+    def edit(fn: ast.FunctionDef) -> bool:
+        hit = False
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Return) and node.value is not None:
+                node.value = ast.Subscript(node.value, ast.Slice(None, ast.Constant(-1)), ast.Load())
+                hit = True
+        return hit
+
+    return _edit(source, edit)
+
+
+def _is_type_check(stmt: ast.stmt) -> bool:
+    test = stmt.test if isinstance(stmt, ast.If | ast.Assert) else None
+    return test is not None and any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("type", "isinstance")
+        for n in ast.walk(test)
+    )
+
+
+def _drop_type_checks(source: str) -> str | None:
+    def edit(fn: ast.FunctionDef) -> bool:
+        before = len(fn.body)
+        fn.body = [s for s in fn.body if not _is_type_check(s)]
+        return len(fn.body) != before
+
+    return _edit(source, edit)
+
+
+def _internals(name: str, behavior: str, contract: str, artifact: str, transform: Transform) -> Fault:
+    return Fault(name, behavior, contract, patch=_rewrite_codegen(artifact, transform), level="internals")
+
+
+INTERNAL_FAULTS: dict[str, Fault] = {
+    f.name: f
+    for f in (
+        _internals("epilogue_statement_dropped", "mutation_epilogue",
+                   "one statement group per mutated input", "mutation_epilogue", _drop_last_statement),
+        _internals("epilogue_set_as_copy", "mutation_epilogue",
+                   "a storage swap is applied with set_", "mutation_epilogue", _set_to_copy),
+        _internals("epilogue_as_strided_dropped", "mutation_epilogue",
+                   "a metadata mutation is applied with as_strided_", "mutation_epilogue", _drop_as_strided),
+        _internals("epilogue_slot_shifted", "mutation_epilogue",
+                   "each mutation lands on its own input", "mutation_epilogue", _shift_slot),
+        _internals("epilogue_requires_grad_branch_dropped", "mutation_epilogue",
+                   "a leaf that requires grad is written through detach()", "mutation_epilogue",
+                   _drop_requires_grad_branch),
+        _internals("unwrap_drops_last_arg", "backward_unwrap",
+                   "the backward unwrap is the identity", "backward_subclass_unwrap", _unwrap_drops_last),
+        _internals("subclass_type_check_dropped", "subclass_wrapper",
+                   "non-frozen subclass inputs are type-checked", "subclass_wrapper", _drop_type_checks),
+    )
+}
+
+ALL_FAULTS: dict[str, Fault] = {**FAULTS, **INTERNAL_FAULTS}

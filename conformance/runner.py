@@ -26,7 +26,7 @@ from conformance import oracles
 from conformance.devices import default_devices, device_type
 from conformance.devices import probe as probe_device
 from conformance.expectations import BuildFacts, condition_matches
-from conformance.faults import Fault
+from conformance.faults import Fault, FaultNotApplicable
 from conformance.fingerprint import build_fingerprint, device_fingerprint
 from conformance.inputs import BuiltInputs, CallPoint, FeatureUnavailable, build_inputs, call_points, tensors_of
 from conformance.loader import LoadedCase
@@ -42,6 +42,7 @@ from conformance.snapshot import (
     is_subclass,
     relations,
     storage_key,
+    storage_sharing,
     tensor_state,
 )
 
@@ -417,6 +418,7 @@ class Side:
     outputs: list[Any] = field(default_factory=list)
     out_states: list[TensorState | None] = field(default_factory=list)
     after: dict[str, TensorState] = field(default_factory=dict)
+    sharing: dict[str, tuple[str, ...]] = field(default_factory=dict)
     ambient: Ambient | None = None
     relations: list[Relation | None] = field(default_factory=list)
     grads: dict[str, TensorState | None] = field(default_factory=dict)
@@ -450,7 +452,9 @@ def _call(fn: Callable[..., Any], inputs: BuiltInputs, case: Case) -> Side:
 
 def _snapshot(side: Side) -> None:
     side.out_states = [tensor_state(o) if isinstance(o, torch.Tensor) else None for o in side.outputs]
-    side.after = {n: tensor_state(t) for n, t in tensors_of(side.inputs.named).items()}
+    tensors = tensors_of(side.inputs.named)
+    side.after = {n: tensor_state(t) for n, t in tensors.items()}
+    side.sharing = storage_sharing(tensors)
 
 
 def _tangent(out: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -555,6 +559,9 @@ def _compare_inputs(eager: Side, comp: Side, case: Case, tol: Tolerance) -> list
         ce = oracles.input_change(_as_state(eager.before[name]), se)
         ca = oracles.input_change(_as_state(comp.before[name]), sa)
         out += oracles.compare_change(f"input {name}", ca, ce, case.expect.version)
+        shared_e, shared_a = eager.sharing.get(name, ()), comp.sharing.get(name, ())
+        if shared_a != shared_e:
+            out.append(Mismatch("shares storage with", f"input {name}", str(list(shared_e)), str(list(shared_a))))
     return out
 
 
@@ -763,7 +770,7 @@ def execute(
             torch._dynamo.reset()
         eager_fn = make_function(lc)
         compiled, counter = make_compiled(make_function(lc), case, variant)
-        if fault is not None:
+        if fault is not None and fault.wrap is not None:
             compiled = fault.wrap(compiled)
         capturing = probe and p == 0
         with contextlib.ExitStack() as stack:
@@ -905,13 +912,15 @@ def run_variant(  # noqa: PLR0911  # one return per verdict reads plainest
     try:
         # the build's warnings are data for the record, never errors of ours (pytest may run
         # with filterwarnings=error)
-        with warnings.catch_warnings(record=True) as log, isolated(case, variant):
+        fault = options.fault
+        patch = fault.patch(fault) if fault is not None and fault.patch is not None else contextlib.nullcontext()
+        with warnings.catch_warnings(record=True) as log, patch, isolated(case, variant):
             warnings.simplefilter("always")
             try:
                 outcome = execute(lc, variant, timer, options.fault, options.probe)
             finally:
                 caught.extend(log)
-    except FeatureUnavailable as exc:
+    except (FeatureUnavailable, FaultNotApplicable) as exc:
         return done("skip", reason=str(exc))
     except CaseBroken as exc:
         return done("error", reason=f"case error: {exc}")

@@ -151,6 +151,16 @@ def relations(named_inputs: dict[str, Any], outputs: Sequence[Any]) -> list[Rela
     return rels
 
 
+def storage_sharing(tensors: dict[str, torch.Tensor]) -> dict[str, tuple[str, ...]]:
+    """For each tensor, the others that live in the same storage (e.g. after `x.set_(y)`)."""
+    by_key: dict[tuple[str, int], list[str]] = {}
+    for name, t in tensors.items():
+        key = storage_key(t)
+        if key is not None:
+            by_key.setdefault(key, []).append(name)
+    return {name: tuple(sorted(n for n in group if n != name)) for group in by_key.values() for name in group}
+
+
 @dataclass
 class Ambient:
     """Global modes a call may legitimately change (and then eager changes them too)."""
