@@ -1,4 +1,5 @@
-"""nox sessions: `conformance` (run every case, write results), `tests`, `lint`, `typecheck`.
+"""nox sessions: `conformance` (run every case, write results and the report), `report`, `tests`,
+`lint`, `typecheck`.
 
 Which torch a session tests is chosen by `--torch CHOICE` in the posargs or the
 TORCH_CONFORMANCE_TORCH environment variable (posargs win):
@@ -13,6 +14,10 @@ TORCH_CONFORMANCE_TORCH environment variable (posargs win):
 
 Everything else in the posargs goes to `torch-conformance run` (conformance) or pytest (tests):
   nox -s conformance -- --torch 2.13.0 -k mutation --devices cpu
+
+`conformance` renders the report folder (reports/) from its results after the run, also when
+the run fails; `nox -s report -- RESULTS... [-o DIR]` renders one from any results files (no
+torch needed), and `nox -s report -- diff A B` compares two runs.
 """
 
 from __future__ import annotations
@@ -121,16 +126,49 @@ def install_torch(session: nox.Session, choice: str) -> None:
     session.install(*args)
 
 
+def _option_value(args: list[str], flag: str) -> str | None:
+    """The value of `--flag VALUE` or `--flag=VALUE` among run arguments (the last one wins)."""
+    value = None
+    for i, arg in enumerate(args):
+        if arg == flag and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith(flag + "="):
+            value = arg.split("=", 1)[1]
+    return value
+
+
+def report_args(run_args: list[str], out: str = "reports") -> list[str]:
+    """The `torch-conformance report` arguments that render the results of `run run_args`."""
+    results = _option_value(run_args, "--results") or os.environ.get("TORCH_CONFORMANCE_RESULTS") \
+        or "results/results.jsonl"
+    args = ["report", results, "-o", out, "--exit-zero"]
+    expectations = _option_value(run_args, "--expectations")
+    if expectations:
+        args += ["--expectations", expectations]
+    return args
+
+
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """Run every case against the chosen torch on every available device; write results."""
+    """Run every case against the chosen torch on every available device; write results and reports/."""
     choice, rest = split_torch_arg(list(session.posargs))
     session.install("-e", ".")
     install_torch(session, choice)
     session.run("python", "-c", "import torch; print('torch', torch.__version__, torch.version.git_version)")
     if not any(a == "-n" or a.startswith("-n") for a in rest):
         rest = ["-n", "auto", *rest]
-    session.run("torch-conformance", "run", "-q", *rest)
+    try:
+        session.run("torch-conformance", "run", "-q", *rest)
+    finally:  # the report shows a failed run too; the run's exit status stays the session's
+        session.run("torch-conformance", *report_args(rest))
+
+
+@nox.session
+def report(session: nox.Session) -> None:
+    """Render reports/ from results files (default results/results.jsonl), or `-- diff A B`; no torch needed."""
+    session.install("-e", ".")
+    # `python -m conformance.report` is `torch-conformance report` without the rest of the CLI
+    session.run("python", "-m", "conformance.report", *(session.posargs or ["results/results.jsonl"]))
 
 
 @nox.session
@@ -153,5 +191,8 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
+    """mypy --strict; needs a torch for its types (chosen like the other sessions)."""
+    choice, rest = split_torch_arg(list(session.posargs))
     session.install("-e", ".[typecheck]")
-    session.run("mypy")
+    install_torch(session, choice)
+    session.run("mypy", *rest)

@@ -3,6 +3,8 @@ and a generated script, run with plain `python`, prints the mismatch and exits 1
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,9 @@ import torch
 from conformance import inputs as harness
 from conformance.loader import LoadedCase, load_all
 from conformance.report import standalone
-from conformance.reproducer import case_data
+from conformance.reproducer import case_data, render, script_name, wanted
+from conformance.results import ResultRecord
+from conformance.runner import variants_of
 
 ROOT = Path(__file__).parents[2]
 CORPUS, _ = load_all([ROOT / "cases", ROOT / "tests" / "resources" / "cases" / "valid"], ROOT / "cases")
@@ -81,3 +85,80 @@ def test_standalone_builders_match_the_harness_bit_for_bit(lc: LoadedCase) -> No
             assert _aliasing(ref.named) == _aliasing(got.named)
             assert list(ref.grad_leaves) == list(got.grad_leaves)
             assert ref.dynamic_dims == got.dynamic_dims
+
+
+# ----------------------------------------------------------------------------- generated scripts
+
+# Run a script with the harness and its dependencies made unimportable: it must need only torch.
+ONLY_TORCH = (
+    "import runpy, sys\n"
+    "for name in ('conformance', 'reference_impl', 'pydantic', 'yaml', 'pytest', 'jinja2', 'packaging'):\n"
+    "    sys.modules[name] = None\n"
+    "sys.argv = [sys.argv[1]]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def run_script(path: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", ONLY_TORCH, str(path)], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def _records(results: Path) -> dict[str, ResultRecord]:
+    return {r.case_id: r for r in (ResultRecord.model_validate_json(line) for line in results.read_text().splitlines())}
+
+
+def test_the_run_writes_a_reproducer_per_failure_and_links_it(real_run: Path) -> None:
+    recs = _records(real_run)
+    folder = real_run.parent / "reproducers"
+    for case_id, rec in recs.items():
+        if rec.status in ("fail", "xpass") or (rec.status == "error" and rec.variant != "schema"):
+            assert rec.reproducer == f"out/reproducers/{case_id.replace('/', '__')}__{rec.variant}.py"
+            assert (real_run.parent.parent / rec.reproducer).is_file()
+        else:
+            assert rec.reproducer is None, case_id
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        script_name(r.case_id, r.variant) for r in recs.values() if wanted(r))
+    assert not wanted(recs["scalar_recompile/broken"]) and not wanted(recs["mutation_epilogue/ok"])
+
+
+@pytest.mark.parametrize(("case_id", "code", "expected"), [
+    ("runtime_wrapper/wrong_compiles", 1, "cold pass over 2 call(s): graphs compiled is 2, but expect.compiles "
+                                          "gives 3 (a recompile per value)"),
+    ("runtime_wrapper/diverges", 1, "out[0]: values is [2.5409960746765137, 0.706571102142334, -1.178"),
+    ("subclass_wrapper/xpass", 0, "MATCHES: compiled behaves like eager"),
+    ("backward_unwrap/eager_raises", 2, "CASE ERROR (eager itself fails, so the case is wrong, not the build): "
+                                        "eager raised RuntimeError: shape '[3]' is invalid"),
+])
+def test_a_reproducer_needs_only_torch_and_prints_the_mismatch(real_run: Path, case_id: str, code: int,
+                                                                 expected: str) -> None:
+    rec = _records(real_run)[case_id]
+    assert rec.reproducer is not None
+    proc = run_script(real_run.parent.parent / rec.reproducer, cwd=real_run.parent)
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert expected in proc.stdout, proc.stdout + proc.stderr
+    if code == 1:  # what it prints is what the harness recorded
+        first = rec.mismatches[0]
+        assert f"{first['where']}: {first['check']} is {first['actual']}" in proc.stdout.split("MISMATCH")[1]
+
+
+def test_reproducers_of_passing_corpus_cases_match(tmp_path: Path) -> None:
+    """Rendered for passing corpus items (training with subclasses, a scalar sweep under config),
+    the script's own comparison finds nothing: it judges as the runner does."""
+    chosen = {c.id: c for c in CORPUS}
+    picks = [("backward_unwrap/module_subclass_params", "aot_eager", "training"),
+             ("scalar_recompile/optimizer_step", "aot_eager", "inference"),
+             ("mutation_epilogue/meta_transpose_aot_function", "aot_function", "inference")]
+    procs = []
+    for case_id, backend, mode in picks:
+        lc = chosen[case_id]  # renamed in the corpus? pick another case of the same kind
+        variant = variants_of(lc.case, devices=["cpu"], backends=[backend], modes=[mode])[0]
+        rec = ResultRecord(case_id=lc.id, variant=variant.label, status="fail", reason="pretend")
+        path = tmp_path / script_name(lc.id, variant.label)
+        path.write_text(render(lc, variant, rec))
+        procs.append((lc.id, subprocess.Popen([sys.executable, "-c", ONLY_TORCH, str(path)], cwd=tmp_path,
+                                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    for case_id, proc in procs:
+        out, _ = proc.communicate(timeout=300)
+        assert proc.returncode == 0, f"{case_id}:\n{out}"
+        assert "MATCHES" in out

@@ -1,0 +1,3 @@
+from conformance.report.cli import main
+
+raise SystemExit(main())

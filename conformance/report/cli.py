@@ -1,0 +1,142 @@
+"""The `report` and `report diff` subcommands of `torch-conformance` (no torch needed)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from conformance.options import BY_NAME, csv
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+DEFAULT_OUT = "reports"
+
+
+def expand(paths: Sequence[str]) -> list[Path]:
+    """Results files as given; a folder stands for every *.jsonl under it (e.g. downloaded CI artifacts)."""
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        out += sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+    return out
+
+
+def _missing(paths: Sequence[Path]) -> list[Path]:
+    return [p for p in paths if not p.is_file()]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "report",
+        help="merge results files into a report folder (compat.json, compat.md, index.html, junit.xml); "
+        "`report diff A B` compares two runs",
+        description="Merge results files (builds x devices x shards) into one report folder: compat.json, "
+        "compat.md, index.html, junit.xml and the failures' reproducers. Exit status 1 when an item failed, "
+        "errored or passed although declared a known failure (xpass), or a behaviour x device cell ran no "
+        "case; 2 when an input is missing or malformed.",
+        epilog="torch-conformance report diff A B: items that went pass->fail or fail->pass, internals "
+        "mechanisms newly absent or present, compile-count changes between two runs (results files, "
+        "folders or compat.json); exit status 1 on a regression. See `torch-conformance report diff --help`.",
+    )
+    p.add_argument("results", nargs="*", metavar="RESULTS",
+                   help="results files (JSON Lines from `run`), folders of them, or compat.json reports "
+                   f"(default: {BY_NAME['results'].env_default()})")
+    p.add_argument("-o", "--output", default=DEFAULT_OUT, metavar="DIR",
+                   help=f"report folder, written atomically (default: {DEFAULT_OUT})")
+    p.add_argument("--expectations", default=None, metavar="PATHS",
+                   help="the expectation files the runs used (comma-separated); entries that matched no item of "
+                   f"any build are listed as stale [env {BY_NAME['expectations'].env}]")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 once the report is written, whatever it shows (for a rendering step that is "
+                   "not a gate)")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from conformance.report import ReportInputError, merge, write_report
+
+    paths = expand(args.results or [str(BY_NAME["results"].env_default())])
+    exp_text = args.expectations if args.expectations is not None else BY_NAME["expectations"].env_default()
+    expectations = [Path(p) for p in csv(exp_text)]
+    missing = _missing([*paths, *expectations])
+    if missing or not paths:
+        what = ", ".join(map(str, missing)) if missing else "no *.jsonl under the folders given"
+        print(f"report: no such results file: {what}; run `torch-conformance run --results PATH` first",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        report = merge(paths, expectations=expectations)
+    except ReportInputError as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out = Path(args.output)
+    write_report(report, out)
+    failing = len(report.failures)
+    empty = len(report.empty_cells())
+    print(f"wrote {out}/compat.json, compat.md, index.html, junit.xml: {len(report.records)} record(s), "
+          f"{len(report.builds)} build(s), {failing} failing item(s), {empty} cell(s) where no case ran")
+    if report.dropped:
+        print(f"inputs overlap: {len(report.dropped)} superseded record(s) left out (the latest per build, case "
+              "and variant is kept; listed in compat.md)")
+    for item in report.stale:
+        print(f"stale expectation: {item['source']}: {item['case']} matched no item; retire or fix it")
+    for s in report.xpasses:
+        src = s.record.known_failure.source if s.record.known_failure else "?"
+        print(f"xpass: {s.record.case_id} [{s.record.variant}] passes; retire the expectation in {src}")
+    return EXIT_OK if args.exit_zero else report.exit_code()
+
+
+def diff_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="torch-conformance report diff",
+        description="Compare two runs. Builds pair by id, else the one build of each side, else by torch release; "
+        "items by case and variant. Regressions (exit status 1): an item that went to fail or error, an "
+        "internals probe that conformed and now diverges or is absent, more graphs compiled. Fixes, newly "
+        "present mechanisms and other changes are listed too; a new item that fails counts as a regression. "
+        "Exit status 2: an input is missing or malformed.",
+    )
+    p.add_argument("a", metavar="A", help="the baseline: a results file, a folder of them, or a compat.json")
+    p.add_argument("b", metavar="B", help="the run to judge: a results file, a folder of them, or a compat.json")
+    p.add_argument("--json", metavar="PATH", help="also write the diff as JSON to PATH")
+    p.add_argument("--limit", type=int, default=200, metavar="N", help="items listed per kind of change "
+                   "(default 200; --json has all)")
+    return p
+
+
+def diff_main(argv: Sequence[str]) -> int:
+    from conformance.report import ReportInputError
+    from conformance.report.diff import diff_runs, load_side, render_text, write_json
+
+    args = diff_parser().parse_args(list(argv))
+    sides = []
+    for given in (args.a, args.b):
+        paths = expand([given])
+        missing = _missing(paths)
+        if missing or not paths:
+            print(f"report diff: no such results file: {given}", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            sides.append(load_side(paths))
+        except ReportInputError as exc:
+            print(f"report diff: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    result = diff_runs(sides[0], sides[1])
+    sys.stdout.write(render_text(result, limit=args.limit))
+    if args.json:
+        write_json(result, Path(args.json))
+    return EXIT_FAIL if result.regressed else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m conformance.report [RESULTS...] | diff A B`: the same as `torch-conformance report`,
+    without loading the rest of the CLI (so it runs where torch is not installed, e.g. a CI merge job)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["diff"]:
+        return diff_main(args[1:])
+    parser = argparse.ArgumentParser(prog="python -m conformance.report")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    parsed = parser.parse_args(["report", *args])
+    code: int = parsed.func(parsed)
+    return code
