@@ -184,6 +184,15 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def selftest(session: nox.Session) -> None:
+    """Run the cases against seeded faults (`-- --fast` for the small subset); reports which cases kill each."""
+    choice, rest = split_torch_arg(list(session.posargs))
+    session.install("-e", ".")
+    install_torch(session, choice)
+    session.run("torch-conformance", "selftest", *rest)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff>=0.6")
     session.run("ruff", "check", ".")
