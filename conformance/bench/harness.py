@@ -81,6 +81,22 @@ class CorpusRun:
         }
 
 
+_STARTUP = ("import torch, torch._dynamo; from torch._dynamo.backends.registry import lookup_backend; "
+            "lookup_backend('aot_eager')")
+
+
+def torch_startup_s(repeat: int = 3) -> float:
+    """Median wall seconds for a fresh interpreter to import torch and dynamo: a cost every
+    process of a run pays before any case, shown beside the overhead (never subtracted)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", _STARTUP], check=False,  # noqa: S603  # fixed script, our interpreter
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
 def _read_records(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
@@ -112,9 +128,15 @@ def run_corpus(
     return CorpusRun(name, max(workers, 1), wall, proc.returncode, _read_records(results), cmd)
 
 
-def summarize(runs: Sequence[CorpusRun]) -> dict[str, Any]:
+def summarize(runs: Sequence[CorpusRun], startup_s: float | None = None) -> dict[str, Any]:
     by = {r.name: r for r in runs}
     out: dict[str, Any] = {"runs": [r.summary() for r in runs], "targets": dict(TARGETS)}
+    if startup_s is not None:
+        out["torch_startup_s"] = startup_s
+        for r in out["runs"]:
+            # every worker process imports torch and dynamo once before its first case
+            net = r["wall_s"] * r["workers"] - startup_s * r["workers"]
+            r["overhead_net_of_startup"] = net / r["torch_s"] - 1.0 if r["torch_s"] > 0 else None
     serial = by.get("serial")
     if serial is not None and serial.wall_s > 0:
         if "parallel" in by:
@@ -148,6 +170,10 @@ def harness_markdown(summary: dict[str, Any]) -> str:
             f"{b['other_in_records']:.1f} | {b['outside_records']:.1f} |"
         )
     lines.append("")
+    if "torch_startup_s" in summary:
+        lines.append(f"- a fresh interpreter importing torch and dynamo takes {summary['torch_startup_s']:.1f} s "
+                     "(every worker pays it once); overhead net of it: "
+                     + ", ".join(f"{r['name']} {_pct(r.get('overhead_net_of_startup'))}" for r in summary["runs"]))
     if "parallel_over_serial" in summary:
         v = summary["parallel_over_serial"]
         lines.append(f"- `-n 2` wall / serial wall = {v:.2f} (target ≤ {t['parallel']}: "
@@ -195,7 +221,8 @@ def measure_harness(
                              extra=extra)
             say(f"harness: {name}: {run.wall_s:.1f} s wall, {len(run.records)} records, exit {run.returncode}")
             done.append(run)
-    summary = summarize(done)
+    say("harness: timing a bare torch start-up ...")
+    summary = summarize(done, torch_startup_s())
     (out_dir / "harness.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     (out_dir / "harness.md").write_text(harness_markdown(summary), encoding="utf-8")
     return summary

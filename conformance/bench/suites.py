@@ -153,6 +153,18 @@ def orchestration_source(aliases: int, mutations: int, nargs: int) -> str:
     return f"def f({params}):\n" + "".join(line + "\n" for line in body) + f"    return ({', '.join(outs)},)\n"
 
 
+# What the build's _runtime_wrapper delegates to, made trivial: the step alone is timed.
+ORCHESTRATION_STUBS: dict[str, Any] = {
+    "torch": torch,
+    "_apply_mutations_": _noop2,
+    "_replay_aliases_": _passthrough,
+    "_increment_version_": torch.autograd.graph.increment_version,
+    "_normalize_as_list_": _as_list,
+    "_mark_dynamic_": _noop2,
+}
+ORCHESTRATION_PATTERNS: tuple[tuple[str, Any], ...] = ((r"_dyn_dims_\d+", frozenset()),)
+
+
 def build_runtime_wrapper(aliases: int, mutations: int, nargs: int) -> BuildFunction:
     """Compile the row's program (aot_function, inference, runtime epilogue) and exec the
     build's ``_runtime_wrapper`` with trivial epilogues (see Note [Timing the build's
@@ -171,19 +183,8 @@ def build_runtime_wrapper(aliases: int, mutations: int, nargs: int) -> BuildFunc
     if found is None:
         return BuildFunction("absent", seen=cap.names(), reason="the build generated no _runtime_wrapper")
     artifact, source = found
-    built = exec_generated(
-        source,
-        "_runtime_wrapper",
-        {
-            "torch": torch,
-            "_apply_mutations_": _noop2,
-            "_replay_aliases_": _passthrough,
-            "_increment_version_": torch.autograd.graph.increment_version,
-            "_normalize_as_list_": _as_list,
-            "_mark_dynamic_": _noop2,
-        },
-        artifact=artifact,
-    )
+    built = exec_generated(source, "_runtime_wrapper", ORCHESTRATION_STUBS, ORCHESTRATION_PATTERNS,
+                           artifact=artifact)
     built.seen = cap.names()
     return built
 
