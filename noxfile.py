@@ -193,6 +193,17 @@ def selftest(session: nox.Session) -> None:
 
 
 @nox.session
+def bench(session: nox.Session) -> None:
+    """Per-call benchmarks of the chosen torch beside the published figures (results/bench/);
+    `-- harness` for the harness's own cost, `-- compare A.json B.json` for two builds."""
+    choice, rest = split_torch_arg(list(session.posargs))
+    session.install("-e", ".[bench]")
+    install_torch(session, choice)
+    session.run("python", "-c", "import torch; print('torch', torch.__version__, torch.version.git_version)")
+    session.run("torch-conformance", "bench", *rest)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff>=0.6")
     session.run("ruff", "check", ".")
