@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except CaseLoadError as exc:
         raise pytest.UsageError(f"--conformance-expectations: the file does not load:\n{exc}") from None
     config.stash[_STATE] = _State(root=root.resolve(), writer=writer, expectations=expectations)
+    _drop_unused_hypothesis_plugin(config, root.resolve())
     # torch's structured-trace records would otherwise flood pytest's captured-log sections
     trace_log = logging.getLogger("torch.__trace")
     old_propagate = trace_log.propagate
@@ -102,6 +104,32 @@ def pytest_configure(config: pytest.Config) -> None:
     trace_log.propagate = False
     if writer is not None:
         config.pluginmanager.register(_ResultsSink(config, writer, expectations), "torch-conformance-results")
+
+
+def _only_case_paths(config: pytest.Config, root: Path) -> bool:
+    """Every path the session was given lies under the cases root (``torch-conformance run``)."""
+    if not config.args:
+        return False
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0])
+        if not path.is_absolute():
+            path = config.invocation_params.dir / path
+        try:
+            if not path.resolve().is_relative_to(root):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _drop_unused_hypothesis_plugin(config: pytest.Config, root: Path) -> None:
+    """Hypothesis's pytest plugin imports the whole library at session end (about 1 s of CPU)
+    even when no test used it. A session of case files only never does: leave the plugin out."""
+    if "hypothesis" in sys.modules or not _only_case_paths(config, root):
+        return
+    plugin = config.pluginmanager.get_plugin("hypothesispytest")
+    if plugin is not None:
+        config.pluginmanager.unregister(plugin)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
