@@ -214,7 +214,8 @@ def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/a
     left, right, bar_h, gap, head = 250, 30, 9, 8, 48
     width = 760
     plot_w = width - left - right
-    height = head + len(bars) * (2 * bar_h + gap) + 40
+    groups = len({b[0] for b in bars})
+    height = head + len(bars) * (2 * bar_h + gap) + groups * 14 + 56
 
     def x(v: float) -> float:
         v = min(max(v, low), top)
@@ -232,15 +233,16 @@ def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/a
     ticks = [t for t in (0.5, 1, 1.5, 2, 3, 5, 10, 20, 50, 100) if t <= top]
     for tick in ticks:
         tx = x(tick)
-        parts.append(f'<line x1="{tx:.1f}" y1="{head - 6}" x2="{tx:.1f}" y2="{height - 30}" '
+        parts.append(f'<line x1="{tx:.1f}" y1="{head - 6}" x2="{tx:.1f}" y2="{height - 40}" '
                      f'stroke="{"#888" if tick == 1 else "#eee"}"/>')
-        parts.append(f'<text x="{tx:.1f}" y="{height - 16}" text-anchor="middle">{tick:g}x</text>')
+        parts.append(f'<text x="{tx:.1f}" y="{height - 26}" text-anchor="middle">{tick:g}x</text>')
     y = head
     current = None
     for table, label, measured, published, ci in bars:
         if table != current:
             current = table
-            parts.append(f'<text x="4" y="{y - 1}" font-weight="bold">{html.escape(table)}</text>')
+            y += 14
+            parts.append(f'<text x="4" y="{y - 4}" font-weight="bold">{html.escape(table)}</text>')
         parts.append(f'<text x="{left - 6}" y="{y + bar_h + 3}" text-anchor="end">{html.escape(label)}</text>')
         if measured is not None:
             parts.append(f'<rect x="{x(low):.1f}" y="{y}" width="{x(measured) - x(low):.1f}" height="{bar_h}" '
@@ -257,6 +259,8 @@ def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/a
                          f'fill="#bbb"><title>{published:.2f}x</title></rect>')
             parts.append(f'<text x="{x(published) + 4:.1f}" y="{y2 + bar_h - 1}" fill="#555">{published:.2f}x</text>')
         y += 2 * bar_h + gap
+    parts.append(f'<text x="4" y="{height - 2}" fill="#555">end-to-end rows (subclass_wrapper, mutation_epilogue): '
+                 "ratio estimated on this build, see bench.md; whiskers: bootstrap 95 % interval</text>")
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
