@@ -192,7 +192,9 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _bars(doc: dict[str, Any]) -> list[tuple[str, str, float | None, float | None, tuple[float, float] | None]]:
+def _bars(doc: dict[str, Any]) -> list[tuple[str, str, float | None, float | None, tuple[float, float] | None, bool]]:
+    """Per row: table, label, headline ratio, published ratio, its interval, and whether the
+    headline involves the build's own code (False: reference forms only, the build has none)."""
     out = []
     for t in doc["tables"]:
         for row in t["rows"]:
@@ -200,7 +202,8 @@ def _bars(doc: dict[str, Any]) -> list[tuple[str, str, float | None, float | Non
             r = row["ratios"].get(headline) if headline else None
             measured = r["value"] if r else None
             ci = (r["ci95"][0], r["ci95"][1]) if r else None
-            out.append((t["id"], row["label"], measured, row["published"].get("ratio"), ci))
+            own = bool(headline) and not str(headline).endswith("reference_codegen")
+            out.append((t["id"], row["label"], measured, row["published"].get("ratio"), ci, own))
     return out
 
 
@@ -208,7 +211,7 @@ def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/a
     """A small self-contained SVG: per row a measured bar (with its 95 % interval) and the
     published bar, on a log scale from 0.5x to the largest ratio seen."""
     bars = _bars(doc)
-    values = [v for _, _, m, p, ci in bars for v in (m, p, *(ci or ())) if v is not None and v > 0]
+    values = [v for _, _, m, p, ci, _ in bars for v in (m, p, *(ci or ())) if v is not None and v > 0]
     top = max([4.0, *values]) * 1.15
     low = 0.5
     left, right, bar_h, gap, head = 250, 30, 9, 8, 48
@@ -228,7 +231,9 @@ def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/a
         f'<rect x="{left}" y="24" width="10" height="8" fill="#3b7dd8"/>'
         f'<text x="{left + 14}" y="32">measured (this build)</text>'
         f'<rect x="{left + 160}" y="24" width="10" height="8" fill="#bbb"/>'
-        f'<text x="{left + 174}" y="32">published</text>',
+        f'<text x="{left + 174}" y="32">published</text>'
+        f'<rect x="{left + 250}" y="24" width="10" height="8" fill="#a9c6ee"/>'
+        f'<text x="{left + 264}" y="32">reference forms only (build: absent)</text>',
     ]
     ticks = [t for t in (0.5, 1, 1.5, 2, 3, 5, 10, 20, 50, 100) if t <= top]
     for tick in ticks:
@@ -238,7 +243,7 @@ def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/a
         parts.append(f'<text x="{tx:.1f}" y="{height - 26}" text-anchor="middle">{tick:g}x</text>')
     y = head
     current = None
-    for table, label, measured, published, ci in bars:
+    for table, label, measured, published, ci, own in bars:
         if table != current:
             current = table
             y += 14
@@ -246,7 +251,7 @@ def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/a
         parts.append(f'<text x="{left - 6}" y="{y + bar_h + 3}" text-anchor="end">{html.escape(label)}</text>')
         if measured is not None:
             parts.append(f'<rect x="{x(low):.1f}" y="{y}" width="{x(measured) - x(low):.1f}" height="{bar_h}" '
-                         f'fill="#3b7dd8"><title>{measured:.2f}x</title></rect>')
+                         f'fill="{"#3b7dd8" if own else "#a9c6ee"}"><title>{measured:.2f}x</title></rect>')
             if ci is not None:
                 parts.append(f'<line x1="{x(ci[0]):.1f}" y1="{y + bar_h / 2}" x2="{x(ci[1]):.1f}" '
                              f'y2="{y + bar_h / 2}" stroke="#123" stroke-width="1.5"/>')
@@ -333,4 +338,4 @@ def _absent(row: dict[str, Any]) -> str:
 
 def headline_pairs(doc: dict[str, Any]) -> Sequence[tuple[str, str, float | None, float | None]]:
     """(table, row, measured headline ratio, published ratio) for every row."""
-    return [(t, label, m, p) for t, label, m, p, _ in _bars(doc)]
+    return [(t, label, m, p) for t, label, m, p, _, _ in _bars(doc)]
