@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.bench.timing import Ratio, Stats, ratio
+from conformance.bench.timing import Ratio, Stats, ratio, ratio_of_products
 
 __all__ = ["SCHEMA", "SCHEMA_ID", "compare", "markdown", "read", "svg", "write_outputs"]
 
@@ -292,8 +292,20 @@ _BUILD_FORM = {"runtime_wrapper": "build", "backward_unwrap": "build", "subclass
                "mutation_epilogue": "end_to_end"}
 
 
+# The yardstick of a row: a reference form, the same Python code in both runs, so its change
+# between two runs is the machine's drift, not the build's.
+# The longest-running reference form is the least sensitive to timer granularity.
+_YARDSTICK = {"runtime_wrapper": "interpreted", "backward_unwrap": "interpreted",
+              "subclass_wrapper": "interpreted", "mutation_epilogue": "interpreted"}
+
+
 def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """Before (``a``) / after (``b``) of the build's own cost per row, Markdown + rows."""
+    """Before (``a``) / after (``b``) of the build's own cost per row, Markdown + rows.
+
+    Two runs are two moments of the machine: the ratio is also given corrected by the row's
+    yardstick (a reference form timed in both runs), ``(A/B) x (yardstick B / yardstick A)``,
+    and "distinguishable" is judged on that corrected ratio's interval.
+    """
     va = a["fingerprint"].get("torch_version")
     vb = b["fingerprint"].get("torch_version")
     rows: list[dict[str, Any]] = []
@@ -301,8 +313,10 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, A
         f"# bench compare: {va} (before) → {vb} (after)",
         "",
         "The build's own cost per row (isolated steps: the build's generated function; end-to-end rows: "
-        "the compiled call). ratio = before/after, ratio of medians with a bootstrap 95 % interval; "
-        "'absent': that build generates no such function.",
+        "the compiled call). before/after: ratio of medians with a bootstrap 95 % interval. drift: how much "
+        "slower run B timed the row's yardstick (the reference interpreted form, identical code in both runs) "
+        "than run A; corrected = before/after x drift, and 'distinguishable' is judged on it. 'absent': that "
+        "build generates no such function.",
     ]
     tables_b = {t["id"]: t for t in b["tables"]}
     for ta in a["tables"]:
@@ -310,24 +324,34 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, A
         if tb is None:
             continue
         form = _BUILD_FORM.get(ta["id"], "build")
+        yard = _YARDSTICK.get(ta["id"], "interpreted")
         lines += ["", f"## {ta['title']}", "",
-                  f"| row | {va} µs | {vb} µs | before/after | distinguishable | published |",
-                  "|---|---|---|---|---|---|"]
+                  f"| row | {va} µs | {vb} µs | before/after | drift B/A | corrected | distinguishable | published |",
+                  "|---|---|---|---|---|---|---|---|"]
         rows_b = {r["id"]: r for r in tb["rows"]}
         for ra in ta["rows"]:
             rb = rows_b.get(ra["id"])
             if rb is None:
                 continue
             sa, sb = _stats(ra["forms"].get(form)), _stats(rb["forms"].get(form))
+            ya, yb = _stats(ra["forms"].get(yard)), _stats(rb["forms"].get(yard))
             r: Ratio | None = ratio(sa, sb) if sa is not None and sb is not None else None
+            drift = ratio(yb, ya) if ya is not None and yb is not None else None
+            corrected = (ratio_of_products([sa, yb], [sb, ya])
+                         if sa is not None and sb is not None and ya is not None and yb is not None else None)
+            judged = corrected or r
             rows.append({"table": ta["id"], "row": ra["id"], "label": ra["label"], "form": form,
                          "before": ra["forms"].get(form), "after": rb["forms"].get(form),
-                         "ratio": r.to_json() if r else None, "published": ra["published"]})
+                         "ratio": r.to_json() if r else None,
+                         "drift": drift.to_json() if drift else None,
+                         "corrected": corrected.to_json() if corrected else None,
+                         "published": ra["published"]})
             cell_a = _us(ra["forms"].get(form)) if sa is not None else _absent(ra)
             cell_b = _us(rb["forms"].get(form)) if sb is not None else _absent(rb)
-            rtxt = _ratio(r.to_json()) if r else "—"
-            dist = ("yes" if r.distinguishable else "no (within noise)") if r else "—"
-            lines.append(f"| {ra['label']} | {cell_a} | {cell_b} | {rtxt} | {dist} | {_pub(ra['published'])} |")
+            dist = ("yes" if judged.distinguishable else "no (within noise)") if judged else "—"
+            lines.append(f"| {ra['label']} | {cell_a} | {cell_b} | {_ratio(r.to_json()) if r else '—'} | "
+                         f"{f'{drift.value:.2f}x' if drift else '—'} | "
+                         f"{_ratio(corrected.to_json()) if corrected else '—'} | {dist} | {_pub(ra['published'])} |")
     return "\n".join(lines) + "\n", rows
 
 

@@ -241,6 +241,19 @@ def test_compare_two_builds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert next(r for r in rows if r["row"] == "0a0m5n")["ratio"] is None
 
 
+def test_compare_corrects_for_machine_drift(tmp_path: Path) -> None:
+    """Run B on a machine 2x slower: the yardstick (same code in both runs) says so, and the
+    corrected ratio of an unchanged build is 1."""
+    a, b = _doc("2.13.0", 0.2, 100.0), _doc("2.14.1", 0.4, 100.0)
+    b["tables"][0]["rows"][0]["forms"]["interpreted"] = _stats(1.2)  # A: 0.6
+    _, rows = report.compare(a, b)
+    row = next(r for r in rows if r["row"] == "0a0m5n")
+    assert row["ratio"]["value"] == pytest.approx(0.5)
+    assert row["drift"]["value"] == pytest.approx(2.0)
+    assert row["corrected"]["value"] == pytest.approx(1.0)
+    assert not row["corrected"]["distinguishable"]
+
+
 def test_compare_rejects_other_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
