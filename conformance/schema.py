@@ -374,6 +374,21 @@ class KnownFailure(_Strict):
     when: BuildCondition = Field(default_factory=BuildCondition)
     reason: str = Field(min_length=1, description="One line: what is broken.")
     link: str = Field(description="Upstream issue or PR (https://...).")
+    mismatch: str | None = Field(
+        None,
+        description="Regular expression every mismatch message must match for the failure to count as this "
+        "known one (e.g. 'graphs compiled'); any other mismatch still fails the case.",
+    )
+
+    @field_validator("mismatch")
+    @classmethod
+    def _mismatch_regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return value
 
     @field_validator("reason")
     @classmethod

@@ -313,3 +313,17 @@ modes: [training]
     record = run(lc, "training")
     assert record.status == "pass", record.reason
     assert run(lc, "training", fault="alias_returned_as_copy").status == "fail"
+
+
+def test_known_failure_with_a_mismatch_pattern_still_fails_on_other_mismatches(make_case: CaseFactory) -> None:
+    kf = """\
+known_failures:
+  - reason: the count is known to be off
+    link: https://github.com/pytorch/pytorch/issues/1
+    mismatch: "graphs compiled"
+"""
+    lc = case(make_case, SWEEP.replace("{compiles: 1}", "{compiles: 2}") + kf, "scalar_recompile")
+    assert run(lc).status == "xfail"
+    record = run(lc, fault="sweep_reuses_first_value")
+    assert record.status == "fail"
+    assert "beyond the known failure" in record.reason and record.mismatches[0]["check"] == "values"
