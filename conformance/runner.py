@@ -760,7 +760,7 @@ def execute(
     with contextlib.ExitStack() as stack:
         if case.expect.warm_rerun:
             stack.enter_context(_fresh_compile_caches())
-        return _execute_passes(lc, variant, timer, fault, probe, points, passes)
+        return _execute_passes(lc, variant, timer=timer, fault=fault, probe=probe, points=points, passes=passes)
 
 
 @contextlib.contextmanager
@@ -790,6 +790,7 @@ def _fresh_compile_caches() -> Iterator[None]:
 def _execute_passes(
     lc: LoadedCase,
     variant: Variant,
+    *,
     timer: Timer,
     fault: Fault | None,
     probe: bool,
