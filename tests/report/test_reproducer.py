@@ -99,11 +99,6 @@ ONLY_TORCH = (
 )
 
 
-def run_script(path: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", ONLY_TORCH, str(path)], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, check=False)
-
-
 def _records(results: Path) -> dict[str, ResultRecord]:
     return {r.case_id: r for r in (ResultRecord.model_validate_json(line) for line in results.read_text().splitlines())}
 
@@ -122,6 +117,18 @@ def test_the_run_writes_a_reproducer_per_failure_and_links_it(real_run: Path) ->
     assert not wanted(recs["scalar_recompile/broken"]) and not wanted(recs["mutation_epilogue/ok"])
 
 
+@pytest.fixture(scope="module")
+def script_outputs(real_run: Path) -> dict[str, tuple[int, str]]:
+    """Every reproducer of the real run, run at once (each is a fresh process importing torch)."""
+    procs = {}
+    for case_id, rec in _records(real_run).items():
+        if rec.reproducer is not None:
+            procs[case_id] = subprocess.Popen(
+                [sys.executable, "-c", ONLY_TORCH, str(real_run.parent.parent / rec.reproducer)],
+                cwd=real_run.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return {case_id: (proc.wait(timeout=300), proc.communicate()[0]) for case_id, proc in procs.items()}
+
+
 @pytest.mark.parametrize(("case_id", "code", "expected"), [
     ("runtime_wrapper/wrong_compiles", 1, "cold pass over 2 call(s): graphs compiled is 2, but expect.compiles "
                                           "gives 3 (a recompile per value)"),
@@ -130,16 +137,14 @@ def test_the_run_writes_a_reproducer_per_failure_and_links_it(real_run: Path) ->
     ("backward_unwrap/eager_raises", 2, "CASE ERROR (eager itself fails, so the case is wrong, not the build): "
                                         "eager raised RuntimeError: shape '[3]' is invalid"),
 ])
-def test_a_reproducer_needs_only_torch_and_prints_the_mismatch(real_run: Path, case_id: str, code: int,
-                                                                 expected: str) -> None:
-    rec = _records(real_run)[case_id]
-    assert rec.reproducer is not None
-    proc = run_script(real_run.parent.parent / rec.reproducer, cwd=real_run.parent)
-    assert proc.returncode == code, proc.stdout + proc.stderr
-    assert expected in proc.stdout, proc.stdout + proc.stderr
+def test_a_reproducer_needs_only_torch_and_prints_the_mismatch(real_run: Path, script_outputs: dict[str, tuple[
+        int, str]], case_id: str, code: int, expected: str) -> None:
+    returncode, out = script_outputs[case_id]
+    assert returncode == code, out
+    assert expected in out, out
     if code == 1:  # what it prints is what the harness recorded
-        first = rec.mismatches[0]
-        assert f"{first['where']}: {first['check']} is {first['actual']}" in proc.stdout.split("MISMATCH")[1]
+        first = _records(real_run)[case_id].mismatches[0]
+        assert f"{first['where']}: {first['check']} is {first['actual']}" in out.split("MISMATCH")[1]
 
 
 def test_reproducers_of_passing_corpus_cases_match(tmp_path: Path) -> None:
