@@ -18,7 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from conformance import __version__
-from conformance.report.model import FAILING, NO_DEVICE, Cell, Report, Sourced, behavior_of
+from conformance.report.model import FAILING, NO_DEVICE, Cell, Report, Sourced, behavior_of, clip
 from conformance.results import STATUSES
 
 HEAT_STEPS = 10
@@ -70,14 +70,17 @@ def _item(report: Report, s: Sourced) -> dict[str, Any]:
     for p in r.probes.get("results", ()):
         diverges = p.get("status") == "diverges"
         probes.append({
-            "behaviour": p.get("behaviour"), "status": p.get("status"), "note": p.get("note", ""),
-            "diff": p.get("diff", ""),
+            "behaviour": p.get("behaviour"), "status": p.get("status"), "note": clip(p.get("note")),
+            "diff": clip(p.get("diff")),
             # both sources where they matter; compat.json keeps every one
             "sources": (diverges or failing) and bool(p.get("build_source") or p.get("reference_source")),
-            "build_source": p.get("build_source", ""), "reference_source": p.get("reference_source", ""),
+            "build_source": clip(p.get("build_source")), "reference_source": clip(p.get("reference_source")),
         })
     return {
         "r": r,
+        "reason": clip(r.reason),
+        "mismatches": [{k: clip(v, 2_000) for k, v in m.items()} for m in r.mismatches[:100]],
+        "more_mismatches": max(len(r.mismatches) - 100, 0),
         "build": report.build(s.build),
         "behavior": behavior_of(r),
         "device": r.device or NO_DEVICE,

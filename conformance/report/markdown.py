@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.report.model import NO_DEVICE, Cell, Report, Sourced, behavior_of
+from conformance.report.model import NO_DEVICE, Cell, Report, Sourced, behavior_of, clip
 from conformance.results import STATUSES
 
 VERDICT_WORD = {"pass": "ok", "fail": "FAIL", "xpass": "XPASS", "empty": "NO CASE RAN"}
@@ -124,14 +124,15 @@ def _failure(report: Report, s: Sourced) -> list[str]:
     if r.mismatches:
         out += ["", "| where | check | compiled | eager (or source) |", "|---|---|---|---|"]
         for m in r.mismatches[:20]:
-            out.append(f"| {_esc(m.get('where'))} | {_esc(m.get('check'))} | {_esc(m.get('actual'))} | "
-                       f"{_esc(m.get('expected'))} ({_esc(m.get('source', 'eager'))}) |")
+            out.append(f"| {_esc(clip(m.get('where'), 500))} | {_esc(m.get('check'))} | "
+                       f"{_esc(clip(m.get('actual'), 2_000))} | {_esc(clip(m.get('expected'), 2_000))} "
+                       f"({_esc(m.get('source', 'eager'))}) |")
         if len(r.mismatches) > 20:
             out.append(f"\n… {len(r.mismatches) - 20} more in compat.json")
     elif r.reason:
-        out += ["", _code(r.reason)]
+        out += ["", _code(clip(r.reason))]
     diverging = [p for p in r.probes.get("results", ()) if p.get("status") == "diverges"]
     for p in diverging:
-        out += ["", f"Internals probe `{_esc(p.get('behaviour'))}` diverges:", "", _code(str(p.get("diff") or ""))]
+        out += ["", f"Internals probe `{_esc(p.get('behaviour'))}` diverges:", "", _code(clip(p.get("diff"), 5_000))]
     return out
 

@@ -31,6 +31,17 @@ PROBE_STATUSES = ("conforms", "diverges", "absent")
 NO_DEVICE = "case file"  # the column of records that belong to no device (a case file that does not load)
 
 
+SHOWN_CHARS = 20_000  # per text block in compat.md and index.html; compat.json keeps every character
+
+
+def clip(text: object, limit: int = SHOWN_CHARS) -> str:
+    """Text for a page: at most `limit` characters, saying how much was left out."""
+    value = str(text or "")
+    if len(value) <= limit:
+        return value
+    return value[:limit] + f"\n… {len(value) - limit} more characters in compat.json"
+
+
 class ReportInputError(Exception):
     """An input the report cannot read; the message starts with file:line."""
 

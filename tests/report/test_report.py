@@ -304,3 +304,19 @@ def test_diff_pairs_builds_by_id_then_release(tmp_path: Path) -> None:
     assert [(p.a, p.b) for p in d.pairs] == [("2.13.0+cpu@cf30153c4c13", "2.13.0+cpu@cf30153c4c13"),
                                             ("2.14.1+cpu@5c4886908584", "2.14.1+cpu@000000000000")]
     assert not d.regressed and not d.only_a and not d.only_b
+
+
+def test_huge_texts_are_clipped_on_the_pages_but_kept_in_compat_json(tmp_path: Path) -> None:
+    diff = "x" * 1_000_000  # a probe once wrote a 70 MB structural diff
+    probes = {"results": [{"behaviour": "subclass_wrapper", "status": "diverges", "diff": diff,
+                           "build_source": "def inner_fn(args): ...", "reference_source": "def inner_fn(args): ..."}]}
+    recs = full_build("2.13.0", status={"subclass_wrapper/a": "fail"})
+    recs = [r.model_copy(update={"probes": probes}) if r.case_id == "subclass_wrapper/a" else r for r in recs]
+    write_report(merge([write_results(tmp_path / "r.jsonl", recs)]), tmp_path / "out")
+    html = (tmp_path / "out" / "index.html").read_text()
+    md = (tmp_path / "out" / "compat.md").read_text()
+    assert len(html) < 200_000 and "… 980000 more characters in compat.json" in html
+    assert len(md) < 50_000 and "… 995000 more characters in compat.json" in md
+    doc = json.loads((tmp_path / "out" / "compat.json").read_text())
+    (kept,) = [r for r in doc["records"] if r["case_id"] == "subclass_wrapper/a"]
+    assert kept["probes"]["results"][0]["diff"] == diff
