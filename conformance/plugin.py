@@ -267,7 +267,9 @@ class CaseItem(pytest.Item):
         except pytest.fail.Exception as exc:  # pytest-timeout's signal handler raises here
             record = runner.error_record(self.loaded, self.variant, f"timeout: {exc}", nodeid=self.nodeid)
             self.user_properties.append((RECORD_KEY, self._with_reproducer(record).to_json_line()))
-            raise
+            # pytest's long traceback would repr every frame's locals (tensors, graphs) while the
+            # worker is still inside the interrupted compile; the record already says what happened
+            raise CaseOutcome("ERROR", f"{record.case_id} [{record.variant}]: {record.reason}") from None
         record = self._with_reproducer(record)
         self.user_properties.append((RECORD_KEY, record.to_json_line()))
         self.record = record
@@ -291,6 +293,8 @@ class CaseItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseOutcome):
             return excinfo.value.text
+        if isinstance(excinfo.value, pytest.fail.Exception):  # a timeout outside the runner: same reason
+            return f"{self.case_id} [{self.variant.label}]: {excinfo.value}"
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -14,12 +14,13 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from conformance.faults import ALL_FAULTS, Fault, codegen_exec_targets
-from conformance.loader import LoadedCase
-from conformance.results import ResultRecord
-from conformance.runner import RunOptions, Variant, run_variant
+if TYPE_CHECKING:  # torch-heavy: `register` runs for every CLI command, torch or not
+    from conformance.faults import Fault
+    from conformance.loader import LoadedCase
+    from conformance.results import ResultRecord
+    from conformance.runner import Variant
 
 
 @dataclass
@@ -145,6 +146,9 @@ def run_selftest(
 
     start = time.perf_counter()
     say = progress or (lambda _msg: None)
+    from conformance.faults import ALL_FAULTS, codegen_exec_targets
+    from conformance.runner import RunOptions, run_variant
+
     faults = list(faults if faults is not None else ALL_FAULTS.values())
     clean: list[tuple[LoadedCase, Variant]] = []
     false_alarms: list[dict[str, str]] = []
@@ -220,8 +224,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("paths", nargs="*", help="case files or folders (default: the cases folder)")
     p.add_argument("--cases", default=None, metavar="DIR", help=BY_NAME["cases"].help)
-    p.add_argument("--faults", default="", metavar="LIST", help="only these faults (comma-separated); "
-                   f"known: {', '.join(ALL_FAULTS)}")
+    p.add_argument("--faults", default="", metavar="LIST", help="only these faults (comma-separated; "
+                   "an unknown name lists the known ones)")
     p.add_argument("--backends", default="aot_eager,aot_function,aot_function-kiim", metavar="LIST",
                    help="backends to run (default: aot_eager and aot_function, which the faults need, fast)")
     p.add_argument("--devices", default="cpu", metavar="LIST", help="devices (default: cpu)")
@@ -238,6 +242,7 @@ def _cmd(args: Any) -> int:
     import sys
     from pathlib import Path
 
+    from conformance.faults import ALL_FAULTS
     from conformance.loader import load_all
     from conformance.options import BY_NAME, csv
     from conformance.runner import variants_of

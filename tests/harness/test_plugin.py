@@ -125,6 +125,9 @@ def test_hung_compile_is_an_error_for_that_item_only(pytester: pytest.Pytester) 
     by = {k[0]: v for k, v in statuses(pytester).items()}
     assert by == {"a/hang": "error", "b/fine": "pass"}
     assert "timeout" in str(next(r for r in records(pytester) if r["case_id"] == "a/hang")["reason"]).lower()
+    # the report is the record's reason, not a traceback whose frame locals pytest would repr
+    result.stdout.fnmatch_lines(["a/hang [[]cpu-aot_eager-inference[]]: timeout*"])
+    assert not [line for line in result.outlines if "runner.py:" in line], result.outlines
 
 
 def test_crashed_worker_costs_only_its_item(pytester: pytest.Pytester) -> None:
@@ -235,5 +238,5 @@ def test_broken_expectations_file_is_a_usage_error_with_its_line(pytester: pytes
     result = run(pytester, "--conformance-expectations=vendor.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*vendor.yaml:8: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, case*"]
+        ["*vendor.yaml:8: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, mismatch, case*"]
     )
