@@ -35,7 +35,7 @@ import difflib
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 __all__ = [
     "GLOBAL_ROLES",
@@ -626,10 +626,33 @@ class _Evaluator:
                 if a is not None:
                     merged[key] = a
             elif isinstance(a, Term) and isinstance(b, Term):
-                merged[key] = Op("ifexp", (a, cond, b))
+                # A value chosen by one branch is kept as a conditional; one chosen by branches
+                # within branches (a counter bumped under runtime tests) would nest without
+                # bound, so it is only said to depend on them.
+                chosen = Op("ifexp", (a, cond, b))
+                merged[key] = Opaque("branch-dependent value") if _nested_ifexp(chosen) else chosen
             else:
                 merged[key] = Opaque(f"branch-dependent {key}")
         self.env = merged
+
+
+def _nested_ifexp(term: Op) -> bool:
+    """Whether ``term``'s operands contain a conditional (walked once per node: terms are DAGs)."""
+    seen: set[int] = set()
+    stack: list[object] = list(term.operands)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(node)
+            continue
+        if id(node) in seen or not isinstance(node, Term):
+            continue
+        seen.add(id(node))
+        if isinstance(node, Op) and node.op == "ifexp":
+            return True
+        for f in fields(node):  # type: ignore[arg-type]  # every Term subclass is a dataclass
+            stack.append(getattr(node, f.name))
+    return False
 
 
 def _ints(*consts: Const) -> bool:
