@@ -15,7 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 RESOURCES = ROOT / "tests" / "resources" / "cases"
 
 # Runs the CLI in a Python where `import torch` fails, as on a machine that has no build yet.
-WITHOUT_TORCH = "import sys; sys.modules['torch'] = None; from conformance.cli import main; sys.exit(main(sys.argv[1:]))"
+WITHOUT_TORCH = (
+    "import sys; sys.modules['torch'] = None; from conformance.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
 def _without_torch(*argv: str) -> subprocess.CompletedProcess[str]:
