@@ -172,6 +172,17 @@ def keep_version_counter(compiled: Compiled) -> Compiled:
     return call
 
 
+def outputs_as_list(compiled: Compiled) -> Compiled:
+    """Return a tuple of outputs as a list (values and aliasing intact, the caller's unpacking not)."""
+
+    @functools.wraps(compiled)
+    def call(*args: Any) -> Any:
+        out = compiled(*args)
+        return list(out) if type(out) is tuple else out
+
+    return call
+
+
 def perturb_gradient(compiled: Compiled) -> Compiled:
     @functools.wraps(compiled)
     def call(*args: Any) -> Any:
@@ -218,6 +229,8 @@ FAULTS: dict[str, Fault] = {
               perturb_output(1e-4)),
         Fault("input_mutation_dropped", "mutation_epilogue", "mutated inputs end as in eager (copy_)",
               skip_input_mutation),
+        Fault("outputs_restructured", "runtime_wrapper", "outputs keep eager's container structure",
+              outputs_as_list),
         Fault("alias_returned_as_copy", "runtime_wrapper", "outputs aliasing inputs are real views",
               copy_aliased_outputs),
         Fault("grad_mode_left_changed", "runtime_wrapper", "grad mode restored after the call",

@@ -41,6 +41,7 @@ from conformance.snapshot import (
     ambient,
     flatten_outputs,
     is_subclass,
+    output_structure,
     relations,
     storage_key,
     storage_sharing,
@@ -417,6 +418,7 @@ class Side:
     before: dict[str, tuple[tuple[str, int] | None, int | None]]
     exc: BaseException | None = None
     outputs: list[Any] = field(default_factory=list)
+    structure: str = ""
     out_states: list[TensorState | None] = field(default_factory=list)
     after: dict[str, TensorState] = field(default_factory=dict)
     sharing: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -447,6 +449,7 @@ def _call(fn: Callable[..., Any], inputs: BuiltInputs, case: Case) -> Side:
         side.ambient = ambient()
     if side.exc is None:
         side.outputs = flatten_outputs(result)
+        side.structure = output_structure(result)
         side.relations = relations(tensors_of(inputs.named), side.outputs)
     return side
 
@@ -537,9 +540,11 @@ def _compare_exceptions(eager: Side, comp: Side, case: Case, prefix: str) -> lis
 
 
 def _compare_outputs(eager: Side, comp: Side, case: Case, tol: Tolerance) -> list[Mismatch]:
-    if len(comp.outputs) != len(eager.outputs):
-        return [Mismatch("number of outputs", "outputs", str(len(eager.outputs)), str(len(comp.outputs)))]
     out: list[Mismatch] = []
+    if comp.structure != eager.structure:
+        out.append(Mismatch("structure", "outputs", eager.structure, comp.structure))
+    if len(comp.outputs) != len(eager.outputs):
+        return [*out, Mismatch("number of outputs", "outputs", str(len(eager.outputs)), str(len(comp.outputs)))]
     for k, (a, e) in enumerate(zip(comp.outputs, eager.outputs, strict=True)):
         sa, se = comp.out_states[k], eager.out_states[k]
         if sa is not None and se is not None:

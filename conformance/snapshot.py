@@ -22,6 +22,16 @@ def flatten_outputs(out: Any) -> list[Any]:
     return [out]
 
 
+def output_structure(out: Any) -> str:
+    """The containers around a return value, leaves as ``*``: ``tuple(*, list(*, *))``,
+    ``dict(a: *, b: *)``. flatten_outputs drops this; callers that unpack rely on it."""
+    if isinstance(out, tuple | list):
+        return f"{type(out).__name__}({', '.join(output_structure(x) for x in out)})"
+    if isinstance(out, dict):
+        return f"dict({', '.join(f'{k}: {output_structure(out[k])}' for k in sorted(out, key=str))})"
+    return "*"
+
+
 def storage_key(t: torch.Tensor) -> tuple[str, int] | None:
     """Identity of a dense tensor's storage (device, data_ptr), None if it has none to share."""
     if is_subclass(t) or t.device.type == "meta":

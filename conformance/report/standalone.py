@@ -486,6 +486,23 @@ def flatten_outputs(value: Any) -> list[Any]:
     return [value]
 
 
+def output_structure(value: Any) -> str:
+    if isinstance(value, tuple | list):
+        return f"{type(value).__name__}({', '.join(output_structure(x) for x in value)})"
+    if isinstance(value, dict):
+        return f"dict({', '.join(f'{k}: {output_structure(value[k])}' for k in sorted(value, key=str))})"
+    return "*"
+
+
+def storage_sharing(tensors: dict[str, torch.Tensor]) -> dict[str, tuple[str, ...]]:
+    by_key: dict[tuple[str, int], list[str]] = {}
+    for name, t in tensors.items():
+        key = _storage_key(t)
+        if key is not None:
+            by_key.setdefault(key, []).append(name)
+    return {name: tuple(sorted(n for n in group if n != name)) for group in by_key.values() for name in group}
+
+
 def relations(named: dict[str, Any], outputs: list[Any]) -> list[dict[str, Any] | None]:
     """Per output: the input object it is, the input its `_base` is, who shares its storage."""
     input_storage: dict[tuple[str, int], list[str]] = {}
@@ -552,6 +569,8 @@ class Side:
         self.before = {n: (_storage_key(t), _version(t)) for n, t in tensors_of(inputs.named).items()}
         self.exc: BaseException | None = None
         self.outputs: list[Any] = []
+        self.structure = ""
+        self.sharing: dict[str, tuple[str, ...]] = {}
         self.out_states: list[dict[str, Any] | None] = []
         self.rels: list[dict[str, Any] | None] = []
         self.backward_exc: BaseException | None = None
@@ -567,9 +586,11 @@ class Side:
             self.ambient = ambient()
         if self.exc is None:
             self.outputs = flatten_outputs(result)
+            self.structure = output_structure(result)
             self.rels = relations(tensors_of(inputs.named), self.outputs)
             self.out_states = [state(o) if isinstance(o, torch.Tensor) else None for o in self.outputs]
             self.after = {n: state(t) for n, t in tensors_of(inputs.named).items()}
+            self.sharing = storage_sharing(tensors_of(inputs.named))
 
     def backward(self, case: Spec) -> None:
         diff = [o for o in self.outputs if isinstance(o, torch.Tensor) and o.requires_grad
@@ -657,6 +678,8 @@ def _compare_exceptions(out: Mismatches, eager: Side, comp: Side, raises: Spec |
 
 def _compare_outputs(out: Mismatches, eager: Side, comp: Side, expect: Spec,
                      tol: tuple[float | None, float | None]) -> None:
+    if comp.structure != eager.structure:
+        out.add("structure", "outputs", eager.structure, comp.structure)
     if len(comp.outputs) != len(eager.outputs):
         out.add("number of outputs", "outputs", len(eager.outputs), len(comp.outputs))
         return
@@ -673,6 +696,10 @@ def _compare_outputs(out: Mismatches, eager: Side, comp: Side, expect: Spec,
                 out.add("value", f"out[{k}]", _short(e), _short(a))
         elif a != e:
             out.add("value", f"out[{k}]", _short(e), _short(a))
+    _compare_relations(out, eager, comp)
+
+
+def _compare_relations(out: Mismatches, eager: Side, comp: Side) -> None:
     for k, (ra, re_) in enumerate(zip(comp.rels, eager.rels, strict=False)):
         if ra is None or re_ is None:
             continue
@@ -695,6 +722,9 @@ def _compare_inputs(out: Mismatches, eager: Side, comp: Side, version: str,
         swapped_a = comp.before[name][0] != sa["storage"]
         if swapped_a != swapped_e:
             out.add("storage swapped (set_)", f"input {name}", swapped_e, swapped_a)
+        shared_e, shared_a = eager.sharing.get(name, ()), comp.sharing.get(name, ())
+        if shared_a != shared_e:
+            out.add("shares storage with", f"input {name}", list(shared_e), list(shared_a))
         ve, va = eager.before[name][1], comp.before[name][1]
         if version != "ignore" and None not in (ve, va, se["version"], sa["version"]):
             de, da = se["version"] - ve, sa["version"] - va

@@ -92,3 +92,14 @@ def test_python_dash_m_and_help_texts() -> None:
     assert result.returncode == 0, result.stderr
     for command in ("validate", "list", "run", "selftest", "schema", "report", "bench"):
         assert command in result.stdout, (command, result.stdout)
+
+
+def test_python_dash_m_run_executes_cases(tmp_path: Path) -> None:
+    case = RESOURCES / "valid" / "mutation.yaml"
+    result = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "-q", f"--cases={RESOURCES / 'valid'}", "--devices=cpu",
+         "--backends=aot_eager", "--modes=inference", f"--results={tmp_path / 'r.jsonl'}", str(case)],
+        capture_output=True, text=True, cwd=ROOT, check=False, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    records = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [(r["case_id"], r["status"]) for r in records] == [("mutation", "pass")], records

@@ -167,3 +167,19 @@ def test_reproducers_of_passing_corpus_cases_match(tmp_path: Path) -> None:
         out, _ = proc.communicate(timeout=300)
         assert proc.returncode == 0, f"{case_id}:\n{out}"
         assert "MATCHES" in out
+
+
+@pytest.mark.parametrize("value", [
+    (torch.ones(1), [torch.ones(1), 2]),
+    [torch.ones(1)],
+    {"b": torch.ones(1), "a": (1.5, torch.ones(2))},
+    torch.ones(3),
+])
+def test_standalone_structure_and_sharing_match_the_harness(value: Any) -> None:
+    from conformance import snapshot
+
+    assert standalone.output_structure(value) == snapshot.output_structure(value)
+    base = torch.arange(6.0)
+    tensors = {"x": base, "v": base[2:], "y": torch.ones(2), "z": torch.empty(0)}
+    assert standalone.storage_sharing(tensors) == snapshot.storage_sharing(tensors)
+    assert snapshot.output_structure((value,)) != snapshot.output_structure([value])
