@@ -341,6 +341,9 @@ def stable_shard(case_id: str, count: int) -> int:
     return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % count + 1
 
 
+SLOWEST = 10
+
+
 class _ResultsSink:
     """Writes each finished item's record; registered only in the controlling process."""
 
@@ -349,20 +352,30 @@ class _ResultsSink:
         self.writer = writer
         self.expectations = expectations
         self.used: set[str] = set()
+        self.slowest: list[tuple[float, str, str, dict[str, float]]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = next((v for k, v in report.user_properties if k == RECORD_KEY), None)
         if raw is not None and report.when == "call":
             self.writer.write_line(str(raw))
-            known = json.loads(str(raw)).get("known_failure")
+            data = json.loads(str(raw))
+            known = data.get("known_failure")
             if known:
                 self.used.add(known["source"])
+            durations = data.get("durations") or {}
+            self.slowest.append((float(durations.get("total", 0.0)), data["case_id"], data["variant"], durations))
+            self.slowest = sorted(self.slowest, reverse=True)[:SLOWEST]
         elif report.when not in ("setup", "call", "teardown"):
             # xdist reports a crashed worker's item with when="???" and no properties
             self.writer.write_line(_crash_record(report.nodeid, self.config))
 
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.slowest:
+            terminalreporter.section(f"slowest {len(self.slowest)} items (seconds; the rest of total is the harness)")
+            for total, case_id, variant, durations in self.slowest:
+                split = ", ".join(f"{k} {v:.2f}" for k, v in durations.items() if k != "total" and v >= 0.005)
+                terminalreporter.write_line(f"{total:7.2f}  {case_id} [{variant}]  {split}")
         gone = stale(self.expectations, self.used)
         if gone:
             terminalreporter.section("stale expectations")

@@ -75,6 +75,7 @@ def test_valid_and_broken_files_one_record_per_item(pytester: pytest.Pytester) -
         "*wrong_type.yaml:7: inputs.x.tensor.shape[[]1[]]: Input should be a valid integer*",
         "SKIPPED [[]2[]] cases/valid/alias.yaml:1: device cuda: *",
     ])
+    result.stdout.fnmatch_lines(["*slowest 9 items (seconds*", "*valid/* [[]cpu-aot_eager-*[]]  *compile *"])
     recs = records(pytester)
     assert len(recs) == 9
     by = statuses(pytester)
