@@ -15,6 +15,11 @@ import torch
 
 from conformance.schema import Case, InnerSpec, InputSpec, Mode, ModuleSpec, TensorSpec, TwoTensorSpec
 
+# A view expression names only torch and earlier inputs (the schema checks it). `__import__` is
+# there for torch itself: C code that imports lazily (a subclass's first slice on some builds)
+# looks it up in the calling frame's builtins.
+_VIEW_GLOBALS: dict[str, Any] = {"torch": torch, "__builtins__": {"__import__": __import__}}
+
 LAYOUT_OFFSET = 3
 _DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -257,7 +262,7 @@ def build_inputs(  # noqa: PLR0912  # one branch per input kind
             named[name] = t
         elif spec.view is not None:
             with torch.enable_grad():
-                named[name] = eval(spec.view, {"torch": torch, "__builtins__": {}}, dict(named))
+                named[name] = eval(spec.view, _VIEW_GLOBALS, dict(named))
         else:
             assert spec.scalar is not None
             named[name] = spec.scalar.sweep()[0] if name in overrides else scalars.get(name, spec.scalar.sweep()[0])

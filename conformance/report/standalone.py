@@ -246,7 +246,9 @@ def build_inputs(  # noqa: PLR0912  # one branch per input kind, as in conforman
             named[name] = t
         elif spec.get("view") is not None:
             with torch.enable_grad():
-                named[name] = eval(spec["view"], {"torch": torch, "__builtins__": {}}, dict(named))
+                # only torch and earlier inputs; __import__ for torch's own lazy imports from C
+                named[name] = eval(spec["view"], {"torch": torch, "__builtins__": {"__import__": __import__}},
+                                   dict(named))
         else:
             first = sweep(spec["scalar"])[0]
             named[name] = first if name in overrides else scalars.get(name, first)
