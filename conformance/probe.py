@@ -159,6 +159,7 @@ class ScalarSweep:
     compile_count: int
     recompile_limit: int = 8
     dynamic: bool | None = None
+    values: tuple[dict[str, float], ...] | None = None  # per call, the swept floats
 
 
 # Per value: (attribute path, symbolic size dims, symbolic stride dims); "" is the value itself.
@@ -621,6 +622,7 @@ def _probe_scalar(sweep: ScalarSweep | None) -> ProbeResult:
         has_fix=True,
         recompile_limit=sweep.recompile_limit,
         dynamic=sweep.dynamic,
+        values=sweep.values,
     )
     without = predict_compile_count(
         sweep.uses,
@@ -628,6 +630,7 @@ def _probe_scalar(sweep: ScalarSweep | None) -> ProbeResult:
         has_fix=False,
         recompile_limit=sweep.recompile_limit,
         dynamic=sweep.dynamic,
+        values=sweep.values,
     )
     seen = sweep.compile_count
     uses = "; ".join(u.describe() for u in sweep.uses.uses) or "no float uses"

@@ -657,8 +657,11 @@ def _scalar_sweep(lc: LoadedCase, compile_count: int) -> Any:
     if not swept or case.calls:
         return None
     uses = analyze_float_uses(case.program, swept)
-    return ScalarSweep(uses=uses, n_values=case.sweep_length(), compile_count=compile_count,
-                       dynamic=case.compile.dynamic)
+    n = case.sweep_length()
+    values = tuple({name: float(case.inputs[name].scalar.values[k]) for name in swept}  # type: ignore[union-attr,index]  # swept: scalar values present
+                   for k in range(n))
+    return ScalarSweep(uses=uses, n_values=n, compile_count=compile_count, dynamic=case.compile.dynamic,
+                       values=values)
 
 
 def run_probe(lc: LoadedCase, variant: Variant, capture: Any, counter: CompileCounter) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -162,6 +162,17 @@ class _UseFinder(ast.NodeVisitor):
             else:
                 self.visit(side)
 
+    def visit_Compare(self, node: ast.Compare) -> None:
+        # ``x > lr``: a tensor op with a float operand, like ``x * lr``
+        if self._scalar(node.left) and all(self._scalar(c) for c in node.comparators):
+            return  # only floats: a Python bool, met under `if` (CONTROL) or nowhere that compiles
+        for side in (node.left, *node.comparators):
+            if self._mentions(side) and self._scalar(side):
+                self._add(FloatUseKind.PLAIN, "compare", side)
+                self._note_composites(side)
+            else:
+                self.visit(side)
+
     def _control(self, test: ast.expr) -> None:
         if self._mentions(test):
             self._add(FloatUseKind.CONTROL, "if", test)
@@ -216,6 +227,7 @@ def predict_compile_count(
     recompile_limit: int = 8,
     automatic_dynamic: bool = True,
     dynamic: bool | None = None,
+    values: Sequence[Mapping[str, float]] | None = None,
 ) -> int:
     """Compiles for a sweep over ``n_values`` distinct float values.
 
@@ -224,17 +236,96 @@ def predict_compile_count(
     two compiles for any sweep of >= 2 values on 2.13.0). Compiled with ``dynamic=True`` the
     float is dynamic from the first call: one compile. A specialised float instead
     recompiles for every value until ``recompile_limit``, after which the frame runs eagerly.
+    A Python branch on the float (CONTROL) keeps it dynamic but guards on the branch taken:
+    given the swept ``values`` (one binding per call) and tests made of floats and literals
+    only, one dynamic graph per distinct outcome; otherwise it is counted as specialised.
     """
     if n_values <= 0:
         return 0
     if not meta.uses:
         return 1
     specialised = min(n_values, recompile_limit)
-    if FloatUseKind.CONTROL in meta.kinds or (not has_fix and meta.kinds & NEEDS_FIX):
+    if not has_fix and meta.kinds & NEEDS_FIX:
         return specialised
+    if FloatUseKind.CONTROL in meta.kinds:
+        return _guarded_count(meta, values, dynamic=dynamic, recompile_limit=recompile_limit) or specialised
     if dynamic:
         return 1
     return min(n_values, 2 if automatic_dynamic else recompile_limit)
+
+
+def _guarded_count(
+    meta: ScalarProgramMeta,
+    values: Sequence[Mapping[str, float]] | None,
+    *,
+    dynamic: bool | None,
+    recompile_limit: int,
+) -> int | None:
+    """A static first graph (unless ``dynamic``), then one dynamic graph per branch outcome."""
+    outcomes = _branch_outcomes(meta, values) if values is not None else None
+    if not outcomes:
+        return None
+    graphs = len(set(outcomes)) if dynamic else 1 + len(set(outcomes[1:]))
+    return min(graphs, recompile_limit)
+
+
+def _branch_outcomes(
+    meta: ScalarProgramMeta, values: Sequence[Mapping[str, float]]
+) -> list[tuple[bool, ...]] | None:
+    """Per binding, the value of every branch test; None when a test is not floats and literals."""
+    tests = [ast.parse(u.expr, mode="eval").body for u in meta.uses if u.kind is FloatUseKind.CONTROL]
+    try:
+        return [tuple(bool(_evaluate(t, binding)) for t in tests) for binding in values]
+    except (_NotScalar, ArithmeticError):
+        return None
+
+
+class _NotScalar(Exception):
+    pass
+
+
+_COMPARE: dict[type[ast.cmpop], Callable[[float, float], bool]] = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+}
+_ARITH: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+
+
+def _evaluate(node: ast.expr, binding: Mapping[str, float]) -> float | bool:  # noqa: PLR0911  # one per node kind
+    """A branch test over float parameters and numeric literals, evaluated without eval()."""
+    match node:
+        case ast.Constant(value=v) if isinstance(v, int | float):
+            return v
+        case ast.Name(id=name) if name in binding:
+            return binding[name]
+        case ast.UnaryOp(op=ast.USub(), operand=o):
+            return -_evaluate(o, binding)
+        case ast.UnaryOp(op=ast.Not(), operand=o):
+            return not _evaluate(o, binding)
+        case ast.BinOp(left=a, op=op, right=b) if type(op) in _ARITH:
+            return _ARITH[type(op)](_evaluate(a, binding), _evaluate(b, binding))
+        case ast.BoolOp(op=op, values=vs):
+            results = [bool(_evaluate(v, binding)) for v in vs]
+            return all(results) if isinstance(op, ast.And) else any(results)
+        case ast.Compare(left=left, ops=ops, comparators=comps) if all(type(o) in _COMPARE for o in ops):
+            lhs = _evaluate(left, binding)
+            for cmp, comp in zip(ops, comps, strict=True):
+                rhs = _evaluate(comp, binding)
+                if not _COMPARE[type(cmp)](lhs, rhs):
+                    return False
+                lhs = rhs
+            return True
+    raise _NotScalar(ast.unparse(node))
 
 
 def run_interpreted(program: Callable[..., Any], *args: Any) -> Any:

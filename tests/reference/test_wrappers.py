@@ -355,3 +355,35 @@ def test_negative_base_fractional_power_is_outside_the_contract() -> None:
     with pytest.raises(RuntimeError, match="ComplexFloat"):
         p_divpow(torch.ones(2), -2.0)
     assert sc.compile_tensorified(p_divpow, ["lr"])(torch.ones(2), -2.0).isnan().all()
+
+
+def test_comparisons_with_a_float_are_plain_uses() -> None:
+    meta = sc.analyze_float_uses("def f(x, lr):\n    return x > lr, torch.where(x < lr, x, -x)\n", ["lr"])
+    assert [(u.kind.value, u.op) for u in meta.uses] == [("plain", "compare"), ("plain", "compare")]
+    assert sc.predict_compile_count(meta, 5, has_fix=True) == 2  # static first, then dynamic
+
+
+BRANCH = "def f(x, lr):\n    if lr > 0.3:\n        return x * lr\n    return x / lr\n"
+
+
+@pytest.mark.parametrize(
+    ("values", "dynamic", "expected"),
+    [
+        ([0.1, 0.01, 0.5, 1.5, 3.0], None, 3),  # static 0.1; dynamic for lr <= 0.3; dynamic for lr > 0.3
+        ([0.1, 0.01, 0.02, 0.03, 0.04], None, 2),  # one branch only
+        ([0.5, 0.1, 0.7, 0.2, 0.9], True, 2),  # dynamic from the start: one graph per branch
+        (None, None, 5),  # no values: counted as specialised
+    ],
+)
+def test_a_branch_on_the_float_compiles_once_per_outcome(
+    values: list[float] | None, dynamic: bool | None, expected: int
+) -> None:
+    meta = sc.analyze_float_uses(BRANCH, ["lr"])
+    bindings = None if values is None else [{"lr": v} for v in values]
+    assert sc.predict_compile_count(meta, 5, has_fix=True, dynamic=dynamic, values=bindings) == expected
+
+
+def test_a_branch_on_tensor_data_is_counted_as_specialised() -> None:
+    meta = sc.analyze_float_uses("def f(x, lr):\n    if x.sum() > lr:\n        return x\n    return -x\n", ["lr"])
+    values = [{"lr": v} for v in (0.1, 0.2, 0.3, 0.4, 0.5)]
+    assert sc.predict_compile_count(meta, 5, has_fix=True, values=values) == 5
