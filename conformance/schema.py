@@ -60,6 +60,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
 
 
+def _check_regex(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+    return value
+
+
 def _check_device(value: str) -> str:
     if not _DEVICE.match(value):
         raise ValueError(f"{value!r} is not a device string; write e.g. 'cpu', 'cuda' or 'cuda:1'")
@@ -301,12 +310,7 @@ class RaisesSpec(_Strict):
     @field_validator("match")
     @classmethod
     def _regex(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
-        return value
+        return _check_regex(value)
 
 
 class ExpectSpec(_Strict):
@@ -383,12 +387,7 @@ class KnownFailure(_Strict):
     @field_validator("mismatch")
     @classmethod
     def _mismatch_regex(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
-        return value
+        return _check_regex(value)
 
     @field_validator("reason")
     @classmethod
