@@ -241,3 +241,18 @@ def test_broken_expectations_file_is_a_usage_error_with_its_line(pytester: pytes
     result.stderr.fnmatch_lines(
         ["*vendor.yaml:8: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, mismatch, case*"]
     )
+
+
+def test_the_builds_warnings_are_never_errors_even_under_filterwarnings_error(pytester: pytest.Pytester) -> None:
+    # A build that warns while the cases are collected (a CUDA wheel without numpy warns on
+    # `import torch`) in a project whose pytest config says filterwarnings = error.
+    add_case(pytester, "a/one.yaml")
+    pytester.makeini("[pytest]\nfilterwarnings = error\npythonpath = .\n")
+    pytester.makepyfile(warner=(
+        "import warnings\n"
+        "def pytest_collect_file(file_path, parent):\n"
+        "    warnings.warn('the build warns on import', UserWarning)\n"
+    ))
+    result = run(pytester, "-p", "warner")
+    result.assert_outcomes(passed=1)
+    assert statuses(pytester) == {("a/one", "cpu-aot_eager-inference"): "pass"}
