@@ -8,9 +8,14 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance import __version__
-from conformance.options import BY_NAME, OPTIONS, Option, csv
+from conformance.options import BY_NAME, OPTIONS, Option, check_number, csv
+
+if TYPE_CHECKING:
+    from conformance.loader import LoadedCase
+    from conformance.runner import Variant
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _TORCH_MISSING = (
@@ -59,30 +64,34 @@ def cmd_validate(args: argparse.Namespace) -> int:
     files = len(cases) + len({e.path for e in errors})
     if errors:
         print(f"{len(errors)} error(s) in {len({e.path for e in errors})} of {files} case file(s)", file=sys.stderr)
-        return EXIT_FAIL
+        return EXIT_USAGE
     if not cases:
         print(f"no case files (*.yaml) under {', '.join(map(str, paths))}", file=sys.stderr)
-        return EXIT_FAIL
+        return EXIT_USAGE
     print(f"{len(cases)} case file(s) valid")
     return EXIT_OK
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from conformance.loader import load_all
-
-    if not _require_torch():
-        return EXIT_USAGE
     from conformance.devices import probe
+    from conformance.loader import load_all
     from conformance.runner import variants_of
+    from conformance.selection import check_selection
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     cases, errors = load_all(_paths(args), root if root.is_dir() else None)
     rows = []
     per_behavior: Counter[str] = Counter()
     items: Counter[tuple[str, str]] = Counter()
+    problems = check_selection(csv(args.devices), csv(args.backends), csv(args.modes))
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return EXIT_USAGE
     for lc in cases:
         per_behavior[lc.case.behavior] += 1
         for v in variants_of(lc.case, devices=csv(args.devices), backends=csv(args.backends), modes=csv(args.modes)):
+            if args.keyword and not _keyword_matches(args.keyword, lc, v):
+                continue
             status = probe(v.device)
             verdict = "run" if status.available else f"skip: {status.reason}"
             items[(lc.case.behavior, "run" if status.available else "skip")] += 1
@@ -105,6 +114,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_FAIL if errors else EXIT_OK
 
 
+def _keyword_matches(expression: str, lc: LoadedCase, variant: Variant) -> bool:
+    """pytest's -k over the same words a run's items carry (see plugin.CaseItem)."""
+    from _pytest.mark.expression import Expression
+
+    words = {lc.id, lc.case.behavior, variant.device, variant.backend_label, variant.mode,
+             f"{lc.id.rsplit('/', 1)[-1]}[{variant.label}]", lc.path.name}
+
+    def matcher(name: str, /, **_: object) -> bool:
+        return any(name.lower() in w.lower() for w in words)
+
+    return bool(Expression.compile(expression).evaluate(matcher))
+
+
 def pytest_args(args: argparse.Namespace) -> list[str]:
     """The pytest command line that `run` executes (also what `--dry-run` prints)."""
     out = ["--conformance", "-p", "no:cacheprovider"]
@@ -119,8 +141,9 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
             out.append(f"{opt.pytest_flag}={value}")
     if args.keyword:
         out += ["-k", args.keyword]
-    if args.numprocesses:
-        out += ["-n", args.numprocesses]
+    # Note [Every item accounted for]: items run in a worker process even when serial, so that a
+    # program that ends its process costs only its own item; -n 0 runs them in this process.
+    out += ["-n", args.numprocesses or "1"]
     if args.quiet:
         out.append("-q")
     out += [str(p) for p in _paths(args)]
@@ -129,7 +152,10 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    if not _require_torch():
+    problems = [why for name in ("timeout", "memory_limit") if getattr(args, name) is not None
+                and (why := check_number(BY_NAME[name], getattr(args, name), positive=name == "timeout"))]
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
         return EXIT_USAGE
     argv = pytest_args(args)
     if args.dry_run:
@@ -183,9 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="the items (case x device x backend x mode) a run would execute, and why "
                        "others skip")
     common(p, filters=True)
+    p.add_argument("-k", dest="keyword", metavar="EXPR", help="only items matching this pytest -k expression (as "
+                   "`run -k`)")
     p.add_argument("--summary", action="store_true", help="counts per behaviour instead of one line per item")
     p.add_argument("--json", action="store_true", help="one JSON object per item")
-    p.set_defaults(func=cmd_list)
+    p.set_defaults(func=cmd_list, needs_torch=True)
 
     p = sub.add_parser("run", help="run cases through pytest with the plugin; writes the results file",
                        epilog="Arguments after -- go to pytest unchanged (e.g. -- -x --lf).")
@@ -195,11 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
             _add_option(p, opt)
     p.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression over case ids, behaviours, "
                    "devices, backends and modes")
-    p.add_argument("-n", dest="numprocesses", metavar="N", help="xdist workers (a number or auto); a crashed "
-                   "worker's item becomes an error result and the run goes on")
+    p.add_argument("-n", dest="numprocesses", metavar="N", help="worker processes (a number or auto; default 1): a "
+                   "worker that dies costs only its item, which becomes an error record, and the run goes on; "
+                   "-n 0 runs items in this process (for --pdb), where such an item ends the run")
     p.add_argument("-q", dest="quiet", action="store_true", help="quieter pytest output")
     p.add_argument("--dry-run", action="store_true", help="print the pytest command line and exit")
-    p.set_defaults(func=cmd_run, pytest_args=[])
+    p.set_defaults(func=cmd_run, pytest_args=[], needs_torch=True)
 
     from conformance import selftest
 
@@ -237,6 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.pytest_args = extra
     elif extra:
         parser.error(f"{args.command} takes no arguments after --")
+    if getattr(args, "needs_torch", False) and not _require_torch():
+        return EXIT_USAGE
     code: int = args.func(args)
     return code
 

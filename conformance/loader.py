@@ -68,21 +68,58 @@ class _Loader(yaml.SafeLoader):
     """SafeLoader that rejects duplicate keys (safe_load silently keeps the last one)."""
 
 
-def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int], errors: list[tuple[int, Loc, str]]) -> None:
-    lines.setdefault(loc, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
-            if key in seen:
-                errors.append((key_node.start_mark.line + 1, (*loc, key), f"duplicate key {key!r}"))
-            seen.add(key)
-            lines[(*loc, key)] = key_node.start_mark.line + 1
-            _walk(value_node, (*loc, key), lines, errors)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            lines[(*loc, i)] = item.start_mark.line + 1
-            _walk(item, (*loc, i), lines, errors)
+# Note [Hostile case files]: a case file is code (its program runs), but a *broken* one must
+# still be an error at a line, never a crash or a machine-sized allocation. PyYAML's composer
+# recurses per nesting level, and aliases expand a few hundred bytes into gigabytes once
+# something walks the tree: nesting, expanded size and file size are bounded before any of it.
+MAX_BYTES = 1 << 20
+MAX_DEPTH = 40
+MAX_NODES = 20_000
+
+
+def _check_nesting(text: str, shown: str) -> None:
+    """Reject nesting deeper than MAX_DEPTH from the event stream (iterative, no recursion)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark is not None else 1
+                raise CaseLoadError([CaseError(shown, line, "<yaml>", f"nested more than {MAX_DEPTH} levels deep; "
+                                               "a case needs a few")])
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _walk(root: yaml.Node, shown: str) -> tuple[dict[Loc, int], list[tuple[int, Loc, str]]]:
+    """The line of every mapping key and sequence item under its path, and duplicate keys;
+    iterative, and bounded by MAX_NODES values after alias expansion."""
+    lines: dict[Loc, int] = {}
+    errors: list[tuple[int, Loc, str]] = []
+    stack: list[tuple[yaml.Node, Loc]] = [(root, ())]
+    visited = 0
+    while stack:
+        node, loc = stack.pop()
+        visited += 1
+        if visited > MAX_NODES:
+            raise CaseLoadError([CaseError(shown, node.start_mark.line + 1, _field(loc) if loc else "<yaml>",
+                                           f"the document expands to more than {MAX_NODES} values (YAML anchors "
+                                           "and aliases?); a case needs a few hundred")])
+        lines.setdefault(loc, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            seen: set[str] = set()
+            for key_node, value_node in node.value:
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
+                if key in seen:
+                    errors.append((key_node.start_mark.line + 1, (*loc, key), f"duplicate key {key!r}"))
+                seen.add(key)
+                lines[(*loc, key)] = key_node.start_mark.line + 1
+                stack.append((value_node, (*loc, key)))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                lines[(*loc, i)] = item.start_mark.line + 1
+                stack.append((item, (*loc, i)))
+    return lines, errors
 
 
 def case_id_for(path: Path, root: Path | None) -> str:
@@ -172,32 +209,45 @@ class _Document:
 def _compose(path: Path, shown: str, what: str) -> _Document:
     """Read, parse (safely) and map every key to its line; raise CaseLoadError."""
     try:
+        if path.stat().st_size > MAX_BYTES:
+            raise CaseLoadError([CaseError(shown, 1, "<file>", f"{path.stat().st_size} bytes; {what} is at most "
+                                           f"{MAX_BYTES} bytes")])
         raw = path.read_bytes()
     except OSError as exc:
         raise CaseLoadError([CaseError(shown, 1, "<file>", f"cannot read: {exc.strerror}")]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CaseLoadError([CaseError(shown, 1, "<file>", f"not UTF-8: {exc}")]) from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CaseLoadError([CaseError(shown, line, "<file>", f"not UTF-8: {exc.reason} at byte {exc.start}; save "
+                                       "the file as UTF-8")]) from None
     try:
+        _check_nesting(text, shown)
         node = yaml.compose(text, Loader=_Loader)
-        data = _Loader(text).get_single_data() if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
         problem = " ".join(p for p in (exc.context, exc.problem) if p)
         raise CaseLoadError([CaseError(shown, line, "<yaml>", f"invalid YAML: {problem}")]) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow, e.g. a control character
+        line = text[: exc.position].count("\n") + 1
+        char = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
+        raise CaseLoadError([CaseError(shown, line, "<yaml>", f"invalid YAML: character {char} is not allowed "
+                                       f"({exc.reason}); remove it or write it as an escape in a quoted string")]
+                            ) from None
     except yaml.YAMLError as exc:
         raise CaseLoadError([CaseError(shown, 1, "<yaml>", f"invalid YAML: {exc}")]) from None
     if node is None:
         raise CaseLoadError([CaseError(shown, 1, "<case>", f"the file is empty; {what} is a mapping")])
     if not isinstance(node, yaml.MappingNode):
         raise CaseLoadError([CaseError(shown, node.start_mark.line + 1, "<case>", f"{what} must be a mapping")])
-    lines: dict[Loc, int] = {}
-    dupes: list[tuple[int, Loc, str]] = []
-    _walk(node, (), lines, dupes)
+    lines, dupes = _walk(node, shown)
     if dupes:
         raise CaseLoadError([CaseError(shown, ln, _field(loc), msg) for ln, loc, msg in dupes])
+    try:
+        data = _Loader(text).get_single_data()
+    except yaml.YAMLError as exc:
+        raise CaseLoadError([CaseError(shown, 1, "<yaml>", f"invalid YAML: {exc}")]) from None
     return _Document(node, data, lines, hashlib.sha256(raw).hexdigest())
 
 
@@ -291,6 +341,9 @@ def load_all(
             cases.append(load_case(path, root))
         except CaseLoadError as exc:
             errors.extend(exc.errors)
+        except Exception as exc:  # a loader bug must cost this file only, and say so
+            errors.append(CaseError(str(path), 1, "<case>", f"the harness could not load this file: "
+                                    f"{type(exc).__name__}: {str(exc)[:300]}"))
     by_id: dict[str, list[LoadedCase]] = {}
     for c in cases:
         by_id.setdefault(c.id, []).append(c)

@@ -7,6 +7,7 @@ from the same entry and forward it to pytest; the noxfile forwards its posargs t
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -21,7 +22,6 @@ class Option:
     default: Any
     help: str
     metavar: str | None = None
-    run_only: bool = False
 
     @property
     def pytest_flag(self) -> str:
@@ -50,8 +50,26 @@ def parse(option: Option, raw: str) -> Any:
     if option.kind == "flag":
         return raw.strip().lower() in ("1", "true", "yes", "on")
     if option.kind == "float":
-        return float(raw)
+        try:
+            return float(raw)
+        except ValueError:
+            return raw  # reported by check_number with the flag's name
     return raw
+
+
+def check_number(option: Option, value: object, *, positive: bool) -> str | None:
+    """What is wrong with a numeric option's value, or None."""
+    try:
+        number = float(value)  # type: ignore[arg-type]  # checked right here
+    except (TypeError, ValueError):
+        return f"{option.cli_flag} {value!r}: not a number"
+    if not math.isfinite(number):
+        return f"{option.cli_flag} {value!r}: give a finite number"
+    if positive and number <= 0:
+        return f"{option.cli_flag} {value!r}: give a number of {option.metavar or 'units'} greater than 0"
+    if number < 0:
+        return f"{option.cli_flag} {value!r}: give 0 (no limit) or a positive number"
+    return None
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -63,13 +81,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("modes", "csv", "", "only these modes: inference, training (default: each case's own)", "LIST"),
     Option("shard", "str", "", "run shard I of N (e.g. 2/4); a case always lands in the same shard", "I/N"),
     Option("results", "path", "results/results.jsonl", "JSON Lines results file, one record per item, "
-           "rewritten at the start of a run", "PATH", run_only=True),
-    Option("timeout", "float", 600.0, "seconds per item before a hung compile becomes an error result "
-           "(pytest-timeout)", "SECONDS", run_only=True),
+           "rewritten at the start of a run that selects at least one item; the run manifest is written beside it",
+           "PATH"),
+    Option("timeout", "float", 600.0, "seconds per item before a hung item becomes an error result: a signal "
+           "interrupts Python code, and an item still running a grace period later (native code) is ended "
+           "with its worker", "SECONDS"),
+    Option("memory_limit", "float", None, "GiB of data memory per worker process (RLIMIT_DATA), so that a "
+           "program that allocates without bound fails inside itself; 0 for no limit (default: 80%% of the "
+           "machine's memory shared among the workers)", "GIB"),
     Option("strict_internals", "flag", False, "make an internals probe that diverges from the "
-           "reference fail the case (default: reported only)", run_only=True),
+           "reference fail the case (default: reported only)"),
     Option("expectations", "str", "", "extra known-failure files (YAML, comma-separated) kept outside "
-           "the case files, e.g. by a fork or device vendor", "PATHS", run_only=True),
+           "the case files, e.g. by a fork or device vendor", "PATHS"),
 )
 
 BY_NAME = {o.name: o for o in OPTIONS}

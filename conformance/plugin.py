@@ -8,11 +8,16 @@ controller or the serial session), so a crashed worker loses no finished item.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import logging
 import os
+import shutil
 import sys
+import tempfile
+import warnings
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,9 +26,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from conformance.expectations import Expectation, external_lookup, load_expectations, stale
+from conformance.guard import (
+    INTERRUPTS,
+    Journal,
+    JournalEntry,
+    Watchdog,
+    default_memory_limit,
+    grace,
+    set_memory_limit,
+)
 from conformance.loader import CASE_SUFFIXES, CaseError, CaseLoadError, LoadedCase, case_id_for, load_case
-from conformance.options import OPTIONS, csv, shard_of
-from conformance.results import ResultRecord, ResultsWriter
+from conformance.options import BY_NAME, OPTIONS, check_number, csv, shard_of
+from conformance.results import ManifestItem, ResultRecord, ResultsWriter, RunManifest, write_manifest
 
 if TYPE_CHECKING:
     from conformance.runner import RunOptions, Variant
@@ -48,19 +62,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                             help=help_text)
         else:
             group.addoption(opt.pytest_flag, action="store", default=opt.env_default(), dest=opt.dest,
-                            metavar=opt.metavar, type=float if opt.kind == "float" else str, help=help_text)
+                            metavar=opt.metavar, help=help_text)
 
 
 @dataclass
 class _State:
     root: Path
-    writer: ResultsWriter | None
+    results: Path
+    journal_dir: Path
+    timeout: float
     expectations: list[Expectation] = field(default_factory=list)
     ids: dict[str, str] = field(default_factory=dict)
     run_options: RunOptions | None = None
+    journal: Journal | None = None
+    watchdog: Watchdog | None = None
+    current: str = ""  # the item in flight in this process
+    sink: _ResultsSink | None = None
 
 
 _STATE = pytest.StashKey[_State]()
+JOURNAL_KEY = "conformance_journal"
 
 
 def _active(config: pytest.Config) -> bool:
@@ -71,6 +92,40 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def _distributed(config: pytest.Config) -> bool:
+    """The xdist controller: it hands items to workers and runs none itself."""
+    return not _is_worker(config) and getattr(config.option, "dist", "no") != "no"
+
+
+def _checked_options(config: pytest.Config) -> tuple[float, float]:
+    """(timeout, memory limit in GiB); raise UsageError naming the flag for a bad value."""
+    errors = []
+    try:
+        shard_of(config.getoption("conformance_shard"))
+    except ValueError as exc:
+        errors.append(str(exc))
+    timeout = config.getoption("conformance_timeout")
+    why = check_number(BY_NAME["timeout"], timeout, positive=True)
+    if why:
+        errors.append(why)
+    memory = config.getoption("conformance_memory_limit")
+    if memory is not None and memory != "":
+        why = check_number(BY_NAME["memory_limit"], memory, positive=False)
+        if why:
+            errors.append(why)
+    if not _is_worker(config):
+        from conformance.selection import check_selection
+
+        errors += check_selection(csv(config.getoption("conformance_devices")),
+                                  csv(config.getoption("conformance_backends")),
+                                  csv(config.getoption("conformance_modes")))
+    if errors:
+        raise pytest.UsageError("\n".join(errors))
+    workers = int(config.workerinput.get("workercount", 1)) if _is_worker(config) else 1  # type: ignore[attr-defined]  # xdist sets it on workers
+    limit = float(memory) if memory not in (None, "") else default_memory_limit(workers)
+    return float(timeout), limit
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if not _active(config):
         return
@@ -78,10 +133,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # error: a project's `filterwarnings = error` would otherwise break `import torch` halfway
     # (e.g. a CUDA wheel without numpy warns at import) and every item after it.
     config.addinivalue_line("filterwarnings", "default")
-    try:
-        shard_of(config.getoption("conformance_shard"))
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    timeout, memory = _checked_options(config)
     root = Path(config.getoption("conformance_cases"))
     if not root.is_absolute():
         root = config.invocation_params.dir / root
@@ -89,25 +141,77 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"--conformance-cases {root}: no such folder; point it at the folder that holds the case files"
         )
-    writer = None
-    if not _is_worker(config):
-        results = Path(config.getoption("conformance_results"))
-        if not results.is_absolute():
-            results = config.invocation_params.dir / results
-        writer = ResultsWriter(results, truncate=True)
+    results = Path(config.getoption("conformance_results"))
+    if not results.is_absolute():
+        results = config.invocation_params.dir / results
     try:
         expectations = load_expectations([Path(p) for p in csv(config.getoption("conformance_expectations"))])
     except CaseLoadError as exc:
         raise pytest.UsageError(f"--conformance-expectations: the file does not load:\n{exc}") from None
-    config.stash[_STATE] = _State(root=root.resolve(), writer=writer, expectations=expectations)
+    if _is_worker(config):
+        journal_dir = Path(config.workerinput[JOURNAL_KEY])  # type: ignore[attr-defined]  # set by pytest_configure_node
+    else:
+        journal_dir = Path(tempfile.mkdtemp(prefix="torch-conformance-journal-"))
+        config.add_cleanup(lambda: shutil.rmtree(journal_dir, ignore_errors=True))
+    state = _State(root=root.resolve(), results=results, journal_dir=journal_dir, timeout=timeout,
+                   expectations=expectations)
+    config.stash[_STATE] = state
     _drop_unused_hypothesis_plugin(config, root.resolve())
-    # torch's structured-trace records would otherwise flood pytest's captured-log sections
-    trace_log = logging.getLogger("torch.__trace")
-    old_propagate = trace_log.propagate
-    config.add_cleanup(lambda: setattr(trace_log, "propagate", old_propagate))
-    trace_log.propagate = False
-    if writer is not None:
-        config.pluginmanager.register(_ResultsSink(config, writer, expectations), "torch-conformance-results")
+    if not _is_worker(config):
+        state.sink = _ResultsSink(config, ResultsWriter(results), expectations, journal_dir)
+        config.pluginmanager.register(state.sink, "torch-conformance-results")
+        if _distributed(config) and getattr(config.option, "maxworkerrestart", None) is None:
+            # every crashing item costs its worker; xdist's default would stop restarting after a few
+            config.option.maxworkerrestart = "1000000"
+    if not _distributed(config):
+        _guard_this_process(config, state, memory)
+
+
+def _guard_this_process(config: pytest.Config, state: _State, memory_gib: float) -> None:
+    """This process runs items: see Note [Every item accounted for]."""
+    INTERRUPTS.install()
+    problem = set_memory_limit(memory_gib)
+    if problem:
+        warnings.warn(problem, stacklevel=1)
+    worker = str(config.workerinput["workerid"]) if _is_worker(config) else "main"  # type: ignore[attr-defined]  # xdist
+    journal = Journal(state.journal_dir, worker)
+    journal.open()
+    config.add_cleanup(journal.close)
+    state.journal = journal
+
+    def expired(reason: str) -> None:
+        nodeid = state.current
+        journal.end_with(nodeid, reason)
+        if state.sink is not None:  # an in-process run: nobody else will write this item's record
+            state.sink.record_dead_item(nodeid, reason)
+
+    state.watchdog = Watchdog(expired)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist controller: tell each worker where its journal goes."""
+    config = node.config
+    if _active(config):
+        node.workerinput[JOURNAL_KEY] = str(config.stash[_STATE].journal_dir)
+
+
+class _NoTraceRecords(logging.Filter):
+    """torch's structured-trace records (empty messages with a binary-ish payload) are data for
+    the capture, not log lines: pytest's log capture would print hundreds of them per failure."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.name != "torch.__trace"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not _active(session.config):
+        return
+    plugin = session.config.pluginmanager.get_plugin("logging-plugin")
+    for name in ("caplog_handler", "report_handler", "log_cli_handler", "log_file_handler"):
+        handler = getattr(plugin, name, None)
+        if isinstance(handler, logging.Handler):
+            handler.addFilter(_NoTraceRecords())
 
 
 def _only_case_paths(config: pytest.Config, root: Path) -> bool:
@@ -146,7 +250,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     return [
         f"torch-conformance {fp['harness_version']}: torch {fp['torch_version']} (git {fp['torch_git']}), "
         f"cuda {fp['cuda']}, hip {fp['hip']}, python {fp['python']}, {fp['platform']}",
-        f"cases: {state.root}" + (f", results: {state.writer.path}" if state.writer else ""),
+        f"cases: {state.root}, results: {state.results}",
     ]
 
 
@@ -170,19 +274,24 @@ def _display(config: pytest.Config, path: Path) -> str:
 
 class CaseFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
+        """Never raises: a file that cannot become items is one error item (pytest would stop
+        the whole run at a collection error)."""
         state = self.config.stash[_STATE]
         display = _display(self.config, self.path)
         try:
             lc = load_case(self.path, state.root, display=display)
         except CaseLoadError as exc:
-            yield CaseErrorItem.from_parent(
-                self, name="schema", case_id=case_id_for(self.path, state.root), errors=exc.errors
-            )
+            yield self._error(case_id_for(self.path, state.root), exc.errors)
+            return
+        except Exception as exc:  # a loader bug must cost this file only
+            err = CaseError(display, 1, "<case>", f"the harness could not load this file: {type(exc).__name__}: "
+                            f"{str(exc)[:300]}")
+            yield self._error(case_id_for(self.path, state.root), (err,))
             return
         other = state.ids.get(lc.id)
         if other is not None:
             err = CaseError(display, lc.line_of("id"), "id", f"id {lc.id!r} is also used by {other}")
-            yield CaseErrorItem.from_parent(self, name="schema", case_id=lc.id, errors=(err,))
+            yield self._error(lc.id, (err,))
             return
         state.ids[lc.id] = display
         from conformance.runner import variants_of
@@ -197,6 +306,10 @@ class CaseFile(pytest.File):
         ):
             item: CaseItem = CaseItem.from_parent(self, name=f"{short}[{variant.label}]", loaded=lc, variant=variant)
             yield item
+
+    def _error(self, case_id: str, errors: tuple[CaseError, ...]) -> CaseErrorItem:
+        item: CaseErrorItem = CaseErrorItem.from_parent(self, name="schema", case_id=case_id, errors=errors)
+        return item
 
 
 def _keywords(item: pytest.Item, *words: str) -> None:
@@ -248,9 +361,7 @@ class CaseItem(pytest.Item):
         self.variant = variant
         self.case_id = loaded.id
         _keywords(self, loaded.id, loaded.case.behavior, variant.device, variant.backend_label, variant.mode)
-        timeout = self.config.getoption("conformance_timeout")
-        if timeout:
-            self.add_marker(pytest.mark.timeout(timeout, method="signal"))
+        self.add_marker(pytest.mark.timeout(self.config.stash[_STATE].timeout, method="signal"))
 
     def _options(self) -> RunOptions:
         state = self.config.stash[_STATE]
@@ -264,6 +375,24 @@ class CaseItem(pytest.Item):
         return state.run_options
 
     def runtest(self) -> None:
+        state = self.config.stash[_STATE]
+        if state.journal is not None:
+            state.journal.start(self.nodeid)
+        if state.watchdog is not None:
+            state.current = self.nodeid
+            limit = state.timeout + grace(state.timeout)
+            state.watchdog.arm(limit, self.nodeid, f"timeout: still running {limit:.0f} s after it started (--timeout "
+                               f"{state.timeout:g} s, then {grace(state.timeout):.0f} s of grace): the signal could "
+                               "not interrupt it (native code, or signals blocked), so its worker was ended")
+        try:
+            self._run()
+        finally:
+            if state.watchdog is not None:
+                state.watchdog.disarm()
+            if state.journal is not None:
+                state.journal.finish()
+
+    def _run(self) -> None:
         from conformance import runner
 
         try:
@@ -290,9 +419,8 @@ class CaseItem(pytest.Item):
         """A failure's standalone script, written beside the results file (see conformance.reproducer)."""
         from conformance.reproducer import attach
 
-        cwd = self.config.invocation_params.dir
-        results = Path(self.config.getoption("conformance_results"))
-        return attach(record, self.loaded, self.variant, results if results.is_absolute() else cwd / results, cwd)
+        state = self.config.stash[_STATE]
+        return attach(record, self.loaded, self.variant, state.results, self.config.invocation_params.dir)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseOutcome):
@@ -309,9 +437,7 @@ def _explain(record: ResultRecord, lc: LoadedCase) -> str:
     lines = [f"{record.status.upper()} {record.case_id} [{record.variant}]: {lc.case.summary}"]
     if record.status == "error" or not record.mismatches:
         lines.append(f"  {record.reason}")
-    for m in record.mismatches[:20]:
-        text = f"{m['where']}: {m['check']} is {m['actual']}, but {m.get('source', 'eager')} gives {m['expected']}"
-        lines.append(f"  {text}" + (f" ({m['detail']})" if m.get("detail") else ""))
+    lines += [f"  {m.message()}" for m in record.mismatches[:20]]
     if len(record.mismatches) > 20:
         lines.append(f"  ... {len(record.mismatches) - 20} more in the results file")
     if record.reproducer:
@@ -348,33 +474,146 @@ def stable_shard(case_id: str, count: int) -> int:
 SLOWEST = 10
 
 
-class _ResultsSink:
-    """Writes each finished item's record; registered only in the controlling process."""
+def _selection(config: pytest.Config, root: Path) -> dict[str, str]:
+    """The options by which this run selected a subset of the cases on purpose."""
+    chosen = {
+        "-k": config.getoption("keyword", default="") or "",
+        "-m": config.getoption("markexpr", default="") or "",
+        "--devices": config.getoption("conformance_devices") or "",
+        "--backends": config.getoption("conformance_backends") or "",
+        "--modes": config.getoption("conformance_modes") or "",
+        "--shard": config.getoption("conformance_shard") or "",
+        "--deselect": ",".join(config.getoption("deselect", default=None) or []),
+    }
+    if getattr(config.option, "lf", False) or getattr(config.option, "failedfirst", False):
+        chosen["--lf"] = "yes"
+    args = [a for a in config.args if a]
+    whole = [str(root)]
+    given = [str((config.invocation_params.dir / a.split("::", 1)[0]).resolve()) for a in args]
+    if given and given != whole:
+        chosen["paths"] = " ".join(args)
+    return {k: str(v) for k, v in chosen.items() if v}
 
-    def __init__(self, config: pytest.Config, writer: ResultsWriter, expectations: list[Expectation]) -> None:
+
+class _ResultsSink:
+    """Writes each finished item's record; registered only in the controlling process.
+
+    It also accounts for every collected item (see Note [Every item accounted for]): a worker
+    that died gets its item's record from its journal, and at the end every item still without
+    a record gets an `error` one, so records == items."""
+
+    def __init__(self, config: pytest.Config, writer: ResultsWriter, expectations: list[Expectation],
+                 journal_dir: Path) -> None:
         self.config = config
         self.writer = writer
         self.expectations = expectations
+        self.journal_dir = journal_dir
         self.used: set[str] = set()
         self.slowest: list[tuple[float, str, str, dict[str, float]]] = []
+        self.collected: list[str] | None = None
+        self.written: set[str] = set()
+        self.manifest: RunManifest | None = None
+        self.skips: Counter[str] = Counter()
+        self._refs: dict[str, ItemRef] = {}
 
+    # ------------------------------------------------------------------ collection
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.collected is None:
+            self._begin(list(ids))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not _distributed(self.config):
+            for item in session.items:
+                if isinstance(item, CaseItem | CaseErrorItem):
+                    self._refs[item.nodeid] = _ref_of_item(item)
+            self._begin([item.nodeid for item in session.items])
+
+    def _begin(self, ids: list[str]) -> None:
+        self.collected = ids
+        if not ids:
+            return  # nothing selected: the previous results stay as they were
+        self.writer.begin()
+        state = self.config.stash[_STATE]
+        selection = _selection(self.config, state.root)
+        items = tuple(ManifestItem(case_id=r.case_id, variant=r.variant, behavior=r.behavior, device=r.device)
+                      for r in (self._ref(i) for i in ids))
+        self.manifest = RunManifest(results=self.writer.path.name, started=_now(), narrowed=bool(selection),
+                                    selection=selection, shard=self.config.getoption("conformance_shard") or None,
+                                    items=items)
+        write_manifest(self.writer.path, self.manifest)
+
+    def _ref(self, nodeid: str) -> ItemRef:
+        if nodeid not in self._refs:
+            self._refs[nodeid] = _ref_of_nodeid(nodeid, self.config)
+        return self._refs[nodeid]
+
+    # ------------------------------------------------------------------ records
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = next((v for k, v in report.user_properties if k == RECORD_KEY), None)
         if raw is not None and report.when == "call":
-            self.writer.write_line(str(raw))
-            data = json.loads(str(raw))
-            known = data.get("known_failure")
-            if known:
-                self.used.add(known["source"])
-            durations = data.get("durations") or {}
-            self.slowest.append((float(durations.get("total", 0.0)), data["case_id"], data["variant"], durations))
-            self.slowest = sorted(self.slowest, reverse=True)[:SLOWEST]
+            self._write(report.nodeid, str(raw))
         elif report.when not in ("setup", "call", "teardown"):
             # xdist reports a crashed worker's item with when="???" and no properties
-            self.writer.write_line(_crash_record(report.nodeid, self.config))
+            worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+            entry = Journal.read(self.journal_dir, str(worker), report.nodeid) if worker else None
+            reason = (entry or JournalEntry(report.nodeid, "", "")).message()
+            self.record_dead_item(report.nodeid, reason)
+            report.longrepr = f"ERROR {report.nodeid}: {reason}"  # shown instead of xdist's "worker crashed"
 
+    def record_dead_item(self, nodeid: str, reason: str) -> None:
+        """The `error` record of an item whose process ended while running it."""
+        self._write(nodeid, self._ref(nodeid).record("error", reason).to_json_line())
+
+    def _write(self, nodeid: str, raw: str) -> None:
+        if nodeid in self.written:
+            return  # exactly one record per item
+        self.written.add(nodeid)
+        self.writer.write_line(raw)
+        data = json.loads(raw)
+        known = data.get("known_failure")
+        if known:
+            self.used.add(known["source"])
+        if data.get("status") == "skip":
+            self.skips[str(data.get("reason") or "")] += 1
+        durations = data.get("durations") or {}
+        self.slowest.append((float(durations.get("total", 0.0)), data["case_id"], data["variant"], durations))
+        self.slowest = sorted(self.slowest, reverse=True)[:SLOWEST]
+
+    # ------------------------------------------------------------------ the end
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.collected:
+            return
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+        missing = [n for n in self.collected if n not in self.written]
+        why = (f"not run: the run was stopped ({session.shouldstop or 'interrupted'}) before this item finished"
+               if interrupted else
+               "no result: the run ended without a record for this item (its worker ended without reporting it)")
+        for nodeid in missing:
+            self._write(nodeid, self._ref(nodeid).record("error", why).to_json_line())
+        if missing and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.missing = len(missing)
+        if self.manifest is not None:
+            done = {"finished": _now(), "exit_status": int(session.exitstatus)}
+            self.manifest = self.manifest.model_copy(update=done)
+            write_manifest(self.writer.path, self.manifest)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.collected == []:
+            terminalreporter.section("nothing selected")
+            terminalreporter.write_line(f"no item was selected; {self.writer.path} was left as it was")
+            return
+        if self.skips:
+            terminalreporter.section(f"skipped {sum(self.skips.values())} items")
+            for reason, count in sorted(self.skips.items(), key=lambda kv: (-kv[1], kv[0]))[:10]:
+                terminalreporter.write_line(f"{count:6d}  {reason}")
+        if getattr(self, "missing", 0):
+            terminalreporter.section("items without a result")
+            terminalreporter.write_line(f"{self.missing} collected item(s) had no record; each was written as an "
+                                        "error record")
         if self.slowest:
             terminalreporter.section(f"slowest {len(self.slowest)} items (seconds; the rest of total is the harness)")
             for total, case_id, variant, durations in self.slowest:
@@ -389,24 +628,54 @@ class _ResultsSink:
                 )
 
 
-def _crash_record(nodeid: str, config: pytest.Config) -> str:
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    """An item as the controller knows it, for records it writes on an item's behalf."""
+
+    nodeid: str
+    case_id: str
+    variant: str
+    case_file: str
+    behavior: str | None = None
+    device: str | None = None
+    backend: str | None = None
+    mode: str | None = None
+
+    def record(self, status: str, reason: str) -> ResultRecord:
+        return ResultRecord.model_validate({
+            "case_id": self.case_id, "variant": self.variant, "nodeid": self.nodeid, "status": status,
+            "reason": reason, "case_file": self.case_file, "behavior": self.behavior, "device": self.device,
+            "backend": self.backend, "mode": self.mode,
+        })
+
+
+def _ref_of_item(item: CaseItem | CaseErrorItem) -> ItemRef:
+    case_file = _display(item.config, item.path)
+    if isinstance(item, CaseErrorItem):
+        return ItemRef(item.nodeid, item.case_id, "schema", case_file)
+    v = item.variant
+    return ItemRef(item.nodeid, item.case_id, v.label, case_file, item.loaded.case.behavior, v.device,
+                   v.backend_label, v.mode)
+
+
+def _ref_of_nodeid(nodeid: str, config: pytest.Config) -> ItemRef:
+    """An item known only by its node id (the xdist controller collects nothing itself)."""
     path_part, _, name = nodeid.partition("::")
     root = config.stash[_STATE].root
     path = config.rootpath / path_part
+    case_id, behavior = case_id_for(path, root), None
+    try:
+        lc = load_case(path, root)
+        case_id, behavior = lc.id, lc.case.behavior
+    except Exception:  # noqa: S110  # a file that does not load is named by its path
+        pass
+    if name == "schema":
+        return ItemRef(nodeid, case_id, "schema", path_part)
     variant = name[name.find("[") + 1 : -1] if "[" in name else "?"
     device, _, rest = variant.partition("-")
     backend, _, mode = rest.rpartition("-")
-    record = ResultRecord(
-        case_id=case_id_for(path, root),
-        variant=variant,
-        nodeid=nodeid,
-        device=device or None,
-        backend=backend or None,
-        mode=mode or None,
-        status="error",
-        reason="the worker process crashed while running this item (segfault, abort or os._exit); "
-        "xdist restarted it and the run went on",
-        case_file=path_part,
-    )
-    return record.to_json_line()
-
+    return ItemRef(nodeid, case_id, variant, path_part, behavior, device or None, backend or None, mode or None)

@@ -1,8 +1,8 @@
 """Result records: one JSON object per (case, device, backend, mode), written as JSON Lines.
 
 The results file is appended one flushed line per finished item under an exclusive lock, so
-an interrupted or crashed run leaves every finished item's record readable; a torn last line
-is skipped by the reader with a warning.
+an interrupted or crashed run leaves every finished item's record readable. Beside it, the run
+manifest says what the run selected and whether it finished (see `RunManifest`).
 """
 
 from __future__ import annotations
@@ -10,10 +10,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,42 +20,125 @@ Status = Literal["pass", "fail", "xfail", "xpass", "skip", "error"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "xfail", "xpass", "skip", "error")
 
 
-class KnownFailureRef(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    reason: str
-    link: str
-    source: str = Field(description="Where the expectation is declared: a case file or expectations file.")
-
-
-class ResultRecord(BaseModel):
+class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+
+Name = Annotated[str, Field(max_length=300)]
+Text = Annotated[str, Field(max_length=200_000)]
+Big = Annotated[str, Field(max_length=20_000_000)]  # generated sources and their diffs (compat.json keeps all)
+
+
+class KnownFailureRef(_Record):
+    reason: Text
+    link: Text
+    source: Text = Field(description="Where the expectation is declared: a case file or expectations file.")
+
+
+class MismatchRecord(_Record):
+    """One difference: `<where>: <check> is <actual>, but <source> gives <expected> (<detail>)`."""
+
+    check: Name
+    where: Text
+    expected: Text
+    actual: Text
+    detail: Text = ""
+    source: Name = Field("eager", description="What gave the expected value: eager, or the case's expect.*.")
+
+    def message(self) -> str:
+        text = f"{self.where}: {self.check} is {self.actual}, but {self.source} gives {self.expected}"
+        return f"{text} ({self.detail})" if self.detail else text
+
+
+ProbeStatus = Literal["conforms", "diverges", "absent", "unknown-form"]
+
+
+class ProbeEntry(_Record):
+    """One behaviour's internals-probe verdict."""
+
+    behaviour: Name
+    status: ProbeStatus
+    artifacts: tuple[Name, ...] = ()
+    diff: Big = ""
+    reference_source: Big = ""
+    build_source: Big = ""
+    note: Text = ""
+
+
+class GraphValueRecord(_Record):
+    kind: Name
+    name: Name | None = None
+    index: int | None = None
+    symbolic: tuple[tuple[Name, tuple[int, ...], tuple[int, ...]], ...] = ()
+
+
+class ProbeRecord(_Record):
+    """What the internals probe saw during an item's cold pass (empty where it did not run)."""
+
+    results: tuple[ProbeEntry, ...] = ()
+    seen: tuple[Name, ...] = Field((), description="Names of the generated artifacts captured.")
+    forms: tuple[Name, ...] = Field((), description="How they arrived: trace, trace-combined, module-logger.")
+    unrecognised: tuple[Text, ...] = ()
+    error: Text | None = Field(None, description="The probe itself failed (never the item's verdict).")
+    graph_inputs: tuple[tuple[GraphValueRecord, ...], ...] = ()
+    graph_outputs: tuple[tuple[GraphValueRecord, ...], ...] = ()
+    partial: tuple[bool, ...] = ()
+
+    def statuses(self) -> dict[str, str]:
+        return {r.behaviour: r.status for r in self.results}
+
+
+class Fingerprint(_Record):
+    """The build and machine an item ran on."""
+
+    torch_version: Annotated[str, Field(max_length=128)] | None = None
+    torch_git: Annotated[str, Field(max_length=64)] | None = None
+    cuda: Annotated[str, Field(max_length=64)] | None = None
+    hip: Annotated[str, Field(max_length=64)] | None = None
+    python: Annotated[str, Field(max_length=64)] | None = None
+    python_implementation: Annotated[str, Field(max_length=64)] | None = None
+    platform: Name | None = None
+    machine: Annotated[str, Field(max_length=64)] | None = None
+    harness_version: Annotated[str, Field(max_length=64)] | None = None
+    date: Annotated[str, Field(max_length=64)] | None = None
+    argv0: Name | None = None
+    device: Annotated[str, Field(max_length=64)] | None = None
+    device_name: Name | None = None
+    capability: Annotated[str, Field(max_length=32)] | None = None
+    device_error: Text | None = None
+
+
+class ResultRecord(_Record):
     schema_: str = Field(RESULT_SCHEMA, alias="schema")
-    case_id: str
-    variant: str
-    nodeid: str = ""
-    behavior: str | None = None
-    device: str | None = None
-    backend: str | None = None
-    mode: str | None = None
+    case_id: Name
+    variant: Name
+    nodeid: Text = ""
+    behavior: Name | None = None
+    device: Name | None = None
+    backend: Name | None = None
+    mode: Name | None = None
     status: Status
-    reason: str = ""
-    summary: str = ""
-    upstream: tuple[str, ...] = ()
-    mismatches: tuple[dict[str, str], ...] = ()
+    reason: Text = ""
+    summary: Text = ""
+    upstream: tuple[Text, ...] = ()
+    mismatches: tuple[MismatchRecord, ...] = ()
     known_failure: KnownFailureRef | None = None
-    compile_counts: dict[str, int | None] = Field(default_factory=dict)
-    probes: dict[str, Any] = Field(default_factory=dict)
-    durations: dict[str, float] = Field(default_factory=dict)
+    compile_counts: dict[Name, int | None] = Field(default_factory=dict)
+    probes: ProbeRecord = Field(default_factory=ProbeRecord)
+    durations: dict[Name, Annotated[float, Field(allow_inf_nan=False)]] = Field(default_factory=dict)
     calls: int = 0
-    warnings: tuple[str, ...] = Field((), description="Distinct warnings the build raised (first 10).")
-    case_file: str = ""
-    case_sha256: str = ""
-    reproducer: str | None = None
-    fingerprint: dict[str, Any] = Field(default_factory=dict)
+    warnings: tuple[Text, ...] = Field((), description="Distinct warnings the build raised (first 10).")
+    case_file: Text = ""
+    case_sha256: Annotated[str, Field(max_length=64)] = ""
+    reproducer: Text | None = None
+    fingerprint: Fingerprint = Field(default_factory=Fingerprint)
+    skip_kind: Literal["device", "feature", "fault"] | None = Field(
+        None, description="Why a skip skipped: the device is absent here, the build lacks a feature, or a "
+        "self-check fault does not apply.")
 
     def to_json_line(self) -> str:
-        return json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True) + "\n"
+        data = self.model_dump(mode="json", by_alias=True, exclude_defaults=False)
+        return json.dumps(data, sort_keys=True, allow_nan=False) + "\n"
 
     @property
     def key(self) -> tuple[str, str]:
@@ -65,13 +146,17 @@ class ResultRecord(BaseModel):
 
 
 class ResultsWriter:
-    """Appends records to a JSONL file; safe across xdist workers and processes."""
+    """Appends records to a JSONL file; safe across xdist workers and processes.
 
-    def __init__(self, path: Path, *, truncate: bool) -> None:
+    The file is emptied by `begin()`, once the run knows it has items to run: a run that
+    selects nothing leaves the previous results (and the report made from them) untouched."""
+
+    def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if truncate:
-            path.write_text("")
+
+    def begin(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("")
 
     def write(self, record: ResultRecord) -> None:
         self.write_line(record.to_json_line())
@@ -88,19 +173,44 @@ class ResultsWriter:
             os.close(fd)
 
 
-def read_results(path: Path) -> Iterator[ResultRecord]:
-    """Records of a results file; a torn or foreign line is skipped with a warning naming it."""
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError:
-                warnings.warn(f"{path}:{lineno}: unreadable record skipped (torn write?)", stacklevel=2)
-                continue
-            if not isinstance(data, dict) or data.get("schema") != RESULT_SCHEMA:
-                got = data.get("schema") if isinstance(data, dict) else type(data).__name__
-                warnings.warn(f"{path}:{lineno}: not a {RESULT_SCHEMA} record (schema {got!r})", stacklevel=2)
-                continue
-            yield ResultRecord.model_validate(data)
+# ----------------------------------------------------------------------------- run manifest
+
+MANIFEST_SCHEMA = "torch-conformance.run/1"
+
+
+class ManifestItem(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    case_id: str = Field(max_length=300)
+    variant: str = Field(max_length=200)
+    behavior: str | None = Field(None, max_length=100)
+    device: str | None = Field(None, max_length=100)
+
+
+class RunManifest(BaseModel):
+    """What a run selected and whether it finished: the results file's sidecar
+    (`results.manifest.json` beside `results.jsonl`). The report uses it to tell a run that was
+    cut short, or narrowed on purpose (`-k`, `--devices`), from one that silently ran nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_: str = Field(MANIFEST_SCHEMA, alias="schema")
+    results: str = Field(max_length=4096)
+    started: str = Field(max_length=64)
+    finished: str | None = Field(None, max_length=64)
+    exit_status: int | None = None
+    narrowed: bool = Field(description="The run selected a subset on purpose (-k, -m, --devices, --backends, "
+                           "--modes, --shard, or case paths other than the whole cases folder).")
+    selection: dict[str, str] = Field(default_factory=dict, description="The options that narrowed it.")
+    shard: str | None = Field(None, max_length=32)
+    items: tuple[ManifestItem, ...] = ()
+
+
+def manifest_path(results: Path) -> Path:
+    return results.with_name(results.stem + ".manifest.json")
+
+
+def write_manifest(results: Path, manifest: RunManifest) -> None:
+    path = manifest_path(results)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(manifest.model_dump(mode="json", by_alias=True), indent=1, sort_keys=True) + "\n",
+                   encoding="utf-8")
+    os.replace(tmp, path)

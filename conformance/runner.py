@@ -29,6 +29,7 @@ from conformance.devices import probe as probe_device
 from conformance.expectations import BuildFacts, condition_matches
 from conformance.faults import Fault, FaultNotApplicable
 from conformance.fingerprint import build_fingerprint, device_fingerprint
+from conformance.guard import program_exception
 from conformance.inputs import BuiltInputs, CallPoint, FeatureUnavailable, build_inputs, call_points, tensors_of
 from conformance.loader import LoadedCase
 from conformance.oracles import Mismatch, Tolerance
@@ -428,6 +429,16 @@ class Side:
     backward_exc: BaseException | None = None
     write_errors: list[str | None] = field(default_factory=list)
     after_write: dict[str, TensorState] = field(default_factory=dict)
+    where: str = ""  # " at <program of case.yaml>:12" for an exception the program raised
+
+
+def _program_line(exc: BaseException) -> str:
+    """Where in the case's program an exception was raised (its deepest frame there), or ''."""
+    found = ""
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename.startswith("<program of "):
+            found = f" at {frame.f_code.co_filename[len('<program of '):-1]}:{lineno}"
+    return found
 
 
 def _light(t: torch.Tensor) -> tuple[tuple[str, int] | None, int | None]:
@@ -443,8 +454,12 @@ def _call(fn: Callable[..., Any], inputs: BuiltInputs, case: Case) -> Side:
     with torch.set_grad_enabled(case.grad_enabled):
         try:
             result = fn(*inputs.args)
-        except Exception as exc:
-            side.exc = exc
+        except BaseException as exc:  # see Note [Every item accounted for]
+            if not program_exception(exc):
+                raise
+            # keep no frame alive: a program that allocated without bound holds it in its locals
+            side.where = _program_line(exc)
+            side.exc = exc.with_traceback(None)
             result = None
         side.ambient = ambient()
     if side.exc is None:
@@ -485,7 +500,9 @@ def _backward(side: Side, case: Case) -> None:
         with torch.enable_grad():
             try:
                 torch.autograd.backward(diff, grad_tensors=[_tangent(o, gen) for o in diff])
-            except Exception as exc:
+            except BaseException as exc:
+                if not program_exception(exc):
+                    raise
                 side.backward_exc = exc
     side.grads = {
         name: (tensor_state(leaf.grad, with_storage=False) if leaf.grad is not None else None)
@@ -876,6 +893,11 @@ def _run_pass(
             c_in = build_inputs(case, variant.device, variant.mode, point)
         with timer("eager"):
             eager = _call(eager_fn, e_in, case)
+        raises = case.expect.raises
+        if eager.exc is not None and (raises is None or "eager" not in raises.sides):
+            # the case is broken whatever compiled does; do not run it (it might hang or allocate again)
+            raise CaseBroken(f"{prefix}eager raised {oracles.exception_summary(eager.exc)}{eager.where}; fix the "
+                             "program, or declare expect.raises for a negative case")
         with timer("oracles"):
             if eager.exc is None:
                 _snapshot(eager)
@@ -953,7 +975,7 @@ def run_variant(  # noqa: PLR0911  # one return per verdict reads plainest
     caught: list[warnings.WarningMessage] = []
     dev = probe_device(variant.device)
     if not dev.available:
-        return done("skip", reason=f"device {variant.device}: {dev.reason}")
+        return done("skip", reason=f"device {variant.device}: {dev.reason}", skip_kind="device")
     facts = build_facts(variant)
     known: list[tuple[KnownFailure, str]] = [(k, lc.display_path) for k in case.known_failures]
     if options.extra_known_failures is not None:
@@ -970,11 +992,15 @@ def run_variant(  # noqa: PLR0911  # one return per verdict reads plainest
                 outcome = execute(lc, variant, timer, options.fault, options.probe)
             finally:
                 caught.extend(log)
-    except (FeatureUnavailable, FaultNotApplicable) as exc:
-        return done("skip", reason=str(exc))
+    except FeatureUnavailable as exc:
+        return done("skip", reason=str(exc), skip_kind="feature")
+    except FaultNotApplicable as exc:
+        return done("skip", reason=str(exc), skip_kind="fault")
     except CaseBroken as exc:
         return done("error", reason=f"case error: {exc}")
-    except Exception as exc:
+    except BaseException as exc:
+        if not program_exception(exc):
+            raise
         tb = "".join(traceback.format_exception(exc)[-6:])
         return done("error", reason=f"harness error: {oracles.exception_summary(exc)}\n{tb}")
     mism = tuple(m.to_json() for m in outcome.mismatches)

@@ -8,11 +8,12 @@ exported from these models (`torch-conformance schema --write`) for editors.
 from __future__ import annotations
 
 import ast
+import math
 import re
 from typing import Annotated, Any, Literal, get_args
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator, model_validator
 
 SCHEMA_VERSION = 1
 
@@ -28,6 +29,7 @@ BEHAVIORS: tuple[str, ...] = get_args(Behavior)
 Backend = Literal["eager", "aot_eager", "inductor", "aot_function"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
 Mode = Literal["inference", "training"]
+MODES: tuple[str, ...] = get_args(Mode)
 DType = Literal[
     "float32",
     "float64",
@@ -53,6 +55,13 @@ _CONFIG_KEY = re.compile(r"^torch(\.[A-Za-z_][A-Za-z0-9_]*)*\.config(\.[A-Za-z_]
 _DEVICE = re.compile(r"^[a-z_][a-z0-9_]*(:[0-9]+)?$")
 
 JSONScalar = bool | int | float | str | None
+# Note [Hostile case files]: values that validate must also run. Bounds far above any real
+# case, low enough that no value allocates a machine's memory or overflows torch's int64.
+MAX_DIM = 1 << 20
+MAX_NUMEL = 1 << 24
+MAX_NDIM = 8
+MAX_OFFSET = 1 << 24
+Dim = Annotated[StrictInt, Field(ge=0, le=MAX_DIM)]
 INPUT_KINDS = ("tensor", "view", "two_tensor", "scalar", "module")
 
 
@@ -78,8 +87,10 @@ def _check_device(value: str) -> str:
 class TensorSpec(_Strict):
     """A dense tensor built from the case's seeded generator, identically for eager and compiled."""
 
-    shape: tuple[Annotated[int, Field(ge=0)], ...] = Field(
-        description="Logical size, e.g. [4, 8]; [] is a 0-dim tensor."
+    shape: tuple[Dim, ...] = Field(
+        description=f"Logical size, e.g. [4, 8]; [] is a 0-dim tensor. At most {MAX_NDIM} dims and {MAX_NUMEL} "
+        "elements.",
+        max_length=MAX_NDIM,
     )
     dtype: DType = "float32"
     requires_grad: bool = False
@@ -93,10 +104,10 @@ class TensorSpec(_Strict):
         description="contiguous; transposed (last two dims swapped in memory); strided (every "
         "other element of the last dim); offset (storage_offset 3); channels_last (4-d only).",
     )
-    stride: tuple[int, ...] | None = Field(
-        None, description="Explicit strides (overrides layout); storage is sized to fit."
+    stride: tuple[Dim, ...] | None = Field(
+        None, description="Explicit strides, each >= 0 (overrides layout); storage is sized to fit."
     )
-    storage_offset: Annotated[int, Field(ge=0)] | None = Field(
+    storage_offset: Annotated[StrictInt, Field(ge=0, le=MAX_OFFSET)] | None = Field(
         None, description="Explicit storage offset (overrides the layout's)."
     )
     init: Init | None = Field(
@@ -107,7 +118,7 @@ class TensorSpec(_Strict):
     device: str | None = Field(
         None, description="Pin this input to a device (e.g. 'cpu') whatever the case's device."
     )
-    dynamic_dims: tuple[Annotated[int, Field(ge=0)], ...] = Field(
+    dynamic_dims: tuple[Annotated[StrictInt, Field(ge=0, lt=MAX_NDIM)], ...] = Field(
         (), description="Dims marked dynamic (torch._dynamo.mark_dynamic) on the compiled side."
     )
 
@@ -119,6 +130,14 @@ class TensorSpec(_Strict):
     @model_validator(mode="after")
     def _consistent(self) -> TensorSpec:
         ndim = len(self.shape)
+        if math.prod(self.shape) > MAX_NUMEL:
+            raise ValueError(f"shape {list(self.shape)} has {math.prod(self.shape)} elements; at most {MAX_NUMEL}")
+        if self.stride is not None and len(self.stride) == ndim and self.shape and min(self.shape) > 0:
+            span = (self.storage_offset or 0) + sum((n - 1) * st for n, st in zip(self.shape, self.stride, strict=True))
+            if span >= MAX_NUMEL:
+                raise ValueError(f"stride {list(self.stride)} spans {span + 1} storage elements; at most {MAX_NUMEL}")
+        if len(set(self.dynamic_dims)) != len(self.dynamic_dims):
+            raise ValueError("dynamic_dims: each dim at most once")
         if not self.leaf and not self.requires_grad:
             raise ValueError("leaf: false needs requires_grad: true (a tensor without grad is a leaf)")
         if self.requires_grad and self.dtype not in ("float32", "float64", "float16", "bfloat16", "complex64"):
@@ -200,7 +219,8 @@ class ScalarSpec(_Strict):
     type: Literal["float", "int", "bool"] = "float"
     value: float | int | bool | None = None
     values: tuple[float | int | bool, ...] | None = Field(
-        None, description="A sweep: the program is called once per value, eager and compiled."
+        max_length=1000,
+        default=None, description="A sweep: the program is called once per value, eager and compiled."
     )
 
     @model_validator(mode="after")
@@ -316,10 +336,10 @@ class RaisesSpec(_Strict):
 class ExpectSpec(_Strict):
     """What must hold besides 'compiled behaves exactly like eager'."""
 
-    rtol: Annotated[float, Field(ge=0)] | None = Field(
+    rtol: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
         None, description="Relative tolerance; default torch.testing.assert_close's for the dtype."
     )
-    atol: Annotated[float, Field(ge=0)] | None = None
+    atol: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     strides: bool = Field(True, description="Compare output strides with eager.")
     version: Literal["moved", "exact", "ignore"] = Field(
         "moved",
@@ -330,7 +350,7 @@ class ExpectSpec(_Strict):
         description="After the call, write through every output and compare inputs again "
         "(proves aliasing, not just shared storage).",
     )
-    compiles: Annotated[int, Field(ge=0)] | None = Field(
+    compiles: Annotated[StrictInt, Field(ge=0, le=10_000)] | None = Field(
         None, description="Graphs the backend compiles over one pass of the sweep (torch.compile)."
     )
     warm_rerun: bool = Field(
@@ -412,7 +432,7 @@ class Case(_Strict):
         None, description="Stable id; defaults to the file path under cases/ without .yaml."
     )
     behavior: Behavior
-    summary: str = Field(min_length=1, description="One sentence: the contract this case checks.")
+    summary: str = Field(min_length=1, max_length=1000, description="One sentence: the contract this case checks.")
     upstream: tuple[str, ...] = Field(min_length=1, description="Upstream PR/issue links.")
     devices: tuple[str, ...] | None = Field(
         None, description="Device strings; default cpu, cuda and any other available accelerator."
@@ -424,13 +444,14 @@ class Case(_Strict):
         description="Torch config overrides by dotted name, e.g. "
         "torch._dynamo.config.specialize_float: false.",
     )
-    seed: int = 0
+    seed: Annotated[StrictInt, Field(ge=0, lt=1 << 63)] = 0
     inputs: dict[str, InputSpec] = Field(
         description="Program arguments in order (hidden ones are built but not passed)."
     )
-    program: str = Field(description="Python source of exactly one function; torch is in scope.")
+    program: str = Field(max_length=100_000, description="Python source of exactly one function; torch is in scope.")
     calls: tuple[dict[str, InputSpec], ...] = Field(
         (),
+        max_length=100,
         description="Further calls of the same compiled function after the declared inputs (and "
         "after every value of a sweep), each replacing some inputs, e.g. a new shape or a plain "
         "tensor where a subclass was.",
@@ -471,6 +492,8 @@ class Case(_Strict):
                 raise ValueError("give at least one device, or leave devices out for all")
             for d in value:
                 _check_device(d)
+            if len(set(value)) != len(value):
+                raise ValueError("each device at most once (a repeated device would run the same items twice)")
         return value
 
     @field_validator("backends", "modes")

@@ -120,12 +120,10 @@ class SelftestReport:
 
 def _kill(record: ResultRecord, fault: Fault) -> str | None:
     if record.status == "fail":
-        first = record.mismatches[0] if record.mismatches else {}
-        return f"contract: {first.get('check', '?')} at {first.get('where', '?')}"
-    if fault.level == "internals":
-        for result in record.probes.get("results", []):
-            if result.get("behaviour") == fault.behavior and result.get("status") == "diverges":
-                return "probe: diverges"
+        first = record.mismatches[0] if record.mismatches else None
+        return f"contract: {first.check} at {first.where}" if first else "contract: ?"
+    if fault.level == "internals" and record.probes.statuses().get(fault.behavior) == "diverges":
+        return "probe: diverges"
     return None
 
 
@@ -235,7 +233,7 @@ def register(sub: Any) -> None:
                    help="stop a fault after N kills (default: run every item, for the full kill list)")
     p.add_argument("-o", "--output", default="results/selftest", metavar="DIR",
                    help="where selftest.json and selftest.md go")
-    p.set_defaults(func=_cmd)
+    p.set_defaults(func=_cmd, needs_torch=True)
 
 
 def _cmd(args: Any) -> int:

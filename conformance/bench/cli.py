@@ -31,14 +31,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--repeat", type=int, help="repeats per form (default 21; the mutation table takes 3x)")
     p.add_argument("--target-ms", type=float, help="duration of one repeat in ms (default 20)")
     p.add_argument("--quick", action="store_true", help="tiny repeats: checks the machinery, figures meaningless")
-    p.set_defaults(func=cmd_bench, bench_command=None)
+    p.set_defaults(func=cmd_bench, bench_command=None, needs_torch=True)
     bsub = p.add_subparsers(dest="bench_command", metavar="[compare|harness]")
 
     c = bsub.add_parser("compare", help="before/after of two bench.json files (e.g. two builds)")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
     c.add_argument("--out", type=Path, help="also write the Markdown (and FILE.json with the rows) here")
-    c.set_defaults(func=cmd_compare)
+    c.set_defaults(func=cmd_compare, needs_torch=False)
 
     h = bsub.add_parser("harness", help="the harness's own cost over the case corpus: overhead serial and "
                         "with -n, speed-up of -n, warm-cache rerun")

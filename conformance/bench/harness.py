@@ -119,7 +119,7 @@ def run_corpus(
 ) -> CorpusRun:
     """One ``torch-conformance run`` over ``cases`` in a child process, timed from outside."""
     cmd = [sys.executable, "-m", "conformance", "run", "--cases", str(cases), "--results", str(results), "-q",
-           *(["-n", str(workers)] if workers > 1 else []), *extra, str(cases)]
+           "-n", str(workers if workers > 1 else 1), *extra, str(cases)]
     child_env = {**os.environ, **(env or {}), "TORCHINDUCTOR_CACHE_DIR": str(cache_dir)}
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=child_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,  # noqa: S603  # our own CLI

@@ -65,17 +65,21 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"report: no such results file: {what}; run `torch-conformance run --results PATH` first",
               file=sys.stderr)
         return EXIT_USAGE
+    out = Path(args.output)
+    clash = next((p for p in paths if p.suffix == ".jsonl" and out.resolve() == p.resolve().parent), None)
+    if clash is not None:
+        print(f"report: -o {out}: that folder holds the inputs ({clash}) and the run's reproducers, which the "
+              "report would overwrite or remove; write the report elsewhere, e.g. -o reports", file=sys.stderr)
+        return EXIT_USAGE
     try:
         report = merge(paths, expectations=expectations)
     except ReportInputError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    out = Path(args.output)
     write_report(report, out)
-    failing = len(report.failures)
-    empty = len(report.empty_cells())
+    bad, note = report.headline()
     print(f"wrote {out}/compat.json, compat.md, index.html, junit.xml: {len(report.records)} record(s), "
-          f"{len(report.builds)} build(s), {failing} failing item(s), {empty} cell(s) where no case ran")
+          f"{len(report.builds)} build(s). {bad or 'Nothing needs a person.'}" + (f" Also: {note}." if note else ""))
     if report.dropped:
         print(f"inputs overlap: {len(report.dropped)} superseded record(s) left out (the latest per build, case "
               "and variant is kept; listed in compat.md)")

@@ -35,6 +35,8 @@ def compat_document(report: Report) -> dict[str, Any]:
             "by_status": {st: by_status[st] for st in STATUSES},
             "failures": len(report.failures),
             "cells_without_cases": len(report.empty_cells()),
+            "cells_not_run_for_a_reason": len(report.quiet_cells()),
+            "runs_cut_short": len(report.cut_short),
             "exit_code": report.exit_code(),
         },
         "behaviors": report.behaviors,
@@ -44,6 +46,7 @@ def compat_document(report: Report) -> dict[str, Any]:
         ],
         "matrix": [c.to_json() for c in report.cells()],
         "problems": [p.to_json() for p in report.problems],
+        "runs": [r.to_json() for r in report.runs],
         "failures": [{**ref(s), "reproducer_link": report.links.get(report.key(s))} for s in report.failures],
         "retire": [
             {**ref(s), "expectation": s.record.known_failure.source if s.record.known_failure else "",
@@ -57,4 +60,4 @@ def compat_document(report: Report) -> dict[str, Any]:
 
 
 def render_compat(report: Report) -> str:
-    return json.dumps(compat_document(report), indent=1, ensure_ascii=False) + "\n"
+    return json.dumps(compat_document(report), indent=1, ensure_ascii=False, allow_nan=False) + "\n"

@@ -93,11 +93,11 @@ def pair_builds(a: Report, b: Report) -> tuple[list[tuple[str, str]], list[str],
 
 
 def _probes(s: Sourced) -> dict[str, str]:
-    return {str(p.get("behaviour")): str(p.get("status")) for p in s.record.probes.get("results", ())}
+    return s.record.probes.statuses()
 
 
 def _artifacts(report: Report, build: str) -> set[str]:
-    return {str(n) for s in report.records if s.build == build for n in s.record.probes.get("seen", ())}
+    return {n for s in report.records if s.build == build for n in s.record.probes.seen}
 
 
 def diff_pair(a: Report, b: Report, build_a: str, build_b: str) -> PairDiff:  # noqa: PLR0912  # one branch per kind of change
@@ -185,6 +185,6 @@ def render_text(d: RunDiff, *, limit: int = 200) -> str:
 
 
 def write_json(d: RunDiff, path: Path) -> None:
-    from conformance.report.write import write_atomic
+    from conformance.files import write_atomic
 
     write_atomic(path, (json.dumps(d.to_json(), indent=1, ensure_ascii=False) + "\n").encode())

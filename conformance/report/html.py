@@ -18,7 +18,17 @@ import jinja2
 from markupsafe import Markup
 
 from conformance import __version__
-from conformance.report.model import FAILING, NO_DEVICE, Cell, Report, Sourced, behavior_of, clip
+from conformance.report.model import (
+    FAILING,
+    NO_DEVICE,
+    QUIET_VERDICTS,
+    VERDICT_WORD,
+    Cell,
+    Report,
+    Sourced,
+    behavior_of,
+    clip,
+)
 from conformance.results import STATUSES
 
 HEAT_STEPS = 10
@@ -55,8 +65,8 @@ def _environment() -> jinja2.Environment:
 
 def heat(cell: Cell) -> str:
     """The cell's colour class: h0 (nothing passed) .. h10 (everything passed or failed as declared)."""
-    if cell.verdict == "empty":
-        return "empty"
+    if cell.verdict in ("empty", *QUIET_VERDICTS):
+        return cell.verdict
     step = round(cell.good_fraction * HEAT_STEPS)
     if cell.verdict == "fail":  # one failure in many must still read as trouble, never as green
         step = min(step, HEAT_STEPS * 6 // 10)
@@ -67,19 +77,19 @@ def _item(report: Report, s: Sourced) -> dict[str, Any]:
     r = s.record
     failing = r.status in FAILING
     probes = []
-    for p in r.probes.get("results", ()):
-        diverges = p.get("status") == "diverges"
+    for p in r.probes.results:
+        diverges = p.status == "diverges"
         probes.append({
-            "behaviour": p.get("behaviour"), "status": p.get("status"), "note": clip(p.get("note")),
-            "diff": clip(p.get("diff")),
+            "behaviour": p.behaviour, "status": p.status, "note": clip(p.note),
+            "diff": clip(p.diff),
             # both sources where they matter; compat.json keeps every one
-            "sources": (diverges or failing) and bool(p.get("build_source") or p.get("reference_source")),
-            "build_source": clip(p.get("build_source")), "reference_source": clip(p.get("reference_source")),
+            "sources": (diverges or failing) and bool(p.build_source or p.reference_source),
+            "build_source": clip(p.build_source), "reference_source": clip(p.reference_source),
         })
     return {
         "r": r,
         "reason": clip(r.reason),
-        "mismatches": [{k: clip(v, 2_000) for k, v in m.items()} for m in r.mismatches[:100]],
+        "mismatches": [{k: clip(v, 2_000) for k, v in m.model_dump().items()} for m in r.mismatches[:100]],
         "more_mismatches": max(len(r.mismatches) - 100, 0),
         "build": report.build(s.build),
         "behavior": behavior_of(r),
@@ -87,8 +97,8 @@ def _item(report: Report, s: Sourced) -> dict[str, Any]:
         "time": f"{r.durations.get('total', 0.0):.2f}",
         "link": report.links.get(report.key(s)),
         "probes": probes,
-        "probe_error": r.probes.get("error"),
-        "seen": r.probes.get("seen", []),
+        "probe_error": r.probes.error,
+        "seen": list(r.probes.seen),
         "source": s.source,
     }
 
@@ -114,4 +124,5 @@ def render_html(report: Report) -> str:
         items=[_item(report, s) for s in report.records],
         devices=sorted({d for b in report.builds for d in report.devices(b.id)}),
         exit_code=report.exit_code(),
+        verdict_word=VERDICT_WORD,
     )

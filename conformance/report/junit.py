@@ -23,8 +23,7 @@ def _clean(text: str) -> str:
 def _text(s: Sourced) -> str:
     r = s.record
     lines = [f"{r.status.upper()} {r.case_id} [{r.variant}]: {r.summary}", r.reason]
-    lines += [f"{m.get('where')}: {m.get('check')} is {m.get('actual')}, but {m.get('source', 'eager')} gives "
-              f"{m.get('expected')}" for m in r.mismatches[:50]]
+    lines += [m.message() for m in r.mismatches[:50]]
     if r.reproducer:
         lines.append(f"reproducer: {r.reproducer}")
     return _clean("\n".join(line for line in lines if line))

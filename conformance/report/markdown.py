@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from conformance.report.model import NO_DEVICE, Cell, Report, Sourced, behavior_of, clip
+from conformance.report.model import NO_DEVICE, VERDICT_WORD, Cell, Report, Sourced, behavior_of, clip
 from conformance.results import STATUSES
-
-VERDICT_WORD = {"pass": "ok", "fail": "FAIL", "xpass": "XPASS", "empty": "NO CASE RAN"}
 
 
 def _esc(text: object) -> str:
@@ -33,9 +31,11 @@ def _column(report: Report, build: str, device: str) -> str:
 def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section after another
     out: list[str] = ["# torch-conformance compatibility report", ""]
     n_files = len(report.inputs)
+    bad, note = report.headline()
     out.append(f"{len(report.records)} result record(s) from {n_files} file(s), {len(report.builds)} build(s). "
-               f"Exit status {report.exit_code()}: " + ("something needs a person (below)." if report.exit_code()
-                                                          else "every case ran and passed or failed as declared."))
+               f"Exit status {report.exit_code()}: " + (f"{bad} (below)" if bad else
+                                                          "every case that could run here ran and passed or failed "
+                                                          "as declared.") + (f" Also: {note}." if note else ""))
     if report.dropped:
         out.append("")
         out.append(f"The inputs overlap: {len(report.dropped)} record(s) were superseded by a later record of the "
@@ -51,7 +51,9 @@ def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section afte
     columns = report.columns
     out += ["", "## Matrix", "",
             "Each cell: verdict, then items per status (an item is one case x device x backend x mode). "
-            "**NO CASE RAN** is an error: the cell's contracts were not checked.", ""]
+            "**NO CASE RAN** is an error: the cell's contracts were not checked and nothing says why. "
+            "*not available here* (every item skipped because the device is absent on the machine that ran them) "
+            "and *not selected* (a run narrowed on purpose, e.g. `--devices cpu` or `-k`) are not errors.", ""]
     out.append("| behaviour | " + " | ".join(_column(report, b.id, d) for b, d in columns) + " |")
     out.append("|---|" + "---|" * len(columns))
     for beh in report.behaviors:
@@ -124,15 +126,15 @@ def _failure(report: Report, s: Sourced) -> list[str]:
     if r.mismatches:
         out += ["", "| where | check | compiled | eager (or source) |", "|---|---|---|---|"]
         for m in r.mismatches[:20]:
-            out.append(f"| {_esc(clip(m.get('where'), 500))} | {_esc(m.get('check'))} | "
-                       f"{_esc(clip(m.get('actual'), 2_000))} | {_esc(clip(m.get('expected'), 2_000))} "
-                       f"({_esc(m.get('source', 'eager'))}) |")
+            out.append(f"| {_esc(clip(m.where, 500))} | {_esc(m.check)} | "
+                       f"{_esc(clip(m.actual, 2_000))} | {_esc(clip(m.expected, 2_000))} "
+                       f"({_esc(m.source)}) |")
         if len(r.mismatches) > 20:
             out.append(f"\n… {len(r.mismatches) - 20} more in compat.json")
     elif r.reason:
         out += ["", _code(clip(r.reason))]
-    diverging = [p for p in r.probes.get("results", ()) if p.get("status") == "diverges"]
+    diverging = [p for p in r.probes.results if p.status == "diverges"]
     for p in diverging:
-        out += ["", f"Internals probe `{_esc(p.get('behaviour'))}` diverges:", "", _code(clip(p.get("diff"), 5_000))]
+        out += ["", f"Internals probe `{_esc(p.behaviour)}` diverges:", "", _code(clip(p.diff, 5_000))]
     return out
 

@@ -14,14 +14,21 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 from pydantic import ValidationError
 
-from conformance.results import RESULT_SCHEMA, STATUSES, ResultRecord
+from conformance.results import (
+    RESULT_SCHEMA,
+    STATUSES,
+    Fingerprint,
+    ResultRecord,
+    RunManifest,
+    manifest_path,
+)
 from conformance.schema import BEHAVIORS
 
 COMPAT_SCHEMA = "torch-conformance.compat/1"
@@ -52,6 +59,8 @@ class Sourced:
     path: str
     line: int
     build: str = ""
+    origin: Path | None = None  # the input file it was read from (a results file, or a compat.json)
+    link: str | None = None  # a compat.json input's link to its own copy of the reproducer
 
     @property
     def source(self) -> str:
@@ -100,19 +109,34 @@ def read_results(path: Path, first: list[tuple[str, str]]) -> list[Sourced]:
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReportInputError(
-                f"{path}:{lineno}: not JSON ({exc.msg} at column {exc.colno}); a results file has one JSON "
-                "record per line (a torn last line from an interrupted run: delete that line)"
-            ) from None
+        data = loads(line, f"{path}:{lineno}", "a results file has one JSON record per line (a torn last line "
+                     "from an interrupted run: delete that line)")
         out.append(_validated(path, lineno, data, first))
     return out
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(text: str, where: str, hint: str = "") -> Any:
+    """Strict JSON: no NaN/Infinity, bounded nesting; ReportInputError naming `where` otherwise."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ReportInputError(f"{where}: not JSON ({exc.msg} at column {exc.colno})" + (f"; {hint}" if hint else "")
+                               ) from None
+    except ValueError as exc:
+        raise ReportInputError(f"{where}: {exc}; a record holds finite numbers only") from None
+    except RecursionError:
+        raise ReportInputError(f"{where}: JSON nested too deeply to be a record") from None
+
+
 def _validated(path: Path, lineno: int, data: object, first: list[tuple[str, str]]) -> Sourced:
-    got = data.get("schema") if isinstance(data, dict) else type(data).__name__
+    if not isinstance(data, dict):
+        raise ReportInputError(f"{path}:{lineno}: a JSON {type(data).__name__}, not a record object; a results file "
+                               "has one JSON object per line")
+    got = data.get("schema")
     head = first[0] if first else None
     if got != RESULT_SCHEMA or (head is not None and got != head[0]):
         raise _schema_error(path, lineno, got, head)
@@ -122,7 +146,9 @@ def _validated(path: Path, lineno: int, data: object, first: list[tuple[str, str
         record = ResultRecord.model_validate(data)
     except ValidationError as exc:
         raise ReportInputError(f"{path}:{lineno}: invalid record: {_validation_text(exc)}") from None
-    return Sourced(record, str(path), lineno)
+    except RecursionError:
+        raise ReportInputError(f"{path}:{lineno}: invalid record: nested too deeply") from None
+    return Sourced(record, str(path), lineno, origin=path)
 
 
 def _is_compat(text: str) -> bool:
@@ -130,30 +156,86 @@ def _is_compat(text: str) -> bool:
     return head.startswith("{") and f'"{COMPAT_SCHEMA}"' in head and "\n" in text.strip()
 
 
-def _compat_records(path: Path, text: str, first: list[tuple[str, str]]) -> list[Sourced]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportInputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+def _compat_document(path: Path, text: str) -> dict[str, Any]:
+    data = loads(text, f"{path}:1")
     if not isinstance(data, dict) or data.get("schema") != COMPAT_SCHEMA:
         raise ReportInputError(f"{path}:1: not a {COMPAT_SCHEMA} report")
+    return data
+
+
+def _compat_records(path: Path, text: str, first: list[tuple[str, str]]) -> list[Sourced]:
+    data = _compat_document(path, text)
+    records = data.get("records", [])
+    if not isinstance(records, list):
+        raise ReportInputError(f"{path}:1: records is a {type(records).__name__}, not a list")
     out = []
-    for i, rec in enumerate(data.get("records", [])):
+    for i, rec in enumerate(records):
         if not isinstance(rec, dict):
             raise ReportInputError(f"{path}:1: records[{i}] is not an object")
         extra = {k: rec.pop(k) for k in ("build", "source", "reproducer_link") if k in rec}
+        for key, value in extra.items():
+            if value is not None and (not isinstance(value, str) or len(value) > 4096):
+                raise ReportInputError(f"{path}:1: records[{i}].{key} is not a short string")
         sourced = _validated(path, i + 1, rec, first)
-        out.append(Sourced(sourced.record, str(extra.get("source", sourced.path)), sourced.line,
-                           str(extra.get("build", ""))))
+        link = extra.get("reproducer_link")
+        out.append(Sourced(sourced.record, str(extra.get("source") or sourced.path), sourced.line,
+                           str(extra.get("build") or ""), path, link if isinstance(link, str) else None))
     return out
+
+
+def _compat_runs(path: Path, text: str) -> list[RunInfo]:
+    data = _compat_document(path, text)
+    out = []
+    for i, raw in enumerate(data.get("runs") or []):
+        if not isinstance(raw, dict):
+            raise ReportInputError(f"{path}:1: runs[{i}] is not an object")
+        build = raw.pop("build", None)
+        source = raw.pop("source", None)
+        if not isinstance(build, str) or not isinstance(source, str):
+            raise ReportInputError(f"{path}:1: runs[{i}] needs a build and a source")
+        out.append(RunInfo(_manifest(raw, f"{path}:1: runs[{i}]"), source, build))
+    return out
+
+
+def _manifest(data: object, where: str) -> RunManifest:
+    if not isinstance(data, dict):
+        raise ReportInputError(f"{where}: a run manifest is a JSON object")
+    try:
+        return RunManifest.model_validate(data)
+    except ValidationError as exc:
+        raise ReportInputError(f"{where}: invalid run manifest: {_validation_text(exc)}") from None
+
+
+def read_manifest(results: Path) -> RunManifest | None:
+    """The run manifest beside a results file, or None for a file without one (older harness)."""
+    path = manifest_path(results)
+    if not path.is_file():
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportInputError(f"{path}:1: cannot read: {exc}") from None
+    return _manifest(loads(text, f"{path}:1"), f"{path}:1")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run's manifest, with the results file it belongs to and the build that ran it."""
+
+    manifest: RunManifest
+    source: str
+    build: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.manifest.model_dump(mode="json", by_alias=True), "build": self.build, "source": self.source}
 
 
 # ----------------------------------------------------------------------------- builds
 
 
-def build_id(fp: dict[str, Any]) -> str:
-    version = fp.get("torch_version") or "unknown"
-    git = fp.get("torch_git")
+def build_id(fp: Fingerprint) -> str:
+    version = fp.torch_version or "unknown"
+    git = fp.torch_git
     return f"{version}@{str(git)[:12]}" if git else str(version)
 
 
@@ -199,6 +281,8 @@ class Cell:
     build: str
     device: str
     counts: dict[str, int]
+    selected: bool = True
+    unavailable: bool = False
 
     @property
     def ran(self) -> int:
@@ -206,9 +290,13 @@ class Cell:
 
     @property
     def verdict(self) -> str:
-        """empty (no case ran: an error), fail (a fail or error), xpass (retire), or pass."""
+        """fail (a fail or error), xpass (retire), pass; where no case ran: unavailable (every item skipped
+        because the device is absent on the machine that ran it), not-selected (a run narrowed on purpose
+        selected nothing here), or empty (an error: nothing says why no case ran)."""
         if self.ran == 0:
-            return "empty"
+            if self.unavailable:
+                return "unavailable"
+            return "empty" if self.selected else "not-selected"
         if self.counts["fail"] or self.counts["error"]:
             return "fail"
         if self.counts["xpass"]:
@@ -222,6 +310,11 @@ class Cell:
     def to_json(self) -> dict[str, Any]:
         return {"behavior": self.behavior, "build": self.build, "device": self.device, "counts": self.counts,
                 "ran": self.ran, "verdict": self.verdict}
+
+
+QUIET_VERDICTS = ("unavailable", "not-selected")  # no case ran, and that is not an error
+VERDICT_WORD = {"pass": "ok", "fail": "FAIL", "xpass": "XPASS", "empty": "NO CASE RAN",
+                "unavailable": "not available here", "not-selected": "not selected"}
 
 
 @dataclass
@@ -243,6 +336,7 @@ class Report:
     problems: list[Problem]
     stale: list[dict[str, str]] = field(default_factory=list)
     expectation_files: list[str] = field(default_factory=list)
+    runs: list[RunInfo] = field(default_factory=list)
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
 
     # ------------------------------------------------------------------ derived views
@@ -261,17 +355,58 @@ class Report:
 
     def cell(self, behavior: str, build: str, device: str) -> Cell:
         counts = dict.fromkeys(STATUSES, 0)
+        skips = []
         for s in self.records:
             if s.build == build and (s.record.device or NO_DEVICE) == device and behavior_of(s.record) == behavior:
                 counts[s.record.status] += 1
-        return Cell(behavior, build, device, counts)
+                if s.record.status == "skip":
+                    skips.append(s.record.skip_kind)
+        unavailable = bool(skips) and sum(counts.values()) == len(skips) and all(k == "device" for k in skips)
+        return Cell(behavior, build, device, counts, self._selected(behavior, build, device, counts), unavailable)
+
+    def _selected(self, behavior: str, build: str, device: str, counts: dict[str, int]) -> bool:
+        """Whether the cell was meant to run: it has items, or some run of the build did not narrow
+        its selection (then every behaviour should have had cases), or no run says (no manifest)."""
+        runs = [r.manifest for r in self.runs if r.build == build]
+        if any(counts.values()) or not runs or any(not m.narrowed for m in runs):
+            return True
+        return any(i.behavior == behavior and (i.device or NO_DEVICE) == device for m in runs for i in m.items)
 
     def cells(self) -> list[Cell]:
         return [self.cell(beh, b.id, d) for beh in self.behaviors for b, d in self.columns]
 
     def empty_cells(self) -> list[Cell]:
-        """Cells of a real device in which no case ran: an error, never a silent green."""
+        """Cells of a real device in which no case ran and nothing says why: an error, never a silent green."""
         return [c for c in self.cells() if c.device != NO_DEVICE and c.verdict == "empty"]
+
+    def quiet_cells(self) -> list[Cell]:
+        """Cells where no case ran for a stated reason: the device is absent there, or the run was narrowed."""
+        return [c for c in self.cells() if c.device != NO_DEVICE and c.verdict in QUIET_VERDICTS]
+
+    def headline(self) -> tuple[str, str]:
+        """(what needs a person, or '' when nothing does; what ran nowhere for a stated reason, or '')."""
+        bad = []
+        if self.failures:
+            bad.append(f"{len(self.failures)} failing item(s)")
+        if self.empty_cells():
+            bad.append(f"{len(self.empty_cells())} cell(s) where no case ran and nothing says why")
+        if self.cut_short:
+            bad.append(f"{len(self.cut_short)} run(s) cut short")
+        quiet = self.quiet_cells()
+        unavailable = sorted({c.device for c in quiet if c.verdict == "unavailable"})
+        notes = []
+        if unavailable:
+            n = sum(1 for c in quiet if c.verdict == "unavailable")
+            notes.append(f"{n} cell(s) not available here: no {', '.join(unavailable)} device on the machine that ran "
+                         "them (not an error)")
+        if any(c.verdict == "not-selected" for c in quiet):
+            n = sum(1 for c in quiet if c.verdict == "not-selected")
+            notes.append(f"{n} cell(s) not selected by a narrowed run (-k, --devices, ...)")
+        return ("Something needs a person: " + ", ".join(bad) + ".") if bad else "", "; ".join(notes)
+
+    @property
+    def cut_short(self) -> list[RunInfo]:
+        return [r for r in self.runs if r.manifest.finished is None]
 
     @property
     def failures(self) -> list[Sourced]:
@@ -292,9 +427,9 @@ class Report:
         for s in self.records:
             if s.build != build:
                 continue
-            seen.update(set(s.record.probes.get("seen", ())))
-            for res in s.record.probes.get("results", ()):
-                probes.setdefault(str(res.get("behaviour")), Counter())[str(res.get("status"))] += 1
+            seen.update(set(s.record.probes.seen))
+            for res in s.record.probes.results:
+                probes.setdefault(res.behaviour, Counter())[res.status] += 1
         return {
             "seen": dict(sorted(seen.items())),
             "probes": {b: {st: c[st] for st in PROBE_STATUSES} for b, c in sorted(probes.items())},
@@ -302,11 +437,17 @@ class Report:
         }
 
     def exit_code(self) -> int:
-        """1 when something needs a person: a fail, error or xpass, or a cell where no case ran."""
-        return 1 if self.failures or self.empty_cells() else 0
+        """1 when something needs a person: a fail, error or xpass, a cell where no case ran for no stated
+        reason, or a run that was cut short."""
+        return 1 if self.failures or self.empty_cells() or self.cut_short else 0
 
     def key(self, s: Sourced) -> tuple[str, str, str]:
         return (s.build, s.record.case_id, s.record.variant)
+
+
+def _has_build(record: ResultRecord) -> bool:
+    """Whether the record says which build it ran on (a case file's schema error does not)."""
+    return record.fingerprint.torch_version is not None
 
 
 def behavior_of(record: ResultRecord) -> str:
@@ -317,29 +458,47 @@ def behavior_of(record: ResultRecord) -> str:
 
 
 def _date(s: Sourced) -> str:
-    return str(s.record.fingerprint.get("date") or "")
+    return s.record.fingerprint.date or ""
 
 
 def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = ()) -> Report:
-    """Read and merge results files (or compat.json reports) into one report model."""
+    """Read and merge results files (or compat.json reports) into one report model.
+
+    A results file's run manifest (beside it) adds what the run selected and whether it
+    finished: an item it selected but has no record of becomes an `error` record here."""
     first: list[tuple[str, str]] = []
     loaded: list[Sourced] = []
     inputs: list[dict[str, Any]] = []
     problems: list[Problem] = []
+    runs: list[RunInfo] = []
     for path in paths:
         records = read_results(path, first)
-        inputs.append({"path": str(path), "records": len(records)})
         if not records:
-            problems.append(Problem("empty-input", f"{path}: no records (a shard that ran nothing, or the wrong "
-                                                   "file?)"))
-        loaded += _attribute(path, records, problems)
+            raise ReportInputError(f"{path}:1: no records; a run that selects no item writes no results file (is "
+                                   "this the wrong file, or a results file emptied by hand?)")
+        inputs.append({"path": str(path), "records": len(records)})
+        attributed = _attribute(path, records, problems)
+        text = path.read_text(encoding="utf-8")
+        if _is_compat(text):
+            runs += _compat_runs(path, text)
+        else:
+            manifest = read_manifest(path)
+            if manifest is not None:
+                build = _file_build(attributed)
+                attributed += _unrecorded(path, manifest, attributed, build)
+                runs.append(RunInfo(manifest, str(path), build))
+        loaded += attributed
     builds = _builds(loaded)
     kept, dropped = _latest(loaded)
     for b in builds:
         b.records = sum(1 for s in kept if s.build == b.id)
     stale = _stale(expectations, kept) if expectations else []
     report = Report(inputs=inputs, builds=builds, records=kept, dropped=dropped, problems=problems, stale=stale,
-                    expectation_files=[str(p) for p in expectations])
+                    expectation_files=[str(p) for p in expectations], runs=sorted(runs, key=lambda r: r.source))
+    for run in report.cut_short:
+        problems.append(Problem("run-cut-short", f"{run.source}: the run started {run.manifest.started} never "
+                                "finished (its process was killed or crashed); items it had not finished are error "
+                                "records", run.build))
     for c in report.empty_cells():
         skipped = [s.record.reason for s in kept if s.build == c.build and (s.record.device or NO_DEVICE) == c.device
                    and behavior_of(s.record) == c.behavior and s.record.status == "skip"]
@@ -349,20 +508,39 @@ def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = ()) -> Report
     return report
 
 
+def _file_build(records: Sequence[Sourced]) -> str:
+    builds = sorted({s.build for s in records if s.build and s.build != "unknown"})
+    return builds[0] if len(builds) == 1 else "unknown"
+
+
+def _unrecorded(path: Path, manifest: RunManifest, records: Sequence[Sourced], build: str) -> list[Sourced]:
+    """An `error` record for every item the run selected but never recorded (it was cut short)."""
+    have = {(s.record.case_id, s.record.variant) for s in records}
+    out = []
+    for item in manifest.items:
+        if (item.case_id, item.variant) in have:
+            continue
+        record = ResultRecord(case_id=item.case_id, variant=item.variant, behavior=item.behavior, device=item.device,
+                              status="error", reason=f"no record: the run ({manifest_path(path).name}, started "
+                              f"{manifest.started}) ended before this item finished")
+        out.append(Sourced(record, str(path), 0, build, origin=path))
+    return out
+
+
 def _attribute(path: Path, records: list[Sourced], problems: list[Problem]) -> list[Sourced]:
     """Give every record its build; records without a fingerprint (a case file that does not load,
     a crashed worker) take the build of the other records of the same file."""
-    file_builds = sorted({build_id(s.record.fingerprint) for s in records if s.record.fingerprint})
+    file_builds = sorted({build_id(s.record.fingerprint) for s in records if _has_build(s.record)})
     out = []
     orphans = 0
     for s in records:
         if s.build:
             out.append(s)
-        elif s.record.fingerprint:
-            out.append(Sourced(s.record, s.path, s.line, build_id(s.record.fingerprint)))
+        elif _has_build(s.record):
+            out.append(replace(s, build=build_id(s.record.fingerprint)))
         else:
             orphans += 1
-            out.append(Sourced(s.record, s.path, s.line, file_builds[0] if len(file_builds) == 1 else "unknown"))
+            out.append(replace(s, build=file_builds[0] if len(file_builds) == 1 else "unknown"))
     if orphans and len(file_builds) != 1:
         problems.append(Problem("unattributed", f"{path}: {orphans} record(s) without a build fingerprint and "
                                 f"{len(file_builds)} builds in the file: shown under build 'unknown'"))
@@ -376,18 +554,18 @@ def _builds(records: Iterable[Sourced]) -> list[Build]:
         b = builds.get(s.build)
         if b is None:
             version = s.build.split("@")[0]
-            b = builds[s.build] = Build(s.build, str(fp.get("torch_version") or version), fp.get("torch_git"))
-        if not fp:
+            b = builds[s.build] = Build(s.build, str(fp.torch_version or version), fp.torch_git)
+        if not _has_build(s.record):
             continue
-        b.cuda = b.cuda or fp.get("cuda")
-        b.hip = b.hip or fp.get("hip")
+        b.cuda = b.cuda or fp.cuda
+        b.hip = b.hip or fp.hip
         for attr, key in (("pythons", "python"), ("platforms", "platform"), ("harness_versions", "harness_version"),
                           ("dates", "date")):
-            value = fp.get(key)
+            value = getattr(fp, key)
             if value and value not in getattr(b, attr):
                 getattr(b, attr).append(str(value))
-        if s.record.device and fp.get("device_name"):
-            b.device_names.setdefault(s.record.device, str(fp["device_name"]))
+        if s.record.device and fp.device_name:
+            b.device_names.setdefault(s.record.device, fp.device_name)
     for b in builds.values():
         for attr in ("pythons", "platforms", "harness_versions", "dates"):
             getattr(b, attr).sort()

@@ -807,29 +807,33 @@ def _one_call(case: Spec, variant: Spec, point: tuple[dict[str, Any], dict[str, 
     return found
 
 
+EXIT_MATCHES, EXIT_DIFFERS, EXIT_CANNOT_RUN = 0, 3, 4  # 1 and 2 are Python's own (a crash, a bad command line)
+
+
 def main(case: Spec, variant: Spec, program: str, *, function: str, filename: str, recorded: list[str]) -> int:
-    """Run, print what differs from eager; exit status 1 if anything does, 0 if compiled matches eager."""
+    """Run, print what differs from eager: exit status 3 if anything does, 0 if compiled matches
+    eager, 4 if it cannot tell (eager itself fails, or the device is absent)."""
     device = variant["device"]
     kind = device.partition(":")[0]
     module = getattr(torch, kind, None)
     if kind != "cpu" and not (module is not None and getattr(module, "is_available", lambda: False)()):
         print(f"device {device} is not available here; run this script where it is", file=sys.stderr)
-        return 2
+        return EXIT_CANNOT_RUN
     print(f"torch {torch.__version__} (git {getattr(torch.version, 'git_version', '?')}), "
           f"device {device}, backend {variant['backend_label']}, mode {variant['mode']}")
     try:
         found = run(case, variant, program, function=function, filename=filename)
     except CaseBroken as exc:
         print(f"CASE ERROR (eager itself fails, so the case is wrong, not the build): {exc}")
-        return 2
+        return EXIT_CANNOT_RUN
     if recorded:
         print("the harness recorded:")
         for line in recorded:
             print(f"  {line}")
     if not found:
         print("MATCHES: compiled behaves like eager on every check (the failure does not reproduce here)")
-        return 0
+        return EXIT_MATCHES
     print(f"MISMATCH: {len(found)} difference(s) from eager:")
     for line in found:
         print(f"  {line}")
-    return 1
+    return EXIT_DIFFERS

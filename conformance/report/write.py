@@ -7,10 +7,9 @@ this one no longer links are removed from there (that folder is the report's own
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from conformance.files import write_atomic
 from conformance.report.compat import render_compat
 from conformance.report.html import render_html
 from conformance.report.junit import render_junit
@@ -21,34 +20,38 @@ FILES = ("compat.json", "compat.md", "index.html", "junit.xml")
 REPRODUCERS = "reproducers"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that a reader (or a crash) never sees a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def find_reproducer(s: Sourced) -> Path | None:
-    """The script a record names: as written, or beside the results file it came from (an
-    artifact downloaded elsewhere keeps `reproducers/` next to its results file)."""
-    ref = s.record.reproducer
-    if not ref:
+    """The script a record names, looked for only inside the `reproducers/` folder beside the input
+    it was read from: as written (relative to where the run started), relative to that folder, or by
+    name there. Records are data from elsewhere (downloaded CI artifacts) and may name any path;
+    nothing outside that folder, and no symbolic link, is ever read."""
+    if s.origin is None:
         return None
-    given = Path(ref)
-    results_dir = Path(s.path).parent
-    for candidate in (given, results_dir / given, results_dir / REPRODUCERS / given.name):
-        if candidate.is_file():
+    root = s.origin.parent / REPRODUCERS
+    if s.link is not None:  # a compat.json input: its own copy
+        candidates = [s.origin.parent / s.link]
+    elif s.record.reproducer:
+        given = Path(s.record.reproducer)
+        candidates = [given, s.origin.parent / given, root / given.name]
+    else:
+        return None
+    for candidate in candidates:
+        if _inside(candidate, root):
             return candidate
     return None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """A regular file under `root`, reached without following a symbolic link."""
+    try:
+        if not root.is_dir() or root.is_symlink():
+            return False
+        resolved = path.resolve(strict=True)
+        if not resolved.is_relative_to(root.resolve()) or not resolved.is_file():
+            return False
+        return not any(p.is_symlink() for p in (path, *path.parents) if p.is_relative_to(root))
+    except (OSError, RuntimeError):
+        return False
 
 
 def link_reproducers(report: Report, out: Path) -> dict[Path, bytes]:

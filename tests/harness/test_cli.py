@@ -30,10 +30,10 @@ def test_validate_accepts_the_committed_corpus(capsys: pytest.CaptureFixture[str
     assert "case file(s) valid" in capsys.readouterr().out
 
 
-def test_validate_names_file_line_and_field_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_names_file_line_and_field_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["validate", "--cases", str(RESOURCES), str(RESOURCES / "broken" / "unknown_key.yaml")])
     out, err = capsys.readouterr()
-    assert code == 1, (out, err)
+    assert code == 2, (out, err)
     assert "unknown_key.yaml:6: inputs.x.tensor.colour: unknown key 'colour'" in out, out
     assert "1 error(s) in 1 of 1 case file(s)" in err, err
 

@@ -37,7 +37,7 @@ def run(lc: LoadedCase, mode: str = "inference", fault: str | None = None, backe
 
 
 def checks(record: ResultRecord) -> set[str]:
-    return {m["check"] for m in record.mismatches}
+    return {m.check for m in record.mismatches}
 
 
 MUTATION = """\
@@ -70,7 +70,7 @@ def test_clean_build_passes(make_case: CaseFactory, mode: str) -> None:
 def test_output_values_oracle(make_case: CaseFactory) -> None:
     record = run(case(make_case, MUTATION), fault="output_perturbed")
     assert record.status == "fail"
-    assert record.mismatches[0]["where"] == "out[0]" and record.mismatches[0]["check"] == "values"
+    assert record.mismatches[0].where == "out[0]" and record.mismatches[0].check == "values"
     assert "but eager gives" in record.reason
 
 
@@ -86,7 +86,7 @@ def test_input_mutation_oracle(make_case: CaseFactory, mode: str) -> None:
     assert record.status == "fail"
     if mode == "inference":
         assert {"values", "_version moved"} <= checks(record)
-        assert any(m["where"] == "input x" for m in record.mismatches)
+        assert any(m.where == "input x" for m in record.mismatches)
 
 
 def test_alias_oracle_catches_a_copy(make_case: CaseFactory) -> None:
@@ -94,7 +94,7 @@ def test_alias_oracle_catches_a_copy(make_case: CaseFactory) -> None:
     assert record.status == "fail"
     assert "shares storage with" in checks(record)
     # the write-through pass proves it: writing out[0] changed x in eager only
-    assert any(m["where"].startswith("after writing through the outputs: x") for m in record.mismatches)
+    assert any(m.where.startswith("after writing through the outputs: x") for m in record.mismatches)
 
 
 def test_alias_oracle_catches_lost_view_in_training(make_case: CaseFactory) -> None:
@@ -174,7 +174,7 @@ def test_exact_version_delta_only_where_asked(make_case: CaseFactory) -> None:
 def test_gradient_oracle(make_case: CaseFactory) -> None:
     record = run(case(make_case, ALIAS), "training", fault="gradient_perturbed")
     assert record.status == "fail"
-    assert any(m["where"] == "grad of x" and m["check"] == "values" for m in record.mismatches)
+    assert any(m.where == "grad of x" and m.check == "values" for m in record.mismatches)
 
 
 SWEEP = """\
@@ -197,15 +197,15 @@ def test_sweep_values_oracle(make_case: CaseFactory) -> None:
     assert run(lc).status == "pass"
     record = run(lc, fault="sweep_reuses_first_value")
     assert record.status == "fail"
-    assert record.mismatches[0]["where"].startswith("call 2 (lr=0.2): ")
+    assert record.mismatches[0].where.startswith("call 2 (lr=0.2): ")
 
 
 def test_compile_count_oracle(make_case: CaseFactory) -> None:
     record = run(case(make_case, SWEEP, "scalar_recompile"), fault="recompile_every_value")
     assert record.status == "fail"
     (m,) = record.mismatches
-    assert (m["check"], m["expected"], m["actual"], m["source"]) == ("graphs compiled", "1", "5", "expect.compiles")
-    assert m["detail"] == "a recompile per value"
+    assert (m.check, m.expected, m.actual, m.source) == ("graphs compiled", "1", "5", "expect.compiles")
+    assert m.detail == "a recompile per value"
 
 
 def test_warm_rerun_is_a_second_pass(make_case: CaseFactory) -> None:
@@ -233,7 +233,7 @@ def test_compiled_only_exception_is_a_failure(make_case: CaseFactory) -> None:
     lc = case(make_case, MUTATION)
     record = run_variant(lc, Variant("cpu", "aot_eager", "inference"), RunOptions(fault=Fault("x", "b", "c", explode)))
     assert record.status == "fail"
-    assert record.mismatches[0]["actual"] == "RuntimeError: compiled side broke"
+    assert record.mismatches[0].actual == "RuntimeError: compiled side broke"
 
 
 def test_negative_case_expects_the_same_exception(make_case: CaseFactory) -> None:
@@ -294,8 +294,8 @@ def test_unavailable_device_is_a_skip_with_reason(make_case: CaseFactory) -> Non
 def test_record_carries_fingerprint_and_time_split(make_case: CaseFactory) -> None:
     record = run(case(make_case, MUTATION), "training")
     fp = record.fingerprint
-    assert fp["torch_version"] == torch.__version__ and fp["device"] == "cpu"
-    assert {"torch_git", "cuda", "hip", "python", "platform", "date", "harness_version"} <= set(fp)
+    assert fp.torch_version == torch.__version__ and fp.device == "cpu"
+    assert fp.python and fp.platform and fp.date and fp.harness_version
     assert {"build_inputs", "eager", "compile", "oracles", "total"} <= set(record.durations)
     assert record.case_sha256 and record.case_file.endswith("case.yaml")
 
@@ -326,4 +326,4 @@ known_failures:
     assert run(lc).status == "xfail"
     record = run(lc, fault="sweep_reuses_first_value")
     assert record.status == "fail"
-    assert "beyond the known failure" in record.reason and record.mismatches[0]["check"] == "values"
+    assert "beyond the known failure" in record.reason and record.mismatches[0].check == "values"

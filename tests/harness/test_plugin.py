@@ -109,13 +109,32 @@ def test_failure_message_shows_actual_vs_expected_and_how_to_rerun(pytester: pyt
     ])
 
 
-def test_interrupted_run_keeps_every_finished_record(pytester: pytest.Pytester) -> None:
+def test_a_keyboard_interrupt_the_program_raises_is_its_own_error_and_the_run_goes_on(
+        pytester: pytest.Pytester) -> None:
     add_case(pytester, "a/first.yaml")
     add_case(pytester, "b/interrupt.yaml", body="    raise KeyboardInterrupt")
+    add_case(pytester, "c/after.yaml")
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert {k[0]: v for k, v in statuses(pytester).items()} == {"a/first": "pass", "b/interrupt": "error",
+                                                                 "c/after": "pass"}
+    (rec,) = [r for r in records(pytester) if r["case_id"] == "b/interrupt"]
+    assert "eager raised KeyboardInterrupt" in str(rec["reason"]) and "interrupt.yaml:10" in str(rec["reason"])
+
+
+def test_a_real_interrupt_stops_the_run_and_every_item_still_has_a_record(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/first.yaml")
+    # a SIGINT really delivered, as Ctrl-C delivers it
+    add_case(pytester, "b/interrupt.yaml", body="    import os, signal\n    os.kill(os.getpid(), signal.SIGINT)")
     add_case(pytester, "c/never.yaml")
     result = run(pytester)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    assert statuses(pytester) == {("a/first", "cpu-aot_eager-inference"): "pass"}
+    by = {k[0]: v for k, v in statuses(pytester).items()}
+    assert by == {"a/first": "pass", "b/interrupt": "error", "c/never": "error"}
+    never = next(r for r in records(pytester) if r["case_id"] == "c/never")
+    assert str(never["reason"]).startswith("not run: the run was stopped")
+    manifest = json.loads((pytester.path / "results" / "results.manifest.json").read_text())
+    assert manifest["finished"] and manifest["exit_status"] == 2 and len(manifest["items"]) == 3
 
 
 def test_hung_compile_is_an_error_for_that_item_only(pytester: pytest.Pytester) -> None:
@@ -140,7 +159,8 @@ def test_crashed_worker_costs_only_its_item(pytester: pytest.Pytester) -> None:
     by = {k[0]: v for k, v in statuses(pytester).items()}
     assert by == {"a/crash": "error", "b/one": "pass", "c/two": "pass"}
     crash = next(r for r in records(pytester) if r["case_id"] == "a/crash")
-    assert crash["variant"] == "cpu-aot_eager-inference" and "crashed" in str(crash["reason"])
+    assert crash["variant"] == "cpu-aot_eager-inference"
+    assert "the worker process ended while running this item" in str(crash["reason"])
 
 
 def test_xdist_gives_the_same_verdicts_as_serial(pytester: pytest.Pytester) -> None:

@@ -53,7 +53,7 @@ def test_nothing_leaks_into_a_normal_run_after_the_selftest(fast_items: list) ->
         record = run_variant(lc, variant, RunOptions())
     assert record.status == "pass", record.reason
     assert any("copy_" in s for s in cap.sources("mutation_epilogue"))
-    probe = {r["behaviour"]: r["status"] for r in record.probes["results"]}
+    probe = record.probes.statuses()
     assert probe["mutation_epilogue"] == "conforms"
 
 

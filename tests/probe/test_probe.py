@@ -653,13 +653,13 @@ def _run_committed(case_id: str, backend: str, mode: str, conforming: set[str]) 
     record = run_variant(lc, Variant("cpu", backend, mode))  # type: ignore[arg-type]  # literals
     assert record.status == "pass", record.reason
     probes = record.probes
-    assert not probes.get("error"), probes.get("error")
-    statuses = {r["behaviour"]: r["status"] for r in probes["results"]}
-    assert "diverges" not in statuses.values(), [r for r in probes["results"] if r["status"] == "diverges"]
-    if probes["seen"]:  # the build generates wrappers: the ones this program needs conform
+    assert not probes.error, probes.error
+    statuses = probes.statuses()
+    assert "diverges" not in statuses.values(), [r for r in probes.results if r.status == "diverges"]
+    if probes.seen:  # the build generates wrappers: the ones this program needs conform
         assert {b for b, s in statuses.items() if s == "conforms"} >= conforming, statuses
     if case_id in PARTIAL:
-        assert any(probes["partial"]) == PARTIAL[case_id], probes["partial"]
+        assert any(probes.partial) == PARTIAL[case_id], probes.partial
 
 
 @NON_LEAF_GRAD

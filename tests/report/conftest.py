@@ -45,6 +45,11 @@ def record(case_id: str = "mutation_epilogue/a", variant: str = "cpu-aot_eager-i
     return ResultRecord.model_validate(fields)
 
 
+def changed(r: ResultRecord, **changes: Any) -> ResultRecord:
+    """`r` with fields replaced, validated like a record read from a file."""
+    return ResultRecord.model_validate({**r.model_dump(by_alias=True), **changes})
+
+
 def write_results(path: Path, records: list[ResultRecord]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(r.to_json_line() for r in records))

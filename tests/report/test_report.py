@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from conformance import files as files_module
 from conformance.cli import main
 from conformance.report import ReportInputError, merge, write_report
-from conformance.report import write as write_module
 from conformance.report.diff import diff_runs
 from conformance.report.model import COMPAT_SCHEMA
-from tests.report.conftest import full_build, record, write_results
+from tests.report.conftest import changed, full_build, record, write_results
 
 FILES = ("compat.json", "compat.md", "index.html", "junit.xml")
 
@@ -112,7 +112,7 @@ def test_records_without_a_fingerprint_take_their_files_build(tmp_path: Path) ->
 
 @pytest.mark.parametrize(("lines", "message"), [
     (['{"schema": "torch-conformance.result/1"'], "{path}:1: not JSON (Expecting ',' delimiter"),
-    (["", "[1, 2]"], "{path}:2: not a torch-conformance result record (schema 'list')"),
+    (["", "[1, 2]"], "{path}:2: a JSON list, not a record object; a results file has one JSON object per line"),
     (['{"schema": "torch-conformance.result/2", "case_id": "x"}'],
      "{path}:1: schema 'torch-conformance.result/2', but this harness reads 'torch-conformance.result/1'"),
     (['{"schema": "torch-conformance.result/1", "case_id": "x", "variant": "v"}'],
@@ -156,7 +156,7 @@ def test_cli_writes_the_folder_and_exits_by_what_it_shows(tmp_path: Path, capsys
     out = tmp_path / "out"
     assert main(["report", str(tmp_path / "in"), "-o", str(out)]) == 1  # a folder stands for its *.jsonl
     assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
-    assert "20 record(s), 2 build(s), 1 failing item(s), 0 cell(s) where no case ran" in capsys.readouterr().out
+    assert "20 record(s), 2 build(s). Something needs a person: 1 failing item(s)." in capsys.readouterr().out
     assert main(["report", *map(str, inputs), "-o", str(out), "--exit-zero"]) == 0
     assert main(["report", str(inputs[0]), str(inputs[1]), "-o", str(out)]) == 0
 
@@ -185,7 +185,7 @@ def test_writes_are_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
             raise OSError("disk gone")
         os.rename(src, dst)
 
-    monkeypatch.setattr(write_module.os, "replace", crash)
+    monkeypatch.setattr(files_module.os, "replace", crash)
     recs = full_build("2.13.0", status={"mutation_epilogue/a": "fail"})
     with pytest.raises(OSError, match="disk gone"):
         write_report(merge([write_results(tmp_path / "other.jsonl", recs)]), out)
@@ -253,7 +253,7 @@ def test_the_report_needs_no_torch(tmp_path: Path) -> None:
 
 
 def _side(tmp_path: Path, name: str, build: str, **changes: dict[str, object]) -> Path:
-    recs = [r.model_copy(update=changes.get(r.case_id, {})) for r in full_build(build)]
+    recs = [changed(r, **changes.get(r.case_id, {})) for r in full_build(build)]
     return write_results(tmp_path / f"{name}.jsonl", recs)
 
 
@@ -297,8 +297,8 @@ def test_diff_without_regressions_exits_0_and_reads_compat_json(tmp_path: Path,
 
 def test_diff_pairs_builds_by_id_then_release(tmp_path: Path) -> None:
     a = merge([_side(tmp_path, "a1", "2.13.0"), _side(tmp_path, "a2", "2.14.1")])
-    nightly = [r.model_copy(update={"fingerprint": {**r.fingerprint, "torch_version": "2.14.1+cpu",
-                                                    "torch_git": "0" * 40}}) for r in full_build("2.14.1")]
+    nightly = [changed(r, fingerprint={**r.fingerprint.model_dump(), "torch_version": "2.14.1+cpu",
+                                       "torch_git": "0" * 40}) for r in full_build("2.14.1")]
     b = merge([_side(tmp_path, "b1", "2.13.0"), write_results(tmp_path / "b2.jsonl", nightly)])
     d = diff_runs(a, b)
     assert [(p.a, p.b) for p in d.pairs] == [("2.13.0+cpu@cf30153c4c13", "2.13.0+cpu@cf30153c4c13"),
@@ -311,7 +311,7 @@ def test_huge_texts_are_clipped_on_the_pages_but_kept_in_compat_json(tmp_path: P
     probes = {"results": [{"behaviour": "subclass_wrapper", "status": "diverges", "diff": diff,
                            "build_source": "def inner_fn(args): ...", "reference_source": "def inner_fn(args): ..."}]}
     recs = full_build("2.13.0", status={"subclass_wrapper/a": "fail"})
-    recs = [r.model_copy(update={"probes": probes}) if r.case_id == "subclass_wrapper/a" else r for r in recs]
+    recs = [changed(r, probes=probes) if r.case_id == "subclass_wrapper/a" else r for r in recs]
     write_report(merge([write_results(tmp_path / "r.jsonl", recs)]), tmp_path / "out")
     html = (tmp_path / "out" / "index.html").read_text()
     md = (tmp_path / "out" / "compat.md").read_text()

@@ -1,0 +1,62 @@
+"""Checking a run's filters (--devices, --backends, --modes) against what this build knows.
+
+A filter value that names nothing (a typo such as `indcutor`, or `gpu`) would silently select
+no item; it is a usage error instead, naming the valid values.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+from conformance.schema import MODES
+
+AOT_FUNCTION_LABELS = ("aot_function", "aot_function-kiim")
+
+
+def registered_backends() -> tuple[str, ...]:
+    """Every torch.compile backend name registered on this build (debug ones included)."""
+    import torch._dynamo
+
+    try:
+        names = torch._dynamo.list_backends(exclude_tags=())
+    except TypeError:  # a build whose list_backends takes no exclude_tags
+        names = torch._dynamo.list_backends()
+    return tuple(sorted(set(names) | {"eager"}))
+
+
+def _suggest(value: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(value, choices, n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def device_error(device: str) -> str | None:
+    """Why `device` is not a device string this torch build knows, or None."""
+    import torch
+
+    try:
+        torch.device(device)
+    except (RuntimeError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return f"{device!r} is not a device this torch build knows ({first}); write e.g. cpu, cuda or cuda:1"
+    return None
+
+
+def check_selection(devices: Sequence[str], backends: Sequence[str], modes: Sequence[str]) -> list[str]:
+    """Usage errors for filter values that select nothing, each naming the valid values."""
+    errors = []
+    for mode in modes:
+        if mode not in MODES:
+            errors.append(f"--modes {mode}: not a mode; choose from {', '.join(MODES)}{_suggest(mode, MODES)}")
+    if backends:
+        known = (*registered_backends(), *AOT_FUNCTION_LABELS)
+        for backend in backends:
+            if backend not in known:
+                errors.append(f"--backends {backend}: not a torch.compile backend registered on this build, nor "
+                              f"{' or '.join(AOT_FUNCTION_LABELS)}{_suggest(backend, known)}; registered: "
+                              f"{', '.join(registered_backends())}")
+    for device in devices:
+        why = device_error(device)
+        if why is not None:
+            errors.append(f"--devices {device}: {why}")
+    return errors
