@@ -12,6 +12,11 @@ TORCH_CONFORMANCE_TORCH environment variable (posargs win):
               needs TORCH_CONFORMANCE_NIGHTLY_INDEX (the nightly index URL, without the variant)
   2.13.0      a pinned release (any PEP 440 specifier works too: '>=2.12,<2.14')
 
+Each choice's torch is installed once, into an environment of its own under .nox/_torch/<choice>,
+which every session (tests, conformance, selftest, bench, typecheck) reuses; each session says
+which torch it tests. On a machine without a GPU, set TORCH_CONFORMANCE_CPU_INDEX to a CPU-only
+wheel index to keep CUDA packages out (the public index's torch is a CUDA build).
+
 Everything else in the posargs goes to `torch-conformance run` (conformance) or pytest (tests):
   nox -s conformance -- --torch 2.13.0 -k mutation --devices cpu
 
@@ -26,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nox
@@ -36,7 +42,9 @@ nox.options.reuse_existing_virtualenvs = True
 TORCH_ENV = "TORCH_CONFORMANCE_TORCH"
 PYTHON_ENV = "TORCH_CONFORMANCE_PYTHON"
 NIGHTLY_ENV = "TORCH_CONFORMANCE_NIGHTLY_INDEX"
+CPU_INDEX_ENV = "TORCH_CONFORMANCE_CPU_INDEX"
 ROOT = Path(__file__).parent
+TORCH_ENVS = ROOT / ".nox" / "_torch"
 
 
 class ChoiceError(ValueError):
@@ -100,13 +108,51 @@ def calling_torch_site(python: str) -> str | None:
     return out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else None
 
 
-def install_torch(session: nox.Session, choice: str) -> None:
-    """Give the session's venv the chosen torch.
+def gpu_present() -> bool:
+    """Whether this machine shows an NVIDIA or AMD GPU (device nodes), without importing torch."""
+    return any(Path(p).exists() for p in ("/dev/nvidia0", "/dev/nvidiactl", "/dev/kfd"))
 
-    `installed`/`auto` never copy or replace the caller's torch: a .pth file appends the
-    caller's site-packages to the venv's path, after the venv's own packages.
+
+def torch_env_dir(choice: str) -> Path:
+    """The folder of the one environment that holds the torch of `choice`, shared by every session."""
+    return TORCH_ENVS / re.sub(r"[^A-Za-z0-9._-]+", "_", choice)
+
+
+def _site(python: Path) -> str:
+    out = subprocess.run(  # noqa: S603  # the environment's own interpreter, a fixed script
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def _torch_env(session: nox.Session, choice: str, args: list[str]) -> str:
+    """Create or update the shared environment for `choice`; its site-packages folder."""
+    env = torch_env_dir(choice)
+    python = env / "bin" / "python"
+    if not python.exists():
+        session.log(f"creating the environment for --torch {choice} in {env} (shared by every session)")
+        session.run(sys.executable, "-m", "venv", str(env), external=True)
+    index = os.environ.get(CPU_INDEX_ENV)
+    if index and not gpu_present() and not choice.startswith("nightly"):
+        args = [*args, "--index-url", index]
+    elif not gpu_present() and not choice.startswith("nightly"):
+        session.log(f"no GPU here, and {CPU_INDEX_ENV} names no CPU-only wheel index: pip takes what the index "
+                    "offers, which for torch may be a CUDA build with several GB of CUDA packages")
+    session.run(str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *args, external=True)
+    return _site(python)
+
+
+def install_torch(session: nox.Session, choice: str) -> None:
+    """Give the session's venv the chosen torch, and say which one it is.
+
+    Every torch lives in an environment of its own: the caller's (`installed`, or `auto` when the
+    Python running nox has one), never copied or replaced, or one environment per choice under
+    .nox/_torch/, created once and reused by every session. A .pth file appends that environment's
+    site-packages to the session's path, after the session's own packages; a torch left in the
+    session's own venv (an older noxfile put one there) is removed so that it cannot shadow it.
     """
     args = torch_install_args(choice, os.environ.get(NIGHTLY_ENV))
+    site: str | None
     if args is None:
         python = os.environ.get(PYTHON_ENV) or sys.executable
         site = calling_torch_site(python)
@@ -114,16 +160,19 @@ def install_torch(session: nox.Session, choice: str) -> None:
             if choice == "installed":
                 session.error(f"--torch installed: {python} has no importable torch; install one there, "
                               f"set {PYTHON_ENV} to a Python that has it, or pick --torch 2.13.0")
-            session.log(f"{python} has no torch; installing the index's default (--torch default)")
-            session.install("torch")
-            return
-        venv_site = session.run("python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
-                                silent=True)
-        assert isinstance(venv_site, str)
-        Path(venv_site.strip().splitlines()[-1], "torch_conformance_calling_env.pth").write_text(site + "\n")
-        session.log(f"testing the calling environment's torch in {site}")
-        return
-    session.install(*args)
+            session.log(f"{python} has no torch; using the index's default (--torch default)")
+            site = _torch_env(session, "default", ["torch"])
+    else:
+        site = _torch_env(session, choice, args)
+    venv_site = session.run("python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+                            silent=True)
+    assert isinstance(venv_site, str)
+    own = Path(venv_site.strip().splitlines()[-1])
+    if (own / "torch").is_dir():
+        session.run("python", "-m", "pip", "uninstall", "-y", "-q", "torch")
+    own.joinpath("torch_conformance_torch.pth").write_text(site + "\n")
+    session.run("python", "-c", "import torch, os; print('testing torch', torch.__version__, 'git', "
+                "torch.version.git_version, 'from', os.path.dirname(torch.__file__))")
 
 
 def _option_value(args: list[str], flag: str) -> str | None:
@@ -154,13 +203,18 @@ def conformance(session: nox.Session) -> None:
     choice, rest = split_torch_arg(list(session.posargs))
     session.install("-e", ".")
     install_torch(session, choice)
-    session.run("python", "-c", "import torch; print('torch', torch.__version__, torch.version.git_version)")
     if not any(a == "-n" or a.startswith("-n") for a in rest):
         rest = ["-n", "auto", *rest]
+    results = Path(report_args(rest)[1])
+    manifest = results.with_name(results.stem + ".manifest.json")
+    started = time.time()
     try:
         session.run("torch-conformance", "run", "-q", *rest)
     finally:  # the report shows a failed run too; the run's exit status stays the session's
-        session.run("torch-conformance", *report_args(rest))
+        if manifest.is_file() and manifest.stat().st_mtime >= started - 1:
+            session.run("torch-conformance", *report_args(rest))
+        else:
+            session.log(f"the run selected no item: {results} and the report were left as they were")
 
 
 @nox.session
@@ -177,7 +231,6 @@ def tests(session: nox.Session) -> None:
     choice, rest = split_torch_arg(list(session.posargs))
     session.install("-e", ".[test]")
     install_torch(session, choice)
-    session.run("python", "-c", "import torch; print('torch', torch.__version__, torch.version.git_version)")
     if not any(a == "-n" or a.startswith("-n") for a in rest):
         rest = ["-n", "auto", *rest]
     session.run("pytest", "-p", "no:cacheprovider", *rest)
@@ -199,7 +252,6 @@ def bench(session: nox.Session) -> None:
     choice, rest = split_torch_arg(list(session.posargs))
     session.install("-e", ".[bench]")
     install_torch(session, choice)
-    session.run("python", "-c", "import torch; print('torch', torch.__version__, torch.version.git_version)")
     session.run("torch-conformance", "bench", *rest)
 
 

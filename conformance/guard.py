@@ -130,6 +130,7 @@ class JournalEntry:
     nodeid: str
     reason: str
     dump: str
+    record: str = ""  # the item's whole record, when the worker could write it before ending
 
     def message(self) -> str:
         text = self.reason or (
@@ -178,8 +179,8 @@ class Journal:
             self._dump.flush()
         self._write({"nodeid": nodeid, "started": time.time(), "reason": ""})
 
-    def end_with(self, nodeid: str, reason: str) -> None:
-        self._write({"nodeid": nodeid, "started": time.time(), "reason": reason})
+    def end_with(self, nodeid: str, reason: str, record: str = "") -> None:
+        self._write({"nodeid": nodeid, "started": time.time(), "reason": reason, "record": record})
 
     def finish(self) -> None:
         self.item_path.unlink(missing_ok=True)
@@ -203,7 +204,7 @@ class Journal:
             dump = journal.dump_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             dump = ""
-        return JournalEntry(nodeid, str(data.get("reason") or ""), dump)
+        return JournalEntry(nodeid, str(data.get("reason") or ""), dump, str(data.get("record") or ""))
 
 
 # ----------------------------------------------------------------------------- watchdog

@@ -64,8 +64,7 @@ class LoadedCase:
         return 1
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys (safe_load silently keeps the last one)."""
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, where built: 6x faster
 
 
 # Note [Hostile case files]: a case file is code (its program runs), but a *broken* one must

@@ -8,6 +8,7 @@ controller or the serial session), so a crashed worker loses no finished item.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -27,6 +28,7 @@ import pytest
 
 from conformance.expectations import Expectation, external_lookup, load_expectations, stale
 from conformance.guard import (
+    EXIT_WATCHDOG,
     INTERRUPTS,
     Journal,
     JournalEntry,
@@ -175,7 +177,6 @@ def _guard_this_process(config: pytest.Config, state: _State, memory_gib: float)
         warnings.warn(problem, stacklevel=1)
     worker = str(config.workerinput["workerid"]) if _is_worker(config) else "main"  # type: ignore[attr-defined]  # xdist
     journal = Journal(state.journal_dir, worker)
-    journal.open()
     config.add_cleanup(journal.close)
     state.journal = journal
 
@@ -212,6 +213,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         handler = getattr(plugin, name, None)
         if isinstance(handler, logging.Handler):
             handler.addFilter(_NoTraceRecords())
+    state = session.config.stash[_STATE]
+    if state.journal is not None:
+        # after every pytest_configure: pytest's own faulthandler plugin points it at stderr there
+        state.journal.open()
+        _import_torch()
+
+
+def _import_torch() -> None:
+    """Import torch and dynamo before the first item, outside any item's --timeout: a timeout that
+    interrupts an import leaves a half-initialised module behind for every later item."""
+    with contextlib.suppress(Exception):  # the first item that needs it records what is wrong
+        import torch._dynamo  # noqa: F401  # imported for its side effect only
 
 
 def _only_case_paths(config: pytest.Config, root: Path) -> bool:
@@ -398,8 +411,15 @@ class CaseItem(pytest.Item):
         try:
             record = runner.run_variant(self.loaded, self.variant, self._options(), nodeid=self.nodeid)
         except pytest.fail.Exception as exc:  # pytest-timeout's signal handler raises here
-            record = runner.error_record(self.loaded, self.variant, f"timeout: {exc}", nodeid=self.nodeid)
-            self.user_properties.append((RECORD_KEY, self._with_reproducer(record).to_json_line()))
+            record = self._with_reproducer(
+                runner.error_record(self.loaded, self.variant, f"timeout: {exc}", nodeid=self.nodeid))
+            state = self.config.stash[_STATE]
+            if _is_worker(self.config) and state.journal is not None:
+                # the interrupted compile may have left torch's global state half-changed: end this
+                # worker so that the next item starts in a fresh one (its record goes by the journal)
+                state.journal.end_with(self.nodeid, record.reason, record.to_json_line())
+                os._exit(EXIT_WATCHDOG)
+            self.user_properties.append((RECORD_KEY, record.to_json_line()))
             # pytest's long traceback would repr every frame's locals (tensors, graphs) while the
             # worker is still inside the interrupted compile; the record already says what happened
             raise CaseOutcome("ERROR", f"{record.case_id} [{record.variant}]: {record.reason}") from None
@@ -558,8 +578,12 @@ class _ResultsSink:
             # xdist reports a crashed worker's item with when="???" and no properties
             worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
             entry = Journal.read(self.journal_dir, str(worker), report.nodeid) if worker else None
-            reason = (entry or JournalEntry(report.nodeid, "", "")).message()
-            self.record_dead_item(report.nodeid, reason)
+            entry = entry or JournalEntry(report.nodeid, "", "")
+            reason = entry.message()
+            if entry.record:  # the worker wrote the item's whole record before it ended itself
+                self._write(report.nodeid, entry.record)
+            else:
+                self.record_dead_item(report.nodeid, reason)
             report.longrepr = f"ERROR {report.nodeid}: {reason}"  # shown instead of xdist's "worker crashed"
 
     def record_dead_item(self, nodeid: str, reason: str) -> None:

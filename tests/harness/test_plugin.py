@@ -70,7 +70,7 @@ def test_valid_and_broken_files_one_record_per_item(pytester: pytest.Pytester) -
     result.assert_outcomes(passed=4, skipped=2, failed=3)
     result.stdout.fnmatch_lines([
         "*torch-conformance*torch 2.*",
-        "*bad_indent.yaml:3: <yaml>: invalid YAML: mapping values are not allowed here*",
+        "*bad_indent.yaml:3: <yaml>: invalid YAML: mapping values are not allowed*",
         "*unknown_key.yaml:6: inputs.x.tensor.colour: unknown key 'colour'; valid keys: shape, *",
         "*wrong_type.yaml:7: inputs.x.tensor.shape[[]1[]]: Input should be a valid integer*",
         "SKIPPED [[]2[]] cases/valid/alias.yaml:1: device cuda: *",
