@@ -129,7 +129,8 @@ def _keyword_matches(expression: str, lc: LoadedCase, variant: Variant) -> bool:
 
 def pytest_args(args: argparse.Namespace) -> list[str]:
     """The pytest command line that `run` executes (also what `--dry-run` prints)."""
-    out = ["--conformance", "-p", "no:cacheprovider"]
+    # -rfE: failures and errors in the short summary; skips are summarised per reason by the plugin
+    out = ["--conformance", "-p", "no:cacheprovider", "-rfE"]
     for opt in OPTIONS:
         value = getattr(args, opt.name, None)
         if value is None:
@@ -154,6 +155,10 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
 def cmd_run(args: argparse.Namespace) -> int:
     problems = [why for name in ("timeout", "memory_limit") if getattr(args, name) is not None
                 and (why := check_number(BY_NAME[name], getattr(args, name), positive=name == "timeout"))]
+    if not problems:
+        from conformance.selection import check_selection
+
+        problems = check_selection(csv(args.devices), csv(args.backends), csv(args.modes))
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return EXIT_USAGE

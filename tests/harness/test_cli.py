@@ -103,3 +103,59 @@ def test_python_dash_m_run_executes_cases(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     records = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert [(r["case_id"], r["status"]) for r in records] == [("mutation", "pass")], records
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--backends", "indcutor"], "--backends indcutor: not a torch.compile backend registered on this build, nor "
+                                 "aot_function or aot_function-kiim (did you mean inductor?)"),
+    (["--devices", "gpu"], "--devices gpu: 'gpu' is not a device this torch build knows"),
+    (["--modes", "train"], "--modes train: not a mode; choose from inference, training (did you mean training?)"),
+])
+def test_a_filter_value_that_selects_nothing_is_a_usage_error(argv: list[str], message: str, tmp_path: Path) -> None:
+    for command in (["list", *argv, "cases"], ["run", *argv, "--results", str(tmp_path / "r.jsonl"), "cases"]):
+        result = subprocess.run([sys.executable, "-m", "conformance", *command],
+                                capture_output=True, text=True, cwd=ROOT, check=False, timeout=300)
+        assert result.returncode == 2, (command, result.stdout[-2000:], result.stderr[-2000:])
+        assert message in result.stdout + result.stderr, (command, result.stdout[-2000:], result.stderr[-2000:])
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--timeout", "-5", "--timeout '-5': give a number of SECONDS greater than 0"),
+    ("--timeout", "0", "--timeout '0': give a number of SECONDS greater than 0"),
+    ("--timeout", "soon", "--timeout 'soon': not a number"),
+    ("--memory-limit", "-1", "--memory-limit '-1': give 0 (no limit) or a positive number"),
+    ("--timeout", "nan", "--timeout 'nan': give a finite number"),
+])
+def test_a_bad_number_is_a_usage_error_naming_the_flag(flag: str, value: str, message: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", flag, value, "--dry-run", "cases"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_list_takes_k_as_run_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--json", "-k", "aliased_inputs_overlapping and training", "--devices", "cpu",
+                 str(ROOT / "cases")]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {r["case"] for r in rows} == {"mutation_epilogue/aliased_inputs_overlapping"}, rows
+    assert all(r["variant"].endswith("-training") for r in rows), rows
+
+
+@pytest.mark.parametrize("command", [["selftest", "--fast"], ["bench", "--quick"], ["bench", "harness"],
+                                     ["list", "cases"]])
+def test_commands_that_need_torch_say_how_to_install_it(command: list[str]) -> None:
+    result = _without_torch(*command)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "torch is not importable" in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_a_run_that_selects_nothing_leaves_the_results_as_they_were(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"previous": "run"}\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "-q", f"--results={results}", "-k", "nomatch", "cases"],
+        capture_output=True, text=True, cwd=ROOT, check=False, timeout=300)
+    assert result.returncode == 5, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "no item was selected" in result.stdout, result.stdout[-2000:]
+    assert results.read_text() == '{"previous": "run"}\n'
+    assert not results.with_name("results.manifest.json").exists()

@@ -276,3 +276,33 @@ def test_the_builds_warnings_are_never_errors_even_under_filterwarnings_error(py
     result = run(pytester, "-p", "warner")
     result.assert_outcomes(passed=1)
     assert statuses(pytester) == {("a/one", "cpu-aot_eager-inference"): "pass"}
+
+
+def test_a_filter_value_that_selects_nothing_is_a_usage_error_under_pytest_too(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/one.yaml")
+    result = run(pytester, "--conformance-backends=indcutor")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--backends indcutor: not a torch.compile backend registered on this build*"])
+
+
+def test_a_failing_run_prints_no_trace_records_and_one_line_per_skip_reason(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/fails.yaml", body="    if torch.compiler.is_compiling():\n        return x + 1\n"
+             "    return x")
+    for name in ("b/cuda.yaml", "c/cuda.yaml"):
+        add_case(pytester, name)
+        path = pytester.path / "cases" / name
+        path.write_text(path.read_text().replace("devices: [cpu]", "devices: [cuda]"))
+    # pytest's own log capture stays on here (BASE turns it off): it must not show torch's trace records
+    result = pytester.runpytest_subprocess("--conformance", "--conformance-cases=cases", "-p", "no:cacheprovider",
+                                           "-rfE", timeout=600)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert not [line for line in result.outlines if "torch.__trace" in line], result.outlines
+    if not torch_cuda_available():
+        result.stdout.fnmatch_lines(["*skipped 2 items*", "     2  device cuda: *"])
+        assert not [line for line in result.outlines if line.startswith("SKIPPED")]
+
+
+def torch_cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())

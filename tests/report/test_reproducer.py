@@ -3,6 +3,8 @@ and a generated script, run with plain `python`, prints the mismatch and exits 1
 
 from __future__ import annotations
 
+import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 import torch
 
 from conformance import inputs as harness
-from conformance.loader import LoadedCase, load_all
+from conformance.loader import LoadedCase, load_all, load_case
 from conformance.report import standalone
 from conformance.reproducer import case_data, render, script_name, wanted
 from conformance.results import ResultRecord
@@ -183,3 +185,30 @@ def test_standalone_structure_and_sharing_match_the_harness(value: Any) -> None:
     tensors = {"x": base, "v": base[2:], "y": torch.ones(2), "z": torch.empty(0)}
     assert standalone.storage_sharing(tensors) == snapshot.storage_sharing(tensors)
     assert snapshot.output_structure((value,)) != snapshot.output_structure([value])
+
+
+def test_a_reproducer_compiles_whatever_text_the_case_and_record_hold(tmp_path: Path) -> None:
+    """Quotes, backslash escapes and NULs in the summary, links, file name and recorded reason."""
+    hostile = 'ends with a quote" and """triple""" and \\N{BULLET} \\x00 \\u00e9 C:\\\\path\\\\'
+    folder = tmp_path / "cases" / "runtime_wrapper"
+    folder.mkdir(parents=True)
+    path = folder / 'odd"""name.yaml'
+    path.write_text(
+        "behavior: runtime_wrapper\n"
+        f"summary: {json.dumps(hostile)}\n"
+        f"upstream: [{json.dumps('https://github.com/pytorch/pytorch/issues/1?q=' + hostile)}]\n"
+        "devices: [cpu]\nbackends: [aot_eager]\n"
+        "inputs:\n  x: {tensor: {shape: [2]}}\n"
+        "program: |\n  def f(x):\n      return x.sin()  # ''' and \\\n")
+    lc = load_case(path, tmp_path / "cases")
+    variant = variants_of(lc.case)[0]
+    rec = ResultRecord(case_id=lc.id, variant=variant.label, status="fail", reason=hostile + "\nsecond line")
+    text = render(lc, variant, rec)
+    compile(text, "repro.py", "exec")
+    doc = ast.get_docstring(ast.parse(text))
+    assert doc is not None and hostile.replace("\x00", "\\x00") in doc.replace("\x00", "\\x00")
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    proc = subprocess.run([sys.executable, "-c", ONLY_TORCH, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0 and "MATCHES" in proc.stdout, proc.stdout + proc.stderr

@@ -1,0 +1,238 @@
+"""The report trusts no input: results files come from downloaded CI artifacts.
+
+Every malformed shape is `file:line: ...` with exit status 2 and no traceback; an empty input is
+never a green report; a record's reproducer path is read only from inside the reproducers folder
+beside its results; the report never overwrites what it reads; run manifests say which cells
+ran nothing for a stated reason (the device is absent, the run was narrowed) and which runs were
+cut short.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.report import merge, write_report
+from conformance.results import ManifestItem, RunManifest, write_manifest
+from tests.report.conftest import full_build, record, write_results
+
+BUILD = "2.13.0+cpu@cf30153c4c13"
+
+
+def _report(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["report", *args])
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def _line(rec: dict[str, object]) -> str:
+    return json.dumps(rec) + "\n"
+
+
+def _good() -> dict[str, object]:
+    return json.loads(full_build("2.13.0")[0].to_json_line())
+
+
+# ----------------------------------------------------------------------------- empty inputs
+
+
+@pytest.mark.parametrize("text", ["", "\n\n   \n"])
+def test_an_empty_results_file_is_an_input_error_not_a_green_report(text: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "r.jsonl"
+    empty.write_text(text)
+    code, out = _report(capsys, str(empty), "-o", str(tmp_path / "out"))
+    assert code == 2 and f"{empty}:1: no records" in out, out
+    assert not (tmp_path / "out").exists()
+    good = write_results(tmp_path / "good.jsonl", full_build("2.13.0"))
+    assert main(["report", "diff", str(good), str(empty)]) == 2
+    assert f"{empty}:1: no records" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- malformed shapes
+
+
+def _deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+MALFORMED = {
+    "deep JSON": (lambda: '{"schema": "torch-conformance.result/1", "x": ' + _deep(100_000) + "}\n",
+                  "JSON nested too deeply"),
+    "NaN": (lambda: _line(_good()).replace('"total": 1.25', '"total": NaN'), "NaN is not JSON"),
+    "Infinity": (lambda: _line(_good()).replace('"total": 1.25', '"total": Infinity'), "Infinity is not JSON"),
+    "probes as a list": (lambda: _line({**_good(), "probes": [1, 2]}), "invalid record: probes"),
+    "probe entry without a status": (lambda: _line({**_good(), "probes": {"results": [{"behaviour": "x"}]}}),
+                                     "invalid record: probes.results.0.status"),
+    "unknown probe status": (lambda: _line({**_good(), "probes": {"results": [{"behaviour": "x",
+                                                                                "status": "maybe"}]}}),
+                             "invalid record: probes.results.0.status"),
+    "a 250-character torch version": (lambda: _line({**_good(), "fingerprint": {"torch_version": "2." + "9" * 248}}),
+                                      "invalid record: fingerprint.torch_version"),
+    "mismatches as strings": (lambda: _line({**_good(), "mismatches": ["out[0] differs"]}),
+                              "invalid record: mismatches.0"),
+    "a JSON list line": (lambda: "[1, 2]\n", "a JSON list, not a record object"),
+    "a JSON string line": (lambda: '"hello"\n', "a JSON str, not a record object"),
+    "a huge reason": (lambda: _line({**_good(), "reason": "x" * 300_000}), "invalid record: reason"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_each_malformed_shape_is_file_line_and_exit_2(name: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    make, phrase = MALFORMED[name]
+    path = tmp_path / "r.jsonl"
+    path.write_text(_line(_good()) + make())
+    code, out = _report(capsys, str(path), "-o", str(tmp_path / "out"))
+    assert code == 2, out
+    assert f"{path}:2: " in out and phrase in out, out
+    assert "Traceback" not in out
+    assert main(["report", "diff", str(path), str(path)]) == 2
+    assert "Traceback" not in "".join(capsys.readouterr())
+
+
+def test_compat_json_is_strict_json_and_says_every_run(tmp_path: Path) -> None:
+    recs = [*full_build("2.13.0")]
+    path = write_results(tmp_path / "r.jsonl", recs)
+    write_manifest(path, RunManifest(results="r.jsonl", started="2026-11-01T00:00:00+00:00",
+                                     finished="2026-11-01T00:01:00+00:00", exit_status=0, narrowed=False,
+                                     items=tuple(ManifestItem(case_id=r.case_id, variant=r.variant,
+                                                              behavior=r.behavior, device=r.device) for r in recs)))
+    write_report(merge([path]), tmp_path / "out")
+    text = (tmp_path / "out" / "compat.json").read_text()
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in compat.json"))
+    assert [r["source"] for r in doc["runs"]] == [str(path)] and doc["runs"][0]["build"] == BUILD
+    # and a compat.json read back keeps what its runs said
+    again = merge([tmp_path / "out" / "compat.json"])
+    assert [r.manifest for r in again.runs] == [r.manifest for r in merge([path]).runs]
+
+
+# ----------------------------------------------------------------------------- reproducer paths
+
+
+def _with_reproducer(tmp_path: Path, ref: str) -> Path:
+    rec = record("runtime_wrapper/a", status="fail", reproducer=ref)
+    return write_results(tmp_path / "run" / "results.jsonl", [*full_build("2.13.0")[2:], rec])
+
+
+@pytest.mark.parametrize("ref", ["/etc/passwd", "../../../etc/os-release", "reproducers/../../secret.py",
+                                 "reproducers/link.py"])
+def test_a_record_cannot_make_the_report_copy_a_file_from_outside_its_reproducers(
+        ref: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = _with_reproducer(tmp_path, ref)
+    (tmp_path / "secret.py").write_text("SECRET = 1\n")
+    folder = results.parent / "reproducers"
+    folder.mkdir()
+    (folder / "link.py").symlink_to(tmp_path / "secret.py")
+    code, _ = _report(capsys, str(results), "-o", str(tmp_path / "out"))
+    assert code == 1  # the failing item; its script is simply not linked
+    copied = list((tmp_path / "out").rglob("*.py"))
+    assert copied == [], copied
+    assert "SECRET" not in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_a_reproducer_inside_its_folder_is_copied_and_linked(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    results = _with_reproducer(tmp_path, "run/reproducers/runtime_wrapper__a__cpu-aot_eager-inference.py")
+    folder = results.parent / "reproducers"
+    folder.mkdir()
+    (folder / "runtime_wrapper__a__cpu-aot_eager-inference.py").write_text("print('repro')\n")
+    monkeypatch.chdir(tmp_path)  # the record names it relative to where the run started
+    _report(capsys, str(results), "-o", str(tmp_path / "out"))
+    (copy,) = (tmp_path / "out" / "reproducers").rglob("*.py")
+    assert copy.read_text() == "print('repro')\n"
+    assert stat.S_IMODE(copy.stat().st_mode) & 0o044 == 0o044  # readable by others, as any report file
+    # a second report over the first one's compat.json, into the same folder, keeps its copy
+    assert main(["report", str(tmp_path / "out" / "compat.json"), "-o", str(tmp_path / "out")]) == 1
+    assert copy.read_text() == "print('repro')\n"
+    doc = json.loads((tmp_path / "out" / "compat.json").read_text())
+    assert [r["reproducer_link"] for r in doc["records"] if r["status"] == "fail"] == [
+        copy.relative_to(tmp_path / "out").as_posix()]
+
+
+def test_the_report_refuses_to_write_into_the_folder_of_its_inputs(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    results = _with_reproducer(tmp_path, "reproducers/x.py")
+    (results.parent / "reproducers").mkdir()
+    (results.parent / "reproducers" / "x.py").write_text("print(1)\n")
+    code, out = _report(capsys, str(results), "-o", str(results.parent))
+    assert code == 2 and "that folder holds the inputs" in out, out
+    assert (results.parent / "reproducers" / "x.py").is_file()
+    assert not (results.parent / "compat.json").exists()
+
+
+# ----------------------------------------------------------------------------- manifests
+
+
+def _manifest_for(path: Path, records: list, *, narrowed: bool = False, finished: bool = True,
+                  extra: tuple[ManifestItem, ...] = ()) -> None:
+    items = tuple(ManifestItem(case_id=r.case_id, variant=r.variant, behavior=r.behavior, device=r.device)
+                  for r in records)
+    write_manifest(path, RunManifest(results=path.name, started="2026-11-01T00:00:00+00:00",
+                                     finished="2026-11-01T00:01:00+00:00" if finished else None,
+                                     exit_status=0 if finished else None, narrowed=narrowed,
+                                     selection={"--devices": "cpu"} if narrowed else {}, items=items + extra))
+
+
+def test_cells_whose_device_is_absent_here_are_not_an_alarm(tmp_path: Path) -> None:
+    cpu = full_build("2.13.0")
+    cuda = [record(r.case_id, "cuda-aot_eager-inference", "skip", reason="device cuda: torch.cuda.is_available() is "
+                   "False on this machine", skip_kind="device") for r in cpu]
+    path = write_results(tmp_path / "r.jsonl", [*cpu, *cuda])
+    _manifest_for(path, [*cpu, *cuda])
+    report = merge([path])
+    assert {c.verdict for c in report.cells() if c.device == "cuda"} == {"unavailable"}
+    assert report.exit_code() == 0 and not report.empty_cells()
+    bad, note = report.headline()
+    assert bad == "" and note.startswith("5 cell(s) not available here: no cuda device"), note
+    write_report(report, tmp_path / "out")
+    assert "| mutation_epilogue | **ok** 2 pass | **not available here** 2 skip |" in (
+        tmp_path / "out" / "compat.md").read_text()
+
+
+def test_a_cell_skipped_for_another_reason_is_still_an_error(tmp_path: Path) -> None:
+    recs = [r for r in full_build("2.13.0") if r.behavior != "scalar_recompile"]
+    recs.append(record("scalar_recompile/a", status="skip", reason="functorch.compile.aot_function is not available",
+                       skip_kind="feature"))
+    path = write_results(tmp_path / "r.jsonl", recs)
+    _manifest_for(path, recs)
+    report = merge([path])
+    assert [c.behavior for c in report.empty_cells()] == ["scalar_recompile"]
+    assert report.exit_code() == 1
+
+
+def test_a_narrowed_run_gates_only_on_what_it_selected(tmp_path: Path) -> None:
+    only = [r for r in full_build("2.13.0") if r.behavior == "mutation_epilogue"]
+    path = write_results(tmp_path / "r.jsonl", only)
+    _manifest_for(path, only, narrowed=True)
+    report = merge([path])
+    assert report.exit_code() == 0
+    assert {c.behavior: c.verdict for c in report.cells()} == {
+        "mutation_epilogue": "pass", "runtime_wrapper": "not-selected", "subclass_wrapper": "not-selected",
+        "backward_unwrap": "not-selected", "scalar_recompile": "not-selected"}
+    # the same records from a run that did not narrow: four behaviours ran nothing, for no stated reason
+    _manifest_for(path, only, narrowed=False)
+    assert len(merge([path]).empty_cells()) == 4
+
+
+def test_a_run_cut_short_accounts_for_every_item_it_selected(tmp_path: Path) -> None:
+    recs = full_build("2.13.0")
+    path = write_results(tmp_path / "r.jsonl", recs[:7])  # the process died during the 8th
+    _manifest_for(path, recs, finished=False)
+    report = merge([path])
+    assert len(report.records) == 10
+    missing = [s.record for s in report.records if s.record.status == "error"]
+    assert [r.case_id for r in missing] == ["backward_unwrap/b", "scalar_recompile/a", "scalar_recompile/b"]
+    assert all("ended before this item finished" in r.reason for r in missing)
+    assert report.exit_code() == 1 and [p.kind for p in report.problems] == ["run-cut-short"]
+
+
+def test_a_malformed_manifest_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_results(tmp_path / "r.jsonl", full_build("2.13.0"))
+    path.with_name("r.manifest.json").write_text('{"schema": "torch-conformance.run/1", "items": 3}')
+    code, out = _report(capsys, str(path), "-o", str(tmp_path / "out"))
+    assert code == 2 and "r.manifest.json:1: invalid run manifest" in out, out
