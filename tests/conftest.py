@@ -15,3 +15,17 @@ settings.register_profile(
     "thorough", max_examples=400, deadline=None, suppress_health_check=_SLOW_DATA, print_blob=True
 )
 settings.load_profile("ci")
+
+
+def pytest_sessionstart(session: object) -> None:
+    """torch's structured-trace records are data for the capture, not log lines: pytest's log
+    capture would print hundreds of empty ones with every failing test's output."""
+    import logging
+
+    from conformance.plugin import _NoTraceRecords
+
+    plugin = session.config.pluginmanager.get_plugin("logging-plugin")  # type: ignore[attr-defined]  # pytest.Session
+    for name in ("caplog_handler", "report_handler"):
+        handler = getattr(plugin, name, None)
+        if isinstance(handler, logging.Handler):
+            handler.addFilter(_NoTraceRecords())
