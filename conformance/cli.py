@@ -15,7 +15,7 @@ from conformance.options import BY_NAME, OPTIONS, Option, check_number, csv
 
 if TYPE_CHECKING:
     from conformance.loader import LoadedCase
-    from conformance.runner import Variant
+    from conformance.variants import Variant
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _TORCH_MISSING = (
@@ -75,8 +75,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from conformance.devices import probe
     from conformance.loader import load_all
-    from conformance.runner import variants_of
     from conformance.selection import check_selection
+    from conformance.variants import variants_of
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     cases, errors = load_all(_paths(args), root if root.is_dir() else None)
@@ -235,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the pytest command line and exit")
     p.set_defaults(func=cmd_run, pytest_args=[], needs_torch=True)
 
-    from conformance import selftest
+    from conformance.selftest import cli as selftest
 
     selftest.register(sub)
 

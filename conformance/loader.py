@@ -10,6 +10,7 @@ line of the mapping that lacks it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -55,6 +56,21 @@ class LoadedCase:
     sha256: str
     program_line: int = 1
     lines: dict[Loc, int] = field(default_factory=dict, compare=False, repr=False)
+
+    @functools.cached_property
+    def data(self) -> dict[str, Any]:
+        """The case as plain data, every default present: what conformance.core works on."""
+        return self.case.model_dump(mode="json")
+
+    @property
+    def program_filename(self) -> str:
+        """The name the program's code objects carry (tracebacks, linecache, dynamo)."""
+        return f"<program of {self.display_path}>"
+
+    @property
+    def program_source(self) -> str:
+        """The program placed at its line in the case file, so that tracebacks point there."""
+        return "\n" * (self.program_line - 1) + self.case.program
 
     def line_of(self, *loc: str | int) -> int:
         while loc:

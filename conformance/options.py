@@ -91,6 +91,8 @@ OPTIONS: tuple[Option, ...] = (
            "machine's memory shared among the workers)", "GIB"),
     Option("strict_internals", "flag", False, "make an internals probe that diverges from the "
            "reference fail the case (default: reported only)"),
+    Option("full_reproducers", "flag", False, "beside each failure's short reproducer, write the full one "
+           "(<name>.full.py): every contract checked by the harness's own core, torch only"),
     Option("expectations", "str", "", "extra known-failure files (YAML, comma-separated) kept outside "
            "the case files, e.g. by a fork or device vendor", "PATHS"),
 )

@@ -42,7 +42,8 @@ from conformance.options import BY_NAME, OPTIONS, check_number, csv, shard_of
 from conformance.results import ManifestItem, ResultRecord, ResultsWriter, RunManifest, write_manifest
 
 if TYPE_CHECKING:
-    from conformance.runner import RunOptions, Variant
+    from conformance.runner import RunOptions
+    from conformance.variants import Variant
 
 RECORD_KEY = "conformance_record"
 ACTIVATE_ENV = "TORCH_CONFORMANCE"
@@ -307,7 +308,7 @@ class CaseFile(pytest.File):
             yield self._error(lc.id, (err,))
             return
         state.ids[lc.id] = display
-        from conformance.runner import variants_of
+        from conformance.variants import variants_of
 
         opts = self.config
         short = lc.id.rsplit("/", 1)[-1]
@@ -440,7 +441,8 @@ class CaseItem(pytest.Item):
         from conformance.reproducer import attach
 
         state = self.config.stash[_STATE]
-        return attach(record, self.loaded, self.variant, state.results, self.config.invocation_params.dir)
+        return attach(record, self.loaded, self.variant, state.results, self.config.invocation_params.dir,
+                      full=bool(self.config.getoption("conformance_full_reproducers")))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseOutcome):

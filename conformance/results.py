@@ -15,6 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from conformance.core.mismatch import sentence
+
 RESULT_SCHEMA = "torch-conformance.result/1"
 Status = Literal["pass", "fail", "xfail", "xpass", "skip", "error"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "xfail", "xpass", "skip", "error")
@@ -46,8 +48,7 @@ class MismatchRecord(_Record):
     source: Name = Field("eager", description="What gave the expected value: eager, or the case's expect.*.")
 
     def message(self) -> str:
-        text = f"{self.where}: {self.check} is {self.actual}, but {self.source} gives {self.expected}"
-        return f"{text} ({self.detail})" if self.detail else text
+        return sentence(self.check, self.where, self.expected, self.actual, detail=self.detail, source=self.source)
 
 
 ProbeStatus = Literal["conforms", "diverges", "absent", "unknown-form"]

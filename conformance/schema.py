@@ -10,24 +10,23 @@ from __future__ import annotations
 import ast
 import math
 import re
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator, model_validator
 
+from conformance.behaviors import IDS
+from conformance.core.entry import AOT_FUNCTION, DEFAULT_BACKENDS
+
 SCHEMA_VERSION = 1
 
-Behavior = Literal[
-    "mutation_epilogue",
-    "runtime_wrapper",
-    "subclass_wrapper",
-    "backward_unwrap",
-    "scalar_recompile",
-]
-BEHAVIORS: tuple[str, ...] = get_args(Behavior)
-
-Backend = Literal["eager", "aot_eager", "inductor", "aot_function"]
-BACKENDS: tuple[str, ...] = get_args(Backend)
+if TYPE_CHECKING:
+    Behavior = str
+else:  # the choices come from the registry: one declaration per behaviour (conformance/behaviors.py)
+    Behavior = Literal[IDS]
+# Any torch.compile backend registered on the build, or aot_function; a name this build does not
+# register makes the item a skip saying so (conformance.core.compile.lookup_backend).
+Backend = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$", max_length=100)]
 Mode = Literal["inference", "training"]
 MODES: tuple[str, ...] = get_args(Mode)
 DType = Literal[
@@ -47,7 +46,6 @@ Layout = Literal["contiguous", "transposed", "strided", "offset", "channels_last
 Init = Literal["randn", "rand", "positive", "ones", "zeros", "arange", "randint"]
 
 DEFAULT_DEVICES: tuple[str, ...] = ("cpu", "cuda")
-DEFAULT_BACKENDS: tuple[Backend, ...] = ("aot_eager", "inductor")
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CASE_ID = re.compile(r"^[a-z0-9_][a-z0-9_.\-]*(/[a-z0-9_][a-z0-9_.\-]*)*$")
@@ -239,15 +237,6 @@ class ScalarSpec(_Strict):
                 raise ValueError(f"{item!r} is not a float (type: float)")
         return self
 
-    def sweep(self) -> tuple[float | int | bool, ...]:
-        if self.values is not None:
-            return tuple(self._cast(v) for v in self.values)
-        assert self.value is not None
-        return (self._cast(self.value),)
-
-    def _cast(self, v: float | int | bool) -> float | int | bool:
-        return float(v) if self.type == "float" else v
-
 
 class InputSpec(_Strict):
     """One program argument: exactly one of tensor, view, two_tensor, scalar, module."""
@@ -437,7 +426,10 @@ class Case(_Strict):
     devices: tuple[str, ...] | None = Field(
         None, description="Device strings; default cpu, cuda and any other available accelerator."
     )
-    backends: tuple[Backend, ...] = Field(DEFAULT_BACKENDS, min_length=1)
+    backends: tuple[Backend, ...] = Field(
+        DEFAULT_BACKENDS, min_length=1,
+        description="torch.compile backends by registered name (eager, aot_eager, inductor, or a vendor's own), "
+        "and aot_function (functorch.compile.aot_function); a name this build does not register skips.")
     compile: CompileSpec = Field(default_factory=CompileSpec)
     config: dict[str, Any] = Field(
         default_factory=dict,
@@ -595,7 +587,7 @@ class Case(_Strict):
     @classmethod
     def _expect(cls, value: ExpectSpec, info: ValidationInfo) -> ExpectSpec:
         backends = info.data.get("backends")
-        if value.compiles is not None and backends is not None and set(backends) <= {"aot_function"}:
+        if value.compiles is not None and backends is not None and set(backends) <= {AOT_FUNCTION}:
             raise ValueError("compiles counts torch.compile graphs; aot_function compiles none")
         return value
 
@@ -603,14 +595,6 @@ class Case(_Strict):
     def function_name(self) -> str:
         func = next(n for n in ast.parse(self.program).body if isinstance(n, ast.FunctionDef))
         return func.name
-
-    def sweep_length(self) -> int:
-        lengths = [
-            len(s.scalar.values)
-            for s in self.inputs.values()
-            if s.scalar is not None and s.scalar.values is not None
-        ]
-        return lengths[0] if lengths else 1
 
 
 TwoTensorSpec.model_rebuild()

@@ -9,9 +9,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
+from conformance.core.entry import AOT_FUNCTION, KIIM_LABEL
 from conformance.schema import MODES
 
-AOT_FUNCTION_LABELS = ("aot_function", "aot_function-kiim")
+AOT_FUNCTION_LABELS = (AOT_FUNCTION, KIIM_LABEL)
 
 
 def registered_backends() -> tuple[str, ...]:

@@ -261,7 +261,7 @@ def _timed_row(  # noqa: PLR0917  # one row's facets, positional like the table'
 
 
 def _two_tensor(nested: bool, requires_grad: bool) -> torch.Tensor:
-    from conformance.inputs import two_tensor_type
+    from conformance.core.build import two_tensor_type
 
     tt = two_tensor_type()
     gen = torch.Generator().manual_seed(0)
@@ -341,7 +341,7 @@ def _leaves(t: Any) -> list[Any]:
 
 
 def subclass_row(nested: bool, settings: Settings) -> Row:
-    from conformance.inputs import two_tensor_type
+    from conformance.core.build import two_tensor_type
     from reference_impl import subclass_wrapper as sw
 
     tt = two_tensor_type()

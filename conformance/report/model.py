@@ -21,6 +21,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 from pydantic import ValidationError
 
+from conformance.behaviors import IDS as BEHAVIORS
 from conformance.results import (
     RESULT_SCHEMA,
     STATUSES,
@@ -29,7 +30,6 @@ from conformance.results import (
     RunManifest,
     manifest_path,
 )
-from conformance.schema import BEHAVIORS
 
 COMPAT_SCHEMA = "torch-conformance.compat/1"
 FAILING = ("fail", "error", "xpass")

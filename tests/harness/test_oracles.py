@@ -1,6 +1,7 @@
 """Every oracle passes on the real build and fails on a build broken in its one way.
 
-The broken builds are `conformance.faults` wrappers around the real compiled callable, so each
+The broken builds are the self-check's faults (conformance/selftest/faults.py), applied as run
+hooks around the real compiled callable, so each
 test shows the same case going from pass to fail with the check that names the contract.
 """
 
@@ -9,10 +10,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.faults import FAULTS
 from conformance.loader import LoadedCase
 from conformance.results import ResultRecord
-from conformance.runner import RunOptions, Variant, run_variant
+from conformance.runner import RunOptions, run_variant
+from conformance.selftest.faults import FAULTS, contract_fault
+from conformance.variants import Variant
 from tests.harness.conftest import CaseFactory
 
 HEAD = """\
@@ -32,8 +34,8 @@ def case(
 
 def run(lc: LoadedCase, mode: str = "inference", fault: str | None = None, backend: str | None = None,
         kiim: bool = False) -> ResultRecord:
-    variant = Variant("cpu", backend or lc.case.backends[0], mode, kiim)  # type: ignore[arg-type]  # test input
-    return run_variant(lc, variant, RunOptions(fault=FAULTS[fault] if fault else None))
+    variant = Variant("cpu", backend or lc.case.backends[0], mode, kiim)
+    return run_variant(lc, variant, RunOptions(hooks=(FAULTS[fault].hook(),) if fault else ()))
 
 
 def checks(record: ResultRecord) -> set[str]:
@@ -228,10 +230,9 @@ def test_compiled_only_exception_is_a_failure(make_case: CaseFactory) -> None:
             raise RuntimeError("compiled side broke")
         return call
 
-    from conformance.faults import Fault
-
     lc = case(make_case, MUTATION)
-    record = run_variant(lc, Variant("cpu", "aot_eager", "inference"), RunOptions(fault=Fault("x", "b", "c", explode)))
+    hook = contract_fault("x", "b", "c", explode).hook()
+    record = run_variant(lc, Variant("cpu", "aot_eager", "inference"), RunOptions(hooks=(hook,)))
     assert record.status == "fail"
     assert record.mismatches[0].actual == "RuntimeError: compiled side broke"
 

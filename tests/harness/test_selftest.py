@@ -6,12 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance import faults
 from conformance.capture import capture_generated_sources
-from conformance.faults import ALL_FAULTS, INTERNAL_FAULTS, codegen_exec_targets
 from conformance.loader import load_all
-from conformance.runner import RunOptions, Variant, run_variant, variants_of
-from conformance.selftest import FAST_SUBSET, run_selftest
+from conformance.runner import RunOptions, run_variant
+from conformance.selftest import codegen
+from conformance.selftest.cli import FAST_SUBSET
+from conformance.selftest.codegen import codegen_exec_targets
+from conformance.selftest.faults import FAULTS, INTERNAL_FAULTS
+from conformance.selftest.run import run_selftest
+from conformance.variants import Variant, variants_of
 
 REPO = Path(__file__).parents[2]
 
@@ -31,12 +34,12 @@ def test_fast_selftest_kills_every_reachable_fault_without_false_alarms(fast_ite
     assert report.false_alarms == []
     assert report.gaps == [], report.to_markdown()
     status = {f.name: f.status for f in report.faults}
-    assert set(status) == set(ALL_FAULTS)
+    assert set(status) == set(FAULTS)
     # the one branch 2.13 cannot reach through public entry points (see BRIEF): said, not hidden
     unreached = {f.name for f in report.unreached}
     assert unreached <= {"epilogue_set_as_copy"}
     if codegen_exec_targets():
-        assert {n for n, s in status.items() if s == "killed"} >= set(ALL_FAULTS) - {"epilogue_set_as_copy"}
+        assert {n for n, s in status.items() if s == "killed"} >= set(FAULTS) - {"epilogue_set_as_copy"}
     assert "| epilogue_statement_dropped | internals |" in report.to_markdown()
 
 
@@ -44,10 +47,9 @@ def test_nothing_leaks_into_a_normal_run_after_the_selftest(fast_items: list) ->
     originals = [getattr(m, a) for m, a in codegen_exec_targets()]
     lc, variant = next((lc, v) for lc, v in fast_items
                        if lc.id == "mutation_epilogue/data_mutation_nonleaf" and v.mode == "training")
-    fault = INTERNAL_FAULTS["epilogue_statement_dropped"]
-    fault.reset()
-    assert run_variant(lc, variant, RunOptions(fault=fault)).status == "fail"
-    assert fault.hits == ["mutation_epilogue"]
+    hook = INTERNAL_FAULTS["epilogue_statement_dropped"].hook()
+    assert run_variant(lc, variant, RunOptions(hooks=(hook,))).status == "fail"
+    assert hook.hits == ["mutation_epilogue"]
     assert [getattr(m, a) for m, a in codegen_exec_targets()] == originals
     with capture_generated_sources() as cap:
         record = run_variant(lc, variant, RunOptions())
@@ -62,12 +64,11 @@ def test_internals_patch_is_undone_when_the_run_raises(fast_items: list) -> None
     if not targets:
         pytest.skip("this build has no codegen exec helper")
     originals = [getattr(m, a) for m, a in targets]
-    fault = INTERNAL_FAULTS["epilogue_slot_shifted"]
-    assert fault.patch is not None
+    hook = INTERNAL_FAULTS["epilogue_slot_shifted"].hook()
     seen_inside: list[object] = []
 
     def run_and_fail() -> None:
-        with fault.patch(fault):  # type: ignore[misc]  # checked not None above
+        with hook.around_variant():
             seen_inside.extend(getattr(m, a) for m, a in targets)
             raise RuntimeError("boom")
 
@@ -78,17 +79,17 @@ def test_internals_patch_is_undone_when_the_run_raises(fast_items: list) -> None
 
 
 @pytest.mark.parametrize(("transform", "source", "expected"), [
-    (faults._drop_last_statement, "def f(o, u):\n    o[0].copy_(u[0])\n    o[1].copy_(u[1])\n",
+    (codegen.drop_last_statement, "def f(o, u):\n    o[0].copy_(u[0])\n    o[1].copy_(u[1])\n",
      "def f(o, u):\n    o[0].copy_(u[0])"),
-    (faults._set_to_copy, "def f(o, u):\n    o[0].set_(u[0], 0, (2,), (1,))\n", "def f(o, u):\n    o[0].copy_(u[0])"),
-    (faults._shift_slot, "def f(orig_inputs, updated_inputs):\n    orig_inputs[0].copy_(updated_inputs[0])\n"
+    (codegen.set_to_copy, "def f(o, u):\n    o[0].set_(u[0], 0, (2,), (1,))\n", "def f(o, u):\n    o[0].copy_(u[0])"),
+    (codegen.shift_slot, "def f(orig_inputs, updated_inputs):\n    orig_inputs[0].copy_(updated_inputs[0])\n"
      "    orig_inputs[2].copy_(updated_inputs[1])\n",
      "def f(orig_inputs, updated_inputs):\n    orig_inputs[0].copy_(updated_inputs[1])\n"
      "    orig_inputs[2].copy_(updated_inputs[0])"),
-    (faults._drop_requires_grad_branch,
+    (codegen.drop_requires_grad_branch,
      "def f(o, u):\n    if o[0].requires_grad: o[0].detach().copy_(u[0])\n    else: o[0].copy_(u[0])\n",
      "def f(o, u):\n    o[0].copy_(u[0])"),
-    (faults._unwrap_drops_last, "def unwrap_fn(args):\n    return list(args)\n",
+    (codegen.unwrap_drops_last, "def unwrap_fn(args):\n    return list(args)\n",
      "def unwrap_fn(args):\n    return list(args)[:-1]"),
 ])
 def test_source_rewrites_change_exactly_one_thing(transform, source: str, expected: str) -> None:  # type: ignore[no-untyped-def]  # parametrized callables
@@ -96,4 +97,4 @@ def test_source_rewrites_change_exactly_one_thing(transform, source: str, expect
 
 
 def test_a_rewrite_that_finds_nothing_reports_none() -> None:
-    assert faults._set_to_copy("def f(o, u):\n    o[0].copy_(u[0])\n") is None
+    assert codegen.set_to_copy("def f(o, u):\n    o[0].copy_(u[0])\n") is None

@@ -33,7 +33,8 @@ from conformance.probe import (
     probe,
     probe_compiles,
 )
-from conformance.runner import Variant, run_variant
+from conformance.runner import run_variant
+from conformance.variants import Variant
 from reference_impl.observe import observe
 from reference_impl.scalar_tensorify import analyze_float_uses
 

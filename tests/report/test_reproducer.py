@@ -1,5 +1,6 @@
-"""Reproducers: the standalone builders match conformance.inputs bit for bit on the whole corpus,
-and a generated script, run with plain `python`, prints the mismatch and exits 1, or exits 0."""
+"""Reproducers: written per failure during the run, torch as their only import; the short one
+shows the first mismatch in a few dozen lines, the full one embeds the harness's core and
+judges as the runner does (Note [One core])."""
 
 from __future__ import annotations
 
@@ -8,88 +9,18 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-import torch
 
-from conformance import inputs as harness
-from conformance.loader import LoadedCase, load_all, load_case
-from conformance.report import standalone
-from conformance.reproducer import case_data, render, script_name, wanted
+from conformance.loader import load_all, load_case
+from conformance.reproducer import script_name, wanted
+from conformance.reproducer.full import render_full
+from conformance.reproducer.short import render_short
 from conformance.results import ResultRecord
-from conformance.runner import variants_of
+from conformance.variants import variants_of
 
 ROOT = Path(__file__).parents[2]
-CORPUS, _ = load_all([ROOT / "cases", ROOT / "tests" / "resources" / "cases" / "valid"], ROOT / "cases")
-
-
-def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
-    return torch.empty(0, dtype=torch.uint8).set_(t.untyped_storage())
-
-
-def _same_tensor(where: str, a: torch.Tensor, b: torch.Tensor) -> None:
-    assert type(a) is type(b), where
-    facts = lambda t: (t.dtype, t.device, t.shape, t.requires_grad, t.is_leaf, type(t.grad_fn).__name__,  # noqa: E731
-                       t._base is not None)
-    assert facts(a) == facts(b), where
-    if hasattr(type(a), "__tensor_flatten__") and type(a) is not torch.Tensor:
-        names, _ = type(a).__tensor_flatten__(a)
-        for n in names:
-            _same_tensor(f"{where}.{n}", getattr(a, n), getattr(b, n))
-        return
-    assert (a.stride(), a.storage_offset()) == (b.stride(), b.storage_offset()), where
-    assert torch.equal(_storage_bytes(a), _storage_bytes(b)), f"{where}: storage bytes differ"
-
-
-def _aliasing(named: dict[str, Any]) -> list[list[str]]:
-    groups: dict[int, list[str]] = {}
-    for name, t in harness.tensors_of(named).items():
-        if type(t) is torch.Tensor:
-            groups.setdefault(t.untyped_storage().data_ptr(), []).append(name)
-    return sorted(groups.values())
-
-
-def _cpu_buildable(lc: LoadedCase) -> bool:
-    return "device:" not in lc.case.model_dump_json() or '"device":null' in lc.case.model_dump_json()
-
-
-@pytest.mark.parametrize("lc", [c for c in CORPUS if _cpu_buildable(c)], ids=lambda c: c.id)
-def test_standalone_builders_match_the_harness_bit_for_bit(lc: LoadedCase) -> None:
-    data = case_data(lc)
-    points = harness.call_points(lc.case)
-    mine = standalone.call_points(data)
-    assert [p.label for p in points] == [p[2] for p in mine]
-    for mode in lc.case.modes:
-        for point, my_point in zip(points, mine, strict=True):
-            try:
-                ref = harness.build_inputs(lc.case, "cpu", mode, point)
-            except Exception as exc:  # the harness cannot build it either: the copy must fail alike
-                with pytest.raises(type(exc)):
-                    standalone.build_inputs(data, "cpu", mode, my_point)
-                continue
-            got = standalone.build_inputs(data, "cpu", mode, my_point)
-            assert list(ref.named) == list(got.named)
-            for name, value in ref.named.items():
-                other = got.named[name]
-                if isinstance(value, torch.nn.Module):
-                    assert isinstance(other, torch.nn.Module)
-                    for (pn, p), (qn, q) in zip((*value.named_parameters(), *value.named_buffers()),
-                                                (*other.named_parameters(), *other.named_buffers()), strict=True):
-                        assert pn == qn
-                        _same_tensor(f"{mode} {point.label} {name}.{pn}", p, q)
-                elif isinstance(value, torch.Tensor):
-                    _same_tensor(f"{mode} {point.label} {name}", value, other)
-                else:
-                    assert (type(value), value) == (type(other), other)
-            assert [list(ref.named).index(next(n for n, v in ref.named.items() if v is a)) for a in ref.args] == [
-                list(got.named).index(next(n for n, v in got.named.items() if v is a)) for a in got.args]
-            assert _aliasing(ref.named) == _aliasing(got.named)
-            assert list(ref.grad_leaves) == list(got.grad_leaves)
-            assert ref.dynamic_dims == got.dynamic_dims
-
-
-# ----------------------------------------------------------------------------- generated scripts
+CORPUS, _ = load_all([ROOT / "cases"], ROOT / "cases")
 
 # Run a script with the harness and its dependencies made unimportable: it must need only torch.
 ONLY_TORCH = (
@@ -103,6 +34,11 @@ ONLY_TORCH = (
 
 def _records(results: Path) -> dict[str, ResultRecord]:
     return {r.case_id: r for r in (ResultRecord.model_validate_json(line) for line in results.read_text().splitlines())}
+
+
+def _run(script: Path, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", ONLY_TORCH, str(script)], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
 
 
 def test_the_run_writes_a_reproducer_per_failure_and_links_it(real_run: Path) -> None:
@@ -120,38 +56,57 @@ def test_the_run_writes_a_reproducer_per_failure_and_links_it(real_run: Path) ->
 
 
 @pytest.fixture(scope="module")
-def script_outputs(real_run: Path) -> dict[str, tuple[int, str]]:
-    """Every reproducer of the real run, run at once (each is a fresh process importing torch)."""
+def script_outputs(real_run: Path) -> dict[str, tuple[int, str, int]]:
+    """Every reproducer of the real run, run at once: (exit status, output, lines)."""
     procs = {}
     for case_id, rec in _records(real_run).items():
         if rec.reproducer is not None:
-            procs[case_id] = subprocess.Popen(
-                [sys.executable, "-c", ONLY_TORCH, str(real_run.parent.parent / rec.reproducer)],
-                cwd=real_run.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return {case_id: (proc.wait(timeout=300), proc.communicate()[0]) for case_id, proc in procs.items()}
+            procs[case_id] = _run(real_run.parent.parent / rec.reproducer, real_run.parent)
+    lines = {case_id: len((real_run.parent.parent / rec.reproducer).read_text().splitlines())
+             for case_id, rec in _records(real_run).items() if rec.reproducer is not None}
+    return {case_id: (proc.wait(timeout=300), proc.communicate()[0], lines[case_id]) for case_id, proc in procs.items()}
 
 
-@pytest.mark.parametrize(("case_id", "code", "expected"), [
-    ("runtime_wrapper/wrong_compiles", 3, "cold pass over 2 call(s): graphs compiled is 2, but expect.compiles "
-                                          "gives 3 (a recompile per value)"),
-    ("runtime_wrapper/diverges", 3, "out[0]: values is [2.5409960746765137, 0.706571102142334, -1.178"),
-    ("subclass_wrapper/xpass", 0, "MATCHES: compiled behaves like eager"),
+@pytest.mark.parametrize(("case_id", "code", "expected", "short"), [
+    ("runtime_wrapper/wrong_compiles", 3, "MISMATCH: cold pass over 2 call(s): graphs compiled is 2, but eager gives 3",
+     True),
+    ("runtime_wrapper/diverges", 3, "MISMATCH: out[0]: values is tensor([ 2.5410,  0.7066, -1.1788,  1.5684])", True),
+    ("subclass_wrapper/xpass", 0, "MATCHES: compiled behaves like eager", False),
     ("backward_unwrap/eager_raises", 4, "CASE ERROR (eager itself fails, so the case is wrong, not the build): "
-                                        "eager raised RuntimeError: shape '[3]' is invalid"),
+                                        "eager raised RuntimeError: shape '[3]' is invalid", False),
 ])
-def test_a_reproducer_needs_only_torch_and_prints_the_mismatch(real_run: Path, script_outputs: dict[str, tuple[
-        int, str]], case_id: str, code: int, expected: str) -> None:
-    returncode, out = script_outputs[case_id]
+def test_a_reproducer_needs_only_torch_and_says_what_it_found(
+        script_outputs: dict[str, tuple[int, str, int]], case_id: str, code: int, expected: str, short: bool) -> None:
+    returncode, out, lines = script_outputs[case_id]
     assert returncode == code, out
     assert expected in out, out
-    if code == 3:  # what it prints is what the harness recorded
-        first = _records(real_run)[case_id].mismatches[0]
-        assert f"{first.where}: {first.check} is {first.actual}" in out.split("MISMATCH")[1]
+    assert (lines < 120) == short, lines  # the short form where it has a check for the failure, else the full one
 
 
-def test_reproducers_of_passing_corpus_cases_match(tmp_path: Path) -> None:
-    """Rendered for passing corpus items (training with subclasses, a scalar sweep under config),
-    the script's own comparison finds nothing: it judges as the runner does."""
+def test_full_reproducers_are_written_beside_on_request(tmp_path: Path) -> None:
+    case = ROOT / "tests" / "resources" / "cases" / "valid" / "mutation.yaml"
+    folder = tmp_path / "cases" / "mutation_epilogue"
+    folder.mkdir(parents=True)
+    text = case.read_text().replace("x.mul_(2)", "x.mul_(2)\n      if torch.compiler.is_compiling():\n"
+                                                 "          x.add_(1)")
+    (folder / "wrong.yaml").write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "-q", "--cases", "cases", "--full-reproducers",
+                           "--backends", "aot_eager", "--modes", "inference", "--results", "out/r.jsonl"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    (rec,) = _records(tmp_path / "out" / "r.jsonl").values()
+    short = tmp_path / rec.reproducer  # type: ignore[operator]  # a failure has one
+    full = short.with_name(script_name(rec.case_id, rec.variant, full=True))
+    assert full.is_file() and len(short.read_text().splitlines()) < 120
+    outputs = {p.name: _run(p, tmp_path) for p in (short, full)}
+    for name, p in outputs.items():
+        out = p.communicate(timeout=300)[0]
+        assert p.returncode == 3, (name, out)
+        assert ": values is" in out and "but eager gives" in out, (name, out)
+
+
+def test_full_reproducers_of_passing_corpus_items_find_nothing(tmp_path: Path) -> None:
+    """The full script's embedded core judges as the runner does: on passing items, nothing."""
     chosen = {c.id: c for c in CORPUS}
     picks = [("backward_unwrap/module_subclass_params", "aot_eager", "training"),
              ("scalar_recompile/optimizer_step", "aot_eager", "inference"),
@@ -161,30 +116,13 @@ def test_reproducers_of_passing_corpus_cases_match(tmp_path: Path) -> None:
         lc = chosen[case_id]  # renamed in the corpus? pick another case of the same kind
         variant = variants_of(lc.case, devices=["cpu"], backends=[backend], modes=[mode])[0]
         rec = ResultRecord(case_id=lc.id, variant=variant.label, status="fail", reason="pretend")
-        path = tmp_path / script_name(lc.id, variant.label)
-        path.write_text(render(lc, variant, rec))
-        procs.append((lc.id, subprocess.Popen([sys.executable, "-c", ONLY_TORCH, str(path)], cwd=tmp_path,
-                                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+        path = tmp_path / script_name(lc.id, variant.label, full=True)
+        path.write_text(render_full(lc, variant, rec))
+        procs.append((lc.id, _run(path, tmp_path)))
     for case_id, proc in procs:
         out, _ = proc.communicate(timeout=300)
         assert proc.returncode == 0, f"{case_id}:\n{out}"
         assert "MATCHES" in out
-
-
-@pytest.mark.parametrize("value", [
-    (torch.ones(1), [torch.ones(1), 2]),
-    [torch.ones(1)],
-    {"b": torch.ones(1), "a": (1.5, torch.ones(2))},
-    torch.ones(3),
-])
-def test_standalone_structure_and_sharing_match_the_harness(value: Any) -> None:
-    from conformance import snapshot
-
-    assert standalone.output_structure(value) == snapshot.output_structure(value)
-    base = torch.arange(6.0)
-    tensors = {"x": base, "v": base[2:], "y": torch.ones(2), "z": torch.empty(0)}
-    assert standalone.storage_sharing(tensors) == snapshot.storage_sharing(tensors)
-    assert snapshot.output_structure((value,)) != snapshot.output_structure([value])
 
 
 def test_a_reproducer_compiles_whatever_text_the_case_and_record_hold(tmp_path: Path) -> None:
@@ -202,13 +140,17 @@ def test_a_reproducer_compiles_whatever_text_the_case_and_record_hold(tmp_path: 
         "program: |\n  def f(x):\n      return x.sin()  # ''' and \\\n")
     lc = load_case(path, tmp_path / "cases")
     variant = variants_of(lc.case)[0]
-    rec = ResultRecord(case_id=lc.id, variant=variant.label, status="fail", reason=hostile + "\nsecond line")
-    text = render(lc, variant, rec)
-    compile(text, "repro.py", "exec")
-    doc = ast.get_docstring(ast.parse(text))
-    assert doc is not None and hostile.replace("\x00", "\\x00") in doc.replace("\x00", "\\x00")
-    script = tmp_path / "repro.py"
-    script.write_text(text)
-    proc = subprocess.run([sys.executable, "-c", ONLY_TORCH, str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300, check=False)
-    assert proc.returncode == 0 and "MATCHES" in proc.stdout, proc.stdout + proc.stderr
+    recorded = {"check": "values", "where": "out[0]", "expected": hostile, "actual": "[1.0]", "detail": hostile}
+    rec = ResultRecord.model_validate({"case_id": lc.id, "variant": variant.label, "status": "fail",
+                                       "reason": hostile + "\nsecond line", "mismatches": [recorded]})
+    for render in (render_short, render_full):
+        text = render(lc, variant, rec)
+        assert text is not None
+        compile(text, "repro.py", "exec")
+        doc = ast.get_docstring(ast.parse(text))
+        assert doc is not None and hostile.splitlines()[0] in doc
+        script = tmp_path / f"{render.__name__}.py"
+        script.write_text(text)
+        proc = subprocess.run([sys.executable, "-c", ONLY_TORCH, str(script)], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300, check=False)
+        assert proc.returncode == 0 and "MATCHES" in proc.stdout, proc.stdout + proc.stderr

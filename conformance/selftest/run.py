@@ -1,11 +1,12 @@
-"""Self-check: run cases against deliberately broken builds and report which cases kill each fault.
+"""Run the cases clean, then once per seeded fault, and report which items killed each.
 
 A verdict is only worth something if a broken build would have failed. For every seeded fault
-(conformance.faults) the self-check runs the chosen cases with the fault applied and records
-the items that *killed* it: a contract check that failed where the clean build passed, or (for
-internals faults) the probe reporting `diverges` for the fault's behaviour. A fault nothing
-kills is a coverage gap, named with its behaviour and contract. The clean build runs first; any
-item that does not pass there is a false alarm (or a known failure) and is left out of scoring.
+(conformance/selftest/faults.py) the self-check runs the chosen cases with the fault applied and
+records the items that *killed* it: a contract check that failed where the clean build passed,
+or (for internals faults) the probe reporting `diverges` for the fault's behaviour. A fault
+nothing kills is a coverage gap, named with its behaviour and contract. The clean build runs
+first; any item that does not pass there is a false alarm (or a known failure) and is left out
+of scoring.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # torch-heavy: `register` runs for every CLI command, torch or not
-    from conformance.faults import Fault
-    from conformance.loader import LoadedCase
-    from conformance.results import ResultRecord
-    from conformance.runner import Variant
+from conformance.loader import LoadedCase
+from conformance.results import ResultRecord
+from conformance.runner import RunOptions, run_variant
+from conformance.selftest.codegen import codegen_exec_targets
+from conformance.selftest.faults import FAULTS, Fault
+from conformance.variants import Variant
 
 
 @dataclass
@@ -144,10 +146,7 @@ def run_selftest(
 
     start = time.perf_counter()
     say = progress or (lambda _msg: None)
-    from conformance.faults import ALL_FAULTS, codegen_exec_targets
-    from conformance.runner import RunOptions, run_variant
-
-    faults = list(faults if faults is not None else ALL_FAULTS.values())
+    faults = list(faults if faults is not None else FAULTS.values())
     clean: list[tuple[LoadedCase, Variant]] = []
     false_alarms: list[dict[str, str]] = []
     for lc, variant in items:
@@ -167,11 +166,11 @@ def run_selftest(
             outcomes.append(outcome)
             continue
         for lc, variant in _order(clean, fault):
-            fault.reset()
-            record = run_variant(lc, variant, RunOptions(fault=fault))
+            hook = fault.hook()
+            record = run_variant(lc, variant, RunOptions(hooks=(hook,)))
             outcome.items_run += 1
             if fault.level == "internals":
-                if not fault.hits:
+                if not hook.hits:
                     continue
                 outcome.applied += 1
             how = _kill(record, fault)
@@ -195,79 +194,3 @@ def run_selftest(
 
 def dumps(report: SelftestReport) -> str:
     return json.dumps(report.to_json(), indent=1, sort_keys=True) + "\n"
-
-
-FAST_SUBSET = (
-    "mutation_epilogue/data_mutation_nonleaf",
-    "mutation_epilogue/leaf_detach_mutation",
-    "mutation_epilogue/transpose_metadata_aot_function",
-    "mutation_epilogue/set_storage_swap",
-    "runtime_wrapper/output_view_of_input",
-    "subclass_wrapper/twotensor_in_out",
-    "backward_unwrap/twotensor_backward",
-    "scalar_recompile/composite_dynamic",
-)
-
-
-def register(sub: Any) -> None:
-    """Add `torch-conformance selftest` to the CLI's subparsers."""
-    from conformance.options import BY_NAME
-
-    p = sub.add_parser(
-        "selftest",
-        help="run cases against deliberately broken builds; report which cases kill each fault",
-        description="Seeded faults prove every oracle can fail: contract faults wrap the compiled call, "
-        "internals faults rewrite one generated function. Exit 1 on a false alarm or a fault that a "
-        "case reached but no check caught.",
-    )
-    p.add_argument("paths", nargs="*", help="case files or folders (default: the cases folder)")
-    p.add_argument("--cases", default=None, metavar="DIR", help=BY_NAME["cases"].help)
-    p.add_argument("--faults", default="", metavar="LIST", help="only these faults (comma-separated; "
-                   "an unknown name lists the known ones)")
-    p.add_argument("--backends", default="aot_eager,aot_function,aot_function-kiim", metavar="LIST",
-                   help="backends to run (default: aot_eager and aot_function, which the faults need, fast)")
-    p.add_argument("--devices", default="cpu", metavar="LIST", help="devices (default: cpu)")
-    p.add_argument("--fast", action="store_true",
-                   help=f"a fixed small subset of cases ({len(FAST_SUBSET)}) and one kill per fault")
-    p.add_argument("--stop-after", type=int, default=None, metavar="N",
-                   help="stop a fault after N kills (default: run every item, for the full kill list)")
-    p.add_argument("-o", "--output", default="results/selftest", metavar="DIR",
-                   help="where selftest.json and selftest.md go")
-    p.set_defaults(func=_cmd, needs_torch=True)
-
-
-def _cmd(args: Any) -> int:
-    import sys
-    from pathlib import Path
-
-    from conformance.faults import ALL_FAULTS
-    from conformance.loader import load_all
-    from conformance.options import BY_NAME, csv
-    from conformance.runner import variants_of
-
-    root = Path(args.cases or BY_NAME["cases"].env_default())
-    cases, errors = load_all([Path(p) for p in args.paths] or [root], root if root.is_dir() else None)
-    for err in errors:
-        print(err, file=sys.stderr)
-    if args.fast:
-        cases = [c for c in cases if c.id in FAST_SUBSET]
-    names = csv(args.faults)
-    unknown = [n for n in names if n not in ALL_FAULTS]
-    if unknown:
-        print(f"--faults: unknown {', '.join(unknown)}; known: {', '.join(ALL_FAULTS)}", file=sys.stderr)
-        return 2
-    faults = [ALL_FAULTS[n] for n in names] if names else list(ALL_FAULTS.values())
-    items = [(lc, v) for lc in cases
-             for v in variants_of(lc.case, devices=csv(args.devices), backends=csv(args.backends))]
-    if not items:
-        print("no items to run: check the paths, --devices and --backends", file=sys.stderr)
-        return 2
-    report = run_selftest(items, faults, stop_after=1 if args.fast else args.stop_after,
-                          progress=lambda m: print(m, flush=True))
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "selftest.json").write_text(dumps(report))
-    (out / "selftest.md").write_text(report.to_markdown())
-    print(report.to_markdown())
-    print(f"written: {out / 'selftest.json'}, {out / 'selftest.md'}")
-    return 0 if report.ok else 1

@@ -1,8 +1,8 @@
-"""Snapshots of what a call leaves behind: tensor states, aliasing, ambient modes."""
+"""Snapshots of what a call leaves behind: tensor states, output structure, aliasing, ambient modes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,9 +191,3 @@ def ambient() -> Ambient:
         inference_mode=torch.is_inference_mode_enabled(),
         autocast=tuple(autocast),
     )
-
-
-def iter_tensors(values: Sequence[Any]) -> Iterator[tuple[int, torch.Tensor]]:
-    for i, v in enumerate(values):
-        if isinstance(v, torch.Tensor):
-            yield i, v

@@ -19,40 +19,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from conformance.snapshot import Ambient, Relation, TensorState
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    check: str
-    where: str
-    expected: str
-    actual: str
-    detail: str = ""
-    source: str = "eager"
-
-    def message(self) -> str:
-        text = f"{self.where}: {self.check} is {self.actual}, but {self.source} gives {self.expected}"
-        return f"{text} ({self.detail})" if self.detail else text
-
-    def to_json(self) -> dict[str, str]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    rtol: float | None = None
-    atol: float | None = None
-
-
-def _short(value: Any, limit: int = 160) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+from conformance.core.mismatch import Mismatch, Tolerance, short
+from conformance.core.state import Ambient, Relation, TensorState
 
 
 def compare_values(
@@ -81,8 +54,8 @@ def compare_values(
     except AssertionError as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         detail = "; ".join(lines[:4])
-        return [Mismatch(check, where, _short(expected.flatten()[:8].tolist()),
-                         _short(actual.flatten()[:8].tolist()), detail)]
+        return [Mismatch(check, where, short(expected.flatten()[:8].tolist()),
+                         short(actual.flatten()[:8].tolist()), detail)]
     return []
 
 
@@ -101,7 +74,7 @@ def compare_state(
 
     def field(name: str, a: Any, e: Any) -> None:
         if a != e:
-            out.append(Mismatch(name, where, _short(e), _short(a)))
+            out.append(Mismatch(name, where, short(e), short(a)))
 
     field("type", actual.type, expected.type)
     field("dtype", actual.dtype, expected.dtype)
@@ -124,7 +97,7 @@ def compare_state(
     for name in sorted(set(actual.inner) | set(expected.inner)):
         a, e = actual.inner.get(name), expected.inner.get(name)
         if a is None or e is None:
-            out.append(Mismatch("inner tensors", where, _short(sorted(expected.inner)), _short(sorted(actual.inner))))
+            out.append(Mismatch("inner tensors", where, short(sorted(expected.inner)), short(sorted(actual.inner))))
             break
         out += compare_state(f"{where}.{name}", a, e, tol, strides=strides, grad_fields=False, storage=storage)
     return out
@@ -139,10 +112,10 @@ def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance) -> lis
         atol = tol.atol if tol.atol is not None else 1e-5
         both_nan = math.isnan(actual) and math.isnan(expected)
         if not (abs(actual - expected) <= atol + rtol * abs(expected) or both_nan):
-            return [Mismatch("value", where, _short(expected), _short(actual))]
+            return [Mismatch("value", where, short(expected), short(actual))]
         return []
     if actual != expected:
-        return [Mismatch("value", where, _short(expected), _short(actual))]
+        return [Mismatch("value", where, short(expected), short(actual))]
     return []
 
 
@@ -191,15 +164,15 @@ def compare_relations(actual: Sequence[Relation | None], expected: Sequence[Rela
             continue
         where = f"out[{k}]"
         if a.is_input != e.is_input:
-            out.append(Mismatch("is the input object", where, _short(e.is_input), _short(a.is_input)))
+            out.append(Mismatch("is the input object", where, short(e.is_input), short(a.is_input)))
         if e.requires_grad and (
             (a.view_of_input is None) != (e.view_of_input is None)
             or (a.view_of_input != e.view_of_input and "<intermediate>" not in (a.view_of_input, e.view_of_input))
         ):
-            out.append(Mismatch("view of (_base)", where, _short(e.view_of_input), _short(a.view_of_input)))
+            out.append(Mismatch("view of (_base)", where, short(e.view_of_input), short(a.view_of_input)))
         if a.shares_storage_with != e.shares_storage_with:
-            out.append(Mismatch("shares storage with", where, _short(list(e.shares_storage_with)),
-                                _short(list(a.shares_storage_with))))
+            out.append(Mismatch("shares storage with", where, short(list(e.shares_storage_with)),
+                                short(list(a.shares_storage_with))))
     return out
 
 
@@ -212,15 +185,8 @@ def compare_ambient(actual: Ambient, expected: Ambient) -> list[Mismatch]:
             Mismatch("inference mode", "after the call", str(expected.inference_mode), str(actual.inference_mode))
         )
     if actual.autocast != expected.autocast:
-        out.append(Mismatch("autocast", "after the call", _short(expected.autocast), _short(actual.autocast)))
+        out.append(Mismatch("autocast", "after the call", short(expected.autocast), short(actual.autocast)))
     return out
-
-
-def exception_summary(exc: BaseException | None) -> str:
-    if exc is None:
-        return "no exception"
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {first}"[:300]
 
 
 def matches_exception(exc: BaseException | None, type_name: str, pattern: str | None) -> bool:

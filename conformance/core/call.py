@@ -1,0 +1,282 @@
+"""One call of one side (eager or compiled), what it leaves behind, and the comparison of the
+two sides: everything a contract speaks of, in `Mismatch` terms.
+
+Note [Every item accounted for] (conformance/guard.py): a program may raise SystemExit or a
+KeyboardInterrupt of its own; `call` records them like any exception, and re-raises only what
+`stopping` says stops the run (a real Ctrl-C, a timeout).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from conformance.core.build import BuiltInputs, Spec, tensors_of
+from conformance.core.compare import (
+    compare_ambient,
+    compare_change,
+    compare_plain,
+    compare_relations,
+    compare_state,
+    input_change,
+    matches_exception,
+)
+from conformance.core.mismatch import CaseBroken, Mismatch, Tolerance, exception_summary
+from conformance.core.state import (
+    Ambient,
+    Relation,
+    TensorState,
+    ambient,
+    flatten_outputs,
+    is_subclass,
+    output_structure,
+    relations,
+    storage_key,
+    storage_sharing,
+    tensor_state,
+)
+
+
+def program_raised(exc: BaseException) -> bool:
+    """The default `stopping` test's inverse: Exception, SystemExit and KeyboardInterrupt are the
+    program's own (the harness installs a finer one that knows about real Ctrl-C)."""
+    return isinstance(exc, Exception | SystemExit | KeyboardInterrupt)
+
+
+@dataclass
+class Side:
+    """What one side (eager or compiled) of one call left behind."""
+
+    inputs: BuiltInputs
+    before: dict[str, tuple[tuple[str, int] | None, int | None]]
+    exc: BaseException | None = None
+    where: str = ""  # " at <case file>:<line>" for an exception the program raised
+    outputs: list[Any] = field(default_factory=list)
+    structure: str = ""
+    out_states: list[TensorState | None] = field(default_factory=list)
+    after: dict[str, TensorState] = field(default_factory=dict)
+    sharing: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    ambient: Ambient | None = None
+    relations: list[Relation | None] = field(default_factory=list)
+    grads: dict[str, TensorState | None] = field(default_factory=dict)
+    backward_exc: BaseException | None = None
+    write_errors: list[str | None] = field(default_factory=list)
+    after_write: dict[str, TensorState] = field(default_factory=dict)
+
+
+def _light(t: torch.Tensor) -> tuple[tuple[str, int] | None, int | None]:
+    try:
+        version: int | None = t._version
+    except (RuntimeError, AttributeError):
+        version = None
+    return storage_key(t), version
+
+
+def _program_line(exc: BaseException) -> str:
+    """Where in the case's program an exception was raised (its deepest frame there), or ''."""
+    import traceback
+
+    found = ""
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        name = frame.f_code.co_filename
+        if name.startswith("<program of "):
+            found = f" at {name[len('<program of '):-1]}:{lineno}"
+    return found
+
+
+def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
+         is_program_exception: Callable[[BaseException], bool] = program_raised) -> Side:
+    side = Side(inputs=inputs, before={n: _light(t) for n, t in tensors_of(inputs.named).items()})
+    result = None
+    with torch.set_grad_enabled(case["grad_enabled"]):
+        try:
+            result = fn(*inputs.args)
+        except BaseException as exc:
+            if not is_program_exception(exc):
+                raise
+            # keep no frame alive: a program that allocated without bound holds it in its locals
+            side.where = _program_line(exc)
+            side.exc = exc.with_traceback(None)
+        side.ambient = ambient()
+    if side.exc is None:
+        side.outputs = flatten_outputs(result)
+        side.structure = output_structure(result)
+        side.relations = relations(tensors_of(inputs.named), side.outputs)
+    return side
+
+
+def snapshot(side: Side) -> None:
+    side.out_states = [tensor_state(o) if isinstance(o, torch.Tensor) else None for o in side.outputs]
+    tensors = tensors_of(side.inputs.named)
+    side.after = {n: tensor_state(t) for n, t in tensors.items()}
+    side.sharing = storage_sharing(tensors)
+
+
+def tangent(out: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """A seeded gradient shaped like `out`; for a subclass, the same subclass built from inner
+    tangents, so the backward sees what a user's backward of that output would."""
+    if is_subclass(out):
+        names, ctx = type(out).__tensor_flatten__(out)  # type: ignore[attr-defined]  # subclass protocol
+        inner = {n: tangent(getattr(out, n), gen) for n in names}
+        built: torch.Tensor = type(out).__tensor_unflatten__(inner, ctx, out.size(), out.stride())  # type: ignore[attr-defined]  # subclass protocol
+        return built
+    draw = torch.randn(tuple(out.shape), generator=gen, dtype=torch.complex64 if out.is_complex() else torch.float32)
+    return draw.to(device=out.device, dtype=out.dtype)
+
+
+def backward(side: Side, case: Spec, is_program_exception: Callable[[BaseException], bool] = program_raised) -> None:
+    """Backward through every differentiable output at once, with seeded tangents."""
+    diff = [o for o in side.outputs if isinstance(o, torch.Tensor) and o.requires_grad
+            and (o.dtype.is_floating_point or o.dtype.is_complex)]
+    if diff:
+        gen = torch.Generator().manual_seed(case["seed"] + 7919)
+        with torch.enable_grad():
+            try:
+                torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
+            except BaseException as exc:
+                if not is_program_exception(exc):
+                    raise
+                side.backward_exc = exc.with_traceback(None)
+    side.grads = {name: (tensor_state(leaf.grad, with_storage=False) if leaf.grad is not None else None)
+                  for name, leaf in side.inputs.grad_leaves.items()}
+
+
+def write_through(side: Side) -> None:
+    """Write through every output, so aliasing shows as changed inputs/outputs."""
+    with torch.no_grad():
+        for o in side.outputs:
+            if not isinstance(o, torch.Tensor):
+                side.write_errors.append(None)
+                continue
+            try:
+                if o.dtype == torch.bool:
+                    o.logical_not_()
+                else:
+                    o.add_(1)
+                side.write_errors.append(None)
+            except Exception as exc:
+                side.write_errors.append(type(exc).__name__)
+    states = {n: tensor_state(t) for n, t in tensors_of(side.inputs.named).items()}
+    for k, o in enumerate(side.outputs):
+        if isinstance(o, torch.Tensor):
+            states[f"out[{k}]"] = tensor_state(o)
+    side.after_write = states
+
+
+def mark_dynamic(inputs: BuiltInputs) -> None:
+    import torch._dynamo
+
+    for name, dims in inputs.dynamic_dims.items():
+        torch._dynamo.mark_dynamic(inputs.named[name], list(dims))
+
+
+def eager_must_not_raise(eager: Side, case: Spec, prefix: str) -> None:
+    """An eager exception the case does not declare breaks the case whatever compiled does."""
+    raises = case["expect"]["raises"]
+    if eager.exc is not None and (raises is None or "eager" not in raises["sides"]):
+        raise CaseBroken(f"{prefix}eager raised {exception_summary(eager.exc)}{eager.where}; fix the program, or "
+                         "declare expect.raises for a negative case")
+
+
+def _compare_exceptions(eager: Side, comp: Side, case: Spec, prefix: str) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    raises = case["expect"]["raises"]
+    for name, side in (("eager", eager), ("compiled", comp)):
+        if raises is not None and name in raises["sides"]:
+            if matches_exception(side.exc, raises["type"], raises["match"]):
+                continue
+            want = raises["type"] + (f" matching {raises['match']!r}" if raises["match"] else "")
+            got = exception_summary(side.exc)
+            if name == "eager":
+                raise CaseBroken(f"{prefix}expect.raises: eager gives {got}, but the case expects {want}")
+            out.append(Mismatch("exception", "call", want, got, source="expect.raises"))
+        elif side.exc is not None and name == "compiled":
+            out.append(Mismatch("exception", "call", exception_summary(None), exception_summary(side.exc)))
+    return out
+
+
+def _compare_outputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    if comp.structure != eager.structure:
+        out.append(Mismatch("structure", "outputs", eager.structure, comp.structure))
+    if len(comp.outputs) != len(eager.outputs):
+        return [*out, Mismatch("number of outputs", "outputs", str(len(eager.outputs)), str(len(comp.outputs)))]
+    for k, (a, e) in enumerate(zip(comp.outputs, eager.outputs, strict=True)):
+        sa, se = comp.out_states[k], eager.out_states[k]
+        if sa is not None and se is not None:
+            out += compare_state(f"out[{k}]", sa, se, tol, strides=case["expect"]["strides"])
+        elif (sa is None) != (se is None):
+            out.append(Mismatch("type", f"out[{k}]", type(e).__name__, type(a).__name__))
+        else:
+            out += compare_plain(f"out[{k}]", a, e, tol)
+    out += compare_relations(comp.relations, eager.relations)
+    return out
+
+
+def _as_state(light: tuple[tuple[str, int] | None, int | None]) -> TensorState:
+    return TensorState(type="", dtype="", device="", shape=(), stride=None, storage_offset=None,
+                       requires_grad=False, is_leaf=True, version=light[1], storage=light[0],
+                       values=None, storage_values=None)
+
+
+def _compare_inputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    for name, se in eager.after.items():
+        sa = comp.after[name]
+        out += compare_state(f"input {name}", sa, se, tol)
+        ce = input_change(_as_state(eager.before[name]), se)
+        ca = input_change(_as_state(comp.before[name]), sa)
+        out += compare_change(f"input {name}", ca, ce, case["expect"]["version"])
+        shared_e, shared_a = eager.sharing.get(name, ()), comp.sharing.get(name, ())
+        if shared_a != shared_e:
+            out.append(Mismatch("shares storage with", f"input {name}", str(list(shared_e)), str(list(shared_a))))
+    return out
+
+
+def _compare_grads(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    if (comp.backward_exc is None) != (eager.backward_exc is None):
+        out.append(Mismatch("exception", "backward", exception_summary(eager.backward_exc),
+                            exception_summary(comp.backward_exc)))
+    for name, ge in eager.grads.items():
+        ga = comp.grads.get(name)
+        if (ga is None) != (ge is None):
+            out.append(Mismatch(".grad", f"grad of {name}", "a tensor" if ge is not None else "None",
+                                "a tensor" if ga is not None else "None"))
+        elif ga is not None and ge is not None:
+            out += compare_state(f"grad of {name}", ga, ge, tol, strides=False, grad_fields=False, storage=False)
+    return out
+
+
+def _compare_write_through(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    if comp.write_errors != eager.write_errors:
+        out.append(Mismatch("in-place write through outputs", "outputs", str(eager.write_errors),
+                            str(comp.write_errors)))
+    for name, se in eager.after_write.items():
+        sa = comp.after_write.get(name)
+        if sa is not None:
+            out += compare_state(f"after writing through the outputs: {name}", sa, se, tol, strides=False,
+                                 grad_fields=False, storage=False)
+    return out
+
+
+def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, training: bool) -> list[Mismatch]:
+    """Everything one call left behind, compiled against eager; `where` prefixed with the call."""
+    found = _compare_exceptions(eager, comp, case, prefix)
+    if eager.exc is None and comp.exc is None:
+        expect = case["expect"]
+        tol = Tolerance(expect["rtol"], expect["atol"])
+        found += _compare_outputs(eager, comp, case, tol)
+        found += _compare_inputs(eager, comp, case, tol)
+        assert comp.ambient is not None
+        assert eager.ambient is not None
+        found += compare_ambient(comp.ambient, eager.ambient)
+        if training:
+            found += _compare_grads(eager, comp, tol)
+        if expect["write_through"]:
+            found += _compare_write_through(eager, comp, tol)
+    return [m.at(prefix) for m in found]

@@ -1,0 +1,154 @@
+"""The program as a function, compiled the way the variant says, in an isolated config.
+
+Note [Isolation between cases]
+Every variant starts from `torch._dynamo.reset()` inside its own ExitStack of config patches
+and grad-mode restore, and resets dynamo again on the way out, so neither compiled frames nor
+config overrides survive into the next case — whatever the program did, and also when the
+variant raised or timed out (the stack unwinds on BaseException too).
+
+Note [Cold and warm passes]
+The on-disk compile caches (inductor's FX graph cache, AOTAutograd's cache, triton's) outlive
+processes, so a "cold" pass would hit whatever an earlier run left. A warm-rerun case gets
+empty cache folders of its own for its cold pass, kept for its warm pass, then removed; other
+cases share the default caches (speed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import linecache
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from conformance.core.build import Spec
+from conformance.core.entry import AOT_FUNCTION
+from conformance.core.mismatch import CaseBroken, FeatureUnavailable
+
+
+def make_function(program: str, name: str, filename: str) -> Callable[..., Any]:
+    """A fresh function object from the program. The source is registered with linecache under
+    a name of its own: dynamo and tracebacks read source lines, and a case file is not Python."""
+    linecache.cache[filename] = (len(program), None, program.splitlines(keepends=True), filename)
+    namespace: dict[str, Any] = {"torch": torch, "__name__": "torch_conformance_case"}
+    exec(compile(program, filename, "exec"), namespace)
+    fn: Callable[..., Any] = namespace[name]
+    return fn
+
+
+class CountingBackend:
+    """A backend wrapper that counts the graphs handed to the backend it wraps."""
+
+    def __init__(self, inner: Callable[..., Any]) -> None:
+        self.inner = inner
+        self.count = 0
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        self.count += 1
+        return self.inner(gm, example_inputs, **kwargs)
+
+
+def lookup_backend(name: str) -> Callable[..., Any]:
+    """A torch.compile backend by its registered name; FeatureUnavailable if this build has none."""
+    import torch._dynamo
+
+    lookup: Callable[[str], Callable[..., Any]] | None = getattr(torch._dynamo, "lookup_backend", None)
+    if lookup is None:
+        from torch._dynamo.backends.registry import lookup_backend
+
+        lookup = lookup_backend
+    try:
+        return lookup(name)
+    except Exception as exc:  # an unknown name raises InvalidBackend, whose module moved between releases
+        raise FeatureUnavailable(f"backend {name!r} is not registered on this build ({exc})") from None
+
+
+def make_compiled(
+    fn: Callable[..., Any],
+    case: Spec,
+    backend: str,
+    kiim: bool,
+    counting: Callable[[Callable[..., Any], bool], CountingBackend] = lambda inner, _aot: CountingBackend(inner),
+) -> tuple[Callable[..., Any], CountingBackend]:
+    """`fn` compiled with the variant's entry point; `counting(inner, aot)` wraps the backend."""
+    options = case["compile"]
+    if backend == AOT_FUNCTION:
+        try:
+            from functorch.compile import aot_function, nop  # type: ignore[attr-defined]  # re-exported without __all__
+        except ImportError as exc:
+            raise FeatureUnavailable(f"functorch.compile.aot_function is not available: {exc}") from None
+        counter = counting(nop, True)
+        compiled = aot_function(fn, fw_compiler=counter, bw_compiler=nop, keep_inference_input_mutations=kiim,
+                                dynamic=bool(options["dynamic"]))
+        return compiled, counter
+    counter = counting(lookup_backend(backend), False)
+    return torch.compile(fn, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"]), counter
+
+
+def config_patches(case: Spec, backend: str) -> list[tuple[Any, dict[str, Any]]]:
+    """(config module, {name: value}) for the case's config and its inductor options and mode."""
+    patches: list[tuple[Any, dict[str, Any]]] = []
+    for key, value in case["config"].items():
+        module_name, _, attr = key.partition(".config.")
+        module_name += ".config"
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise CaseBroken(f"config: {key}: {module_name} is not importable on this build ({exc})") from None
+        target: Any = module
+        for part in attr.split("."):
+            if not hasattr(target, part):
+                raise CaseBroken(f"config: {key}: this build has no config {attr!r} in {module_name}")
+            target = getattr(target, part)
+        patches.append((module, {attr: value}))
+    options = case["compile"]
+    if backend == "inductor" and (options["options"] or options["mode"]):
+        import torch._inductor
+        import torch._inductor.config as inductor_config
+
+        chosen: dict[str, Any] = {}
+        if options["mode"]:
+            chosen.update(torch._inductor.list_mode_options(options["mode"], options["dynamic"]))
+        chosen.update(options["options"])
+        patches.append((inductor_config, chosen))
+    return patches
+
+
+@contextlib.contextmanager
+def isolated(case: Spec, backend: str) -> Iterator[None]:
+    """See Note [Isolation between cases]."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    grad = torch.is_grad_enabled()
+    try:
+        with contextlib.ExitStack() as stack:
+            for module, patch in config_patches(case, backend):
+                stack.enter_context(module.patch(patch))
+            torch.manual_seed(case["seed"])
+            yield
+    finally:
+        torch.set_grad_enabled(grad)
+        torch._dynamo.reset()
+
+
+@contextlib.contextmanager
+def fresh_compile_caches() -> Iterator[None]:
+    """See Note [Cold and warm passes]."""
+    names = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+    saved = {n: os.environ.get(n) for n in names}
+    with tempfile.TemporaryDirectory(prefix="torch-conformance-cold-") as tmp:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "inductor")
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(tmp, "triton")
+        try:
+            yield
+        finally:
+            for n, v in saved.items():
+                if v is None:
+                    os.environ.pop(n, None)
+                else:
+                    os.environ[n] = v

@@ -1,0 +1,10 @@
+"""How a variant's program is compiled, by name; no torch here (the schema and CLI read it).
+
+Any other name is a torch.compile backend registered on the build (`torch._dynamo.list_backends`).
+"""
+
+from __future__ import annotations
+
+AOT_FUNCTION = "aot_function"  # functorch.compile.aot_function with nop compilers
+KIIM_LABEL = "aot_function-kiim"  # the same with keep_inference_input_mutations=True
+DEFAULT_BACKENDS = ("aot_eager", "inductor")

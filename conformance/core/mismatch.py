@@ -1,0 +1,60 @@
+"""A difference between compiled and eager, and the one sentence that says it."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+
+def sentence(check: str, where: str, expected: str, actual: str, *, detail: str = "", source: str = "eager") -> str:
+    """`<where>: <check> is <actual>, but <source> gives <expected> (<detail>)`: how every
+    mismatch is worded, in records, reports, terminal output and reproducers."""
+    text = f"{where}: {check} is {actual}, but {source} gives {expected}"
+    return f"{text} ({detail})" if detail else text
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    check: str
+    where: str
+    expected: str
+    actual: str
+    detail: str = ""
+    source: str = "eager"
+
+    def message(self) -> str:
+        return sentence(self.check, self.where, self.expected, self.actual, detail=self.detail, source=self.source)
+
+    def to_json(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+    def at(self, prefix: str) -> Mismatch:
+        """The same mismatch with its `where` prefixed (by the call or the pass it happened in)."""
+        return dataclasses.replace(self, where=prefix + self.where)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float | None = None
+    atol: float | None = None
+
+
+class CaseBroken(Exception):
+    """The case itself is wrong (eager fails, a config key is unknown): an `error`, not a verdict."""
+
+
+class FeatureUnavailable(Exception):
+    """The build lacks something a case needs (a subclass, an entry point): the item skips."""
+
+
+def short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def exception_summary(exc: BaseException | None) -> str:
+    if exc is None:
+        return "no exception"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}"[:300]

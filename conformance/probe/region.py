@@ -1,0 +1,217 @@
+"""A compile's region in the program's terms, and the observation re-expressed in them.
+
+See Note [Probe: what is compared with what] in conformance/probe/__init__.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import torch
+
+from reference_impl.observe import Observation, region, synthetic_bases
+from reference_impl.subclass_wrapper import is_wrapper_subclass, mark_symbolic
+
+# Per value: (attribute path, symbolic size dims, symbolic stride dims); "" is the value itself.
+Symbolic = tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]
+
+
+class GraphValue(Protocol):
+    """One input or output of a compiled region as the runner recorded it
+    (:class:`conformance.regions.GraphInput` has this shape)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def index(self) -> int | None: ...
+    @property
+    def symbolic(self) -> Symbolic: ...
+
+
+@dataclass(frozen=True)
+class GraphSignature:
+    """One compile's region in the program's terms (see Note [Probe: what is compared with
+    what] and :func:`reference_impl.observe.region`).
+
+    ``inputs``: per region input, the program argument index, the attribute name
+    (``"m.w"``) or ``None`` (a symbolic size, a lifted constant, a tensorified float).
+    ``outputs``: per region output, the program output index or ``None`` (a value the
+    program does not return); ``None`` for the whole when not known. ``*_symbolic``: per
+    value, which sizes/strides were symbolic at compile time. ``frozen``: region inputs
+    inductor freezing baked into the graph. ``unseen_tensors``: region inputs that are
+    tensors the program does not see (tensorified floats, lifted constants). ``partial``:
+    the program also ran outside this region during the call (a graph break, an in-place
+    op dynamo ran before the graph), so the observation of the whole call does not say
+    which inputs the region itself mutates.
+    """
+
+    inputs: tuple[int | str | None, ...]
+    outputs: tuple[int | None, ...] | None = None
+    input_symbolic: tuple[Symbolic, ...] = ()
+    output_symbolic: tuple[Symbolic, ...] | None = None
+    frozen: frozenset[int] = field(default_factory=frozenset)
+    unseen_tensors: frozenset[int] = field(default_factory=frozenset)
+    partial: bool = False
+
+    @staticmethod
+    def of(
+        graph_inputs: Sequence[GraphValue],
+        graph_outputs: Sequence[GraphValue] | None = None,
+        *,
+        frozen: frozenset[int] = frozenset(),
+        partial: bool = False,
+    ) -> GraphSignature:
+        """From the runner's records: kind ``"input"``/``"param"`` with an argument ``index``
+        or an attribute ``name`` is that program value; kind ``"output"`` with ``index`` is
+        that program output; every other kind is a value the program does not see (a
+        tensor for kinds ``"tensor"`` and ``"param"``)."""
+
+        def ref(g: GraphValue) -> int | str | None:
+            if g.kind in ("input", "param"):
+                return g.index if g.index is not None else g.name
+            return None
+
+        outputs = None
+        output_symbolic = None
+        if graph_outputs is not None:
+            outputs = tuple(g.index if g.kind == "output" else None for g in graph_outputs)
+            output_symbolic = tuple(g.symbolic for g in graph_outputs)
+        refs = tuple(ref(g) for g in graph_inputs)
+        unseen = frozenset(
+            k for k, g in enumerate(graph_inputs) if refs[k] is None and g.kind in ("tensor", "param")
+        )
+        return GraphSignature(
+            refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen, partial
+        )
+
+
+def _leaf_values(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    if is_wrapper_subclass(t):
+        names, _ = t.__tensor_flatten__()  # type: ignore[attr-defined]  # subclass protocol
+        return tuple(v for n in names for v in _leaf_values(getattr(t, n)))
+    return (t.detach(),)
+
+
+@dataclass(frozen=True)
+class OutputSample:
+    """A graph output as it was returned on its compile's first call: enough to tell which
+    program output it is (:func:`match_outputs`). Values are copied, since the caller may
+    write through the outputs afterwards."""
+
+    type_name: str
+    dtype: str | None = None
+    shape: tuple[int, ...] | None = None
+    values: tuple[torch.Tensor, ...] = field(default=(), compare=False, repr=False)
+    scalar: object = field(default=None, compare=False)
+
+    @staticmethod
+    def of(value: object) -> OutputSample:
+        if isinstance(value, torch.Tensor):
+            with torch.no_grad():
+                leaves = tuple(v.clone() for v in _leaf_values(value))
+            return OutputSample(type(value).__name__, str(value.dtype), tuple(value.shape), leaves)
+        return OutputSample(type(value).__name__, scalar=value)
+
+    def fits(self, value: object) -> bool:
+        """Same type, dtype and shape (a tensor) or an equal value (anything else)."""
+        if isinstance(value, torch.Tensor):
+            return (self.type_name, self.dtype, self.shape) == (
+                type(value).__name__,
+                str(value.dtype),
+                tuple(value.shape),
+            )
+        return self.type_name == type(value).__name__ and bool(self.scalar == value)
+
+    def close_to(self, value: object) -> bool:
+        if not isinstance(value, torch.Tensor):
+            return self.fits(value)
+        theirs = _leaf_values(value)
+        return len(theirs) == len(self.values) and all(
+            _close(a, b) for a, b in zip(self.values, theirs, strict=True)
+        )
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(torch.allclose(a, b, rtol=1e-3, atol=1e-4, equal_nan=True))
+    return bool(torch.equal(a, b))
+
+
+def match_outputs(
+    samples: Sequence[OutputSample], program_outputs: Sequence[object]
+) -> tuple[int | None, ...]:
+    """Which program output each graph output is (``None``: one the program does not return).
+
+    The compiled call and the observed eager call ran on identical inputs, so a graph output
+    is the program output of the same type, dtype and shape, preferring (in this order) the
+    next one in program order with close values, any with close values, the next one in
+    program order. Which outputs the graph returns is the compiler's choice (dynamo hands
+    back returned inputs and constants itself); this only finds out what it chose.
+    """
+    used: set[int] = set()
+    out: list[int | None] = []
+    after = 0
+    for sample in samples:
+        fitting = [i for i, v in enumerate(program_outputs) if i not in used and sample.fits(v)]
+        ordered = [i for i in fitting if i >= after] + [i for i in fitting if i < after]
+        close = [i for i in ordered if sample.close_to(program_outputs[i])]
+        best = close or ordered
+        pick = best[0] if best else None
+        out.append(pick)
+        if pick is not None:
+            used.add(pick)
+            after = pick + 1
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Region:
+    """One compile, ready to compare: the observation in region terms and what the
+    signature says about the compiler's placement choices."""
+
+    obs: Observation
+    outputs_known: bool
+    dynamic_outputs: tuple[frozenset[int] | None, ...] | None
+    frozen: frozenset[int]
+    partial: bool = False
+
+
+def _symbolic_map(symbolic: Symbolic) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
+    return {path: (sizes, strides) for path, sizes, strides in symbolic}
+
+
+def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
+    if graph is None:
+        return Region(obs, False, None, frozenset())
+    robs, order = synthetic_bases(region(obs, graph.inputs, graph.outputs), graph.unseen_tensors)
+    symbolic = [graph.input_symbolic[i] if i is not None and i < len(graph.input_symbolic) else () for i in order]
+    frozen = frozenset(k for k, i in enumerate(order) if i is not None and i in graph.frozen)
+    ins = tuple(mark_symbolic(m, _symbolic_map(symbolic[i])) for i, m in enumerate(robs.input_subclasses))
+    outs = robs.outputs
+    dynamic: tuple[frozenset[int] | None, ...] | None = None
+    if graph.outputs is not None and graph.output_symbolic is not None:
+        maps = [_symbolic_map(sym) for sym in graph.output_symbolic]
+        outs = tuple(
+            replace(o, subclass=mark_symbolic(o.subclass, maps[j])) if j < len(maps) else o
+            for j, o in enumerate(outs)
+        )
+        # The wrapper marks every tensor output once any output has a symbolic size.
+        sizes = [frozenset(m.get("", ((), ()))[0]) for m in maps]
+        if any(sizes):
+            dynamic = tuple(
+                sizes[j] if isinstance(robs.raw_outputs[j], torch.Tensor) else None
+                for j in range(len(outs))
+            )
+        else:
+            dynamic = tuple(None for _ in outs)
+    robs = replace(robs, input_subclasses=ins, outputs=outs)
+    return Region(robs, graph.outputs is not None, dynamic, frozen, graph.partial)
+
+
+

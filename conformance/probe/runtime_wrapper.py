@@ -1,0 +1,147 @@
+"""Probe of the runtime wrapper: the build's `_runtime_wrapper` (and `_alias_fn`) against the
+reference's (see conformance/behaviors.py, RUNTIME_WRAPPER)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from conformance.capture import CaptureResult
+from conformance.probe.region import Region
+from conformance.probe.verdict import ProbeResult, compare, sources
+from reference_impl import runtime_wrapper
+from reference_impl.observe import runtime_wrapper_meta
+from reference_impl.runtime_wrapper import OutputSpec, RuntimeWrapperForm, RuntimeWrapperMeta
+from reference_impl.structural import StructuralError
+
+
+def runtime_forms(sources: Sequence[str]) -> list[RuntimeWrapperForm]:
+    forms = []
+    for s in sources:
+        try:
+            forms.append(runtime_wrapper.structural_form(s))
+        except StructuralError:
+            continue
+    return forms
+
+
+def runtime_indices(forms: Sequence[RuntimeWrapperForm]) -> list[int] | None:
+    """Inputs the build's epilogue applies: the first ``split`` captured inputs."""
+    if not forms:
+        return None
+    form = forms[0]
+    split = form.mutation_split or 0
+    return [slot for _, slot in form.captured_inputs[:split]]
+
+
+def _placed(
+    reference: RuntimeWrapperForm,
+    build: RuntimeWrapperForm,
+    meta: RuntimeWrapperMeta,
+    reg: Region,
+) -> RuntimeWrapperForm:
+    """The reference form with the build's placement facts (which inputs the training call
+    detaches, autocast; arity, alias replay and the alias bases it captures when the
+    region's outputs are not known; dynamic dims when not known); see Note [Probe: what
+    is compared with what]."""
+    changes: dict[str, Any] = {"detach": build.detach, "disable_autocast": build.disable_autocast}
+    if reg.partial:
+        changes["version_bumps"] = build.version_bumps
+    if not reg.outputs_known:
+        mutated = set(meta.mutated_runtime)
+        changes["captured_inputs"] = tuple(
+            (k, v) for k, v in reference.captured_inputs if k in mutated
+        ) + tuple((k, v) for k, v in build.captured_inputs if k not in mutated)
+        changes["expected_outputs"] = build.expected_outputs
+        changes["replays_aliases"] = build.replays_aliases
+    if reg.dynamic_outputs is None:
+        changes["dynamic_dims"] = build.dynamic_dims
+    return replace(reference, **changes)
+
+
+def _noop(*_: object) -> Any:
+    return None
+
+
+def _runtime_meta(
+    reg: Region, keep_input_mutations: bool, placement: list[int] | None
+) -> RuntimeWrapperMeta:
+    meta = runtime_wrapper_meta(
+        reg.obs, keep_input_mutations=keep_input_mutations, runtime_indices=placement
+    )
+    if reg.dynamic_outputs is not None:
+        outputs: tuple[OutputSpec, ...] = tuple(
+            replace(o, dynamic_dims=reg.dynamic_outputs[i]) for i, o in enumerate(meta.outputs)
+        )
+        meta = replace(meta, outputs=outputs)
+    return meta
+
+
+def probe(
+    capture: CaptureResult,
+    reg: Region,
+    rw_forms: Sequence[RuntimeWrapperForm],
+    keep_input_mutations: bool,
+) -> ProbeResult:
+    name = "runtime_wrapper"
+    rw_sources = sources(capture, "runtime_wrapper_orchestration")
+    alias_sources = sources(capture, "output_alias_wrapper")
+    if not rw_sources:
+        note = "only an alias wrapper was captured" if alias_sources else ""
+        return ProbeResult(name, "absent", note=note)
+    if not rw_forms:
+        return compare(
+            name,
+            ("runtime_wrapper_orchestration",),
+            "",
+            rw_sources,
+            runtime_wrapper.structural_form,
+        )
+    meta = _runtime_meta(reg, keep_input_mutations, runtime_indices(rw_forms))
+    source, _ = runtime_wrapper.codegen_runtime_wrapper(
+        meta, apply_mutations=_noop, replay_aliases=_noop
+    )
+    build_form = rw_forms[0]
+    read = ["detached inputs", "autocast"]
+    if reg.partial:
+        read.append("version bumps (the program also ran outside this region)")
+    if not reg.outputs_known:
+        read.append("graph arity, alias replay")
+    if reg.dynamic_outputs is None:
+        read.append("dynamic dims")
+    result = compare(
+        name,
+        ("runtime_wrapper_orchestration",),
+        source,
+        rw_sources,
+        lambda src: (
+            _placed(runtime_wrapper.structural_form(src), build_form, meta, reg)
+            if src == source
+            else runtime_wrapper.structural_form(src)
+        ),
+        note=f"{', '.join(read)} read from the build's wrapper",
+    )
+    if result.status != "conforms" or not alias_sources:
+        return result
+    alias_source, _ = runtime_wrapper.codegen_alias_fn(meta)
+    alias = compare(
+        name,
+        ("runtime_wrapper_orchestration", "output_alias_wrapper"),
+        alias_source,
+        alias_sources,
+        runtime_wrapper.alias_structural_form,
+    )
+    if alias.status != "conforms":
+        return alias
+    return ProbeResult(
+        name,
+        "conforms",
+        alias.artifacts,
+        "",
+        f"{result.reference_source}\n\n{alias.reference_source}",
+        f"{result.build_source}\n\n{alias.build_source}",
+        result.note,
+    )
+
+

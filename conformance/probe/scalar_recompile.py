@@ -1,0 +1,58 @@
+"""Probe of the scalar-tensorify fix: the compile count of a value sweep against the reference's
+prediction with and without the fix (see conformance/behaviors.py, SCALAR_RECOMPILE)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conformance.probe.verdict import ProbeResult
+from reference_impl.scalar_tensorify import ScalarProgramMeta, predict_compile_count
+
+
+@dataclass(frozen=True)
+class ScalarSweep:
+    """A value sweep the runner performed: the program's float uses and what it observed."""
+
+    uses: ScalarProgramMeta
+    n_values: int
+    compile_count: int
+    recompile_limit: int = 8
+    dynamic: bool | None = None
+    values: tuple[dict[str, float], ...] | None = None  # per call, the swept floats
+
+
+def probe(sweep: ScalarSweep | None) -> ProbeResult:
+    name = "scalar_recompile"
+    if sweep is None:
+        return ProbeResult(name, "absent", note="no value sweep in this case")
+    with_fix = predict_compile_count(
+        sweep.uses,
+        sweep.n_values,
+        has_fix=True,
+        recompile_limit=sweep.recompile_limit,
+        dynamic=sweep.dynamic,
+        values=sweep.values,
+    )
+    without = predict_compile_count(
+        sweep.uses,
+        sweep.n_values,
+        has_fix=False,
+        recompile_limit=sweep.recompile_limit,
+        dynamic=sweep.dynamic,
+        values=sweep.values,
+    )
+    seen = sweep.compile_count
+    uses = "; ".join(u.describe() for u in sweep.uses.uses) or "no float uses"
+    detail = (
+        f"{sweep.n_values} values, {seen} compiles; predicted {with_fix} with the fix, "
+        f"{without} without ({uses})"
+    )
+    if seen == with_fix:
+        return ProbeResult(name, "conforms", note=detail)
+    if seen == without:
+        return ProbeResult(name, "absent", note=f"build recompiles as before the fix: {detail}")
+    return ProbeResult(
+        name, "diverges", diff=f"compiles: expected {with_fix}, saw {seen}", note=detail
+    )
+
+

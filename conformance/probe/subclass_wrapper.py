@@ -1,0 +1,45 @@
+"""Probe of the subclass wrapper: the build's `inner_fn` against the reference's (see
+conformance/behaviors.py, SUBCLASS_WRAPPER)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from conformance.capture import CaptureResult
+from conformance.probe.region import Region
+from conformance.probe.runtime_wrapper import runtime_indices
+from conformance.probe.verdict import ProbeResult, compare, sources
+from reference_impl import subclass_wrapper
+from reference_impl.observe import subclass_wrapper_meta
+from reference_impl.runtime_wrapper import RuntimeWrapperForm
+
+
+def probe(
+    capture: CaptureResult,
+    reg: Region,
+    rw_forms: Sequence[RuntimeWrapperForm],
+    keep_input_mutations: bool,
+) -> ProbeResult:
+    name = "subclass_wrapper"
+    found = sources(capture, name)
+    meta = subclass_wrapper_meta(
+        reg.obs,
+        frozen_inputs=reg.frozen,
+        keep_input_mutations=keep_input_mutations,
+        runtime_indices=runtime_indices(rw_forms),
+    )
+    if not found:
+        return ProbeResult(name, "absent", note="" if meta else "program has no subclasses")
+    if meta is None:
+        return ProbeResult(
+            name,
+            "diverges",
+            ("subclass_wrapper",),
+            "build wraps subclasses, but the program has none",
+            "",
+            found[0],
+        )
+    source, _ = subclass_wrapper.codegen_subclass_wrapper(meta)
+    return compare(name, ("subclass_wrapper",), source, found, subclass_wrapper.structural_form)
+
+

@@ -1,0 +1,133 @@
+"""The harness side of the internals probe: after a cold pass, compare what the build generated
+with the reference, one compile at a time, each against the observation of the call that
+compiled it and the region the counter recorded (conformance/regions.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from conformance.capture import CaptureResult
+from conformance.core.build import CallPoint, build_inputs, call_points, tensors_of
+from conformance.core.compile import make_function
+from conformance.core.mismatch import exception_summary
+from conformance.loader import LoadedCase
+from conformance.probe import GraphSignature, match_outputs, probe_compiles
+from conformance.probe.scalar_recompile import ScalarSweep
+from conformance.regions import CompileCounter, GraphInput
+from conformance.variants import Variant
+from reference_impl.observe import observe
+from reference_impl.scalar_tensorify import analyze_float_uses
+
+
+def _observe(lc: LoadedCase, variant: Variant, point: CallPoint) -> Any:
+    """The reference oracle's observation of an eager run on a third, identical input copy.
+
+    Tensors the program reaches through its arguments (module parameters and buffers) are
+    observed as attributes, so that a region that lifts them can be described."""
+    inputs = build_inputs(lc.data, variant.device, variant.mode, point)
+    hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
+    grad = torch.is_grad_enabled()
+    try:
+        with torch.set_grad_enabled(lc.case.grad_enabled):
+            return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename),
+                           inputs.args, attributes=hidden)
+    finally:
+        torch.set_grad_enabled(grad)
+
+
+def _scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:
+    case = lc.case
+    swept = [n for n, s in case.inputs.items() if s.scalar is not None and s.scalar.values is not None
+             and s.scalar.type == "float"]
+    if not swept or case.calls:
+        return None
+    points = call_points(lc.data)
+    values = tuple({name: float(p.scalars[name]) for name in swept} for p in points)
+    return ScalarSweep(uses=analyze_float_uses(case.program, swept), n_values=len(points),
+                       compile_count=compile_count, dynamic=case.compile.dynamic, values=values)
+
+
+def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter) -> dict[str, Any]:
+    """Compare what the build generated during the cold pass with the reference (never raises).
+
+    One comparison per compile, each with the observation of the call that compiled it and
+    the region the counter recorded (GraphInput); the graph's outputs are matched with the
+    observed program outputs. Sources are split per compile when the counter captured them
+    so and they account for everything captured; otherwise the whole capture is compared
+    with the first compile. For aot_function the region is the program's own signature.
+    """
+    try:
+        points = call_points(lc.data)
+        observed: dict[int, Any] = {}
+
+        def observation(call: int) -> Any:
+            point = min(call, len(points) - 1)
+            if point not in observed:
+                observed[point] = _observe(lc, variant, points[point])
+            return observed[point]
+
+        def frozen(k: int, obs: Any) -> frozenset[int]:
+            """Inductor freezing bakes in the graph module's lifted parameters (not mutated)."""
+            if variant.backend != "inductor" or lc.case.grad_enabled:
+                return frozenset()
+            import torch._inductor.config as inductor_config
+
+            if not inductor_config.freezing:
+                return frozenset()
+            attrs = {a.name: a.input for a in obs.attributes}
+            return frozenset(
+                slot
+                for slot, g in enumerate(counter.graph_inputs[k])
+                if g.kind == "param" and not (g.name in attrs and attrs[g.name].mutated)
+            )
+
+        def signature(k: int, obs: Any) -> Any:
+            samples = counter.output_samples[k] if k < len(counter.output_samples) else None
+            outputs = None
+            if samples is not None:
+                symbolic = counter.output_symbolic[k]
+                matched = match_outputs(samples, obs.raw_outputs)
+                outputs = tuple(
+                    GraphInput(
+                        "output" if m is not None else "other",
+                        None,
+                        m,
+                        symbolic[j] if symbolic is not None and j < len(symbolic) else (),
+                    )
+                    for j, m in enumerate(matched)
+                )
+                graph_outputs.append([g.to_json() for g in outputs])
+            partial = k < len(counter.partial) and counter.partial[k]
+            return GraphSignature.of(counter.graph_inputs[k], outputs, frozen=frozen(k, obs), partial=partial)
+
+        compiles: list[tuple[Any, Any, Any]] = []
+        graph_outputs: list[list[dict[str, Any]]] = []
+        if variant.backend == "aot_function":
+            obs = observation(counter.compile_calls[0] if counter.compile_calls else 0)
+            region = GraphSignature(tuple(range(len(obs.inputs))), tuple(range(len(obs.raw_outputs))))
+            compiles.append((capture, obs, region))
+        else:
+            per_compile = [c for c in counter.captures if c is not None]
+            split = len(per_compile) == counter.count > 0
+            if split and sum(len(c.artifacts) for c in per_compile) >= len(capture.artifacts):
+                for k in range(counter.count):
+                    obs = observation(counter.compile_calls[k])
+                    compiles.append((counter.captures[k], obs, signature(k, obs)))
+            else:
+                obs = observation(counter.compile_calls[0] if counter.compile_calls else 0)
+                compiles.append((capture, obs, signature(0, obs) if counter.graph_inputs else None))
+        report = probe_compiles(
+            compiles,
+            scalar=_scalar_sweep(lc, counter.count) if variant.backend != "aot_function" else None,
+            keep_input_mutations=variant.backend != "aot_function" or variant.kiim,
+            seen=capture,
+        )
+    except Exception as exc:  # the probe informs; it must never cost the contract verdict
+        return {"error": exception_summary(exc), "results": [], "seen": list(capture.names())}
+    out: dict[str, Any] = report.to_json()
+    out["graph_inputs"] = [[g.to_json() for g in compile_] for compile_ in counter.graph_inputs]
+    out["graph_outputs"] = graph_outputs
+    out["partial"] = list(counter.partial)
+    return out

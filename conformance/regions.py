@@ -1,0 +1,211 @@
+"""Compiled regions in the program's terms: how many graphs a pass compiles and, for each,
+what its inputs and outputs are (see GraphInput), for the internals probe."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from conformance.core.build import BuiltInputs, tensors_of
+from conformance.core.compile import CountingBackend
+from conformance.core.state import is_subclass
+
+Symbolic = tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
+class GraphInput:
+    """What one input (or output) of a compiled region is, in the program's terms.
+
+    The probe needs this because generated code indexes the region, not the program:
+    dynamo orders graph inputs by first use and inserts symbolic sizes, AOTAutograd lifts
+    the graph module's parameters in front, so slot k of generated code is not argument k.
+    Kinds: ``"input"``, a program value the graph input *is* (identity): `index` its
+    position among the arguments, `name` the input (or `module.param`) name; ``"param"``,
+    a parameter or buffer of the graph module, lifted in front of the graph inputs (`name`
+    when it is a program value); ``"symint"``, ``"symfloat"``, ``"tensor"``... for values
+    the program does not see (symbolic sizes, lifted or tensorified values); for a graph
+    output, ``"output"`` with the program output `index` it is, or ``"other"``.
+    `symbolic`: per subclass attribute path (``""`` for the value itself), the size and
+    stride dims that were symbolic at compile time.
+    """
+
+    kind: str
+    name: str | None = None
+    index: int | None = None
+    symbolic: Symbolic = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "index": self.index}
+        if self.symbolic:
+            out["symbolic"] = [[path, list(sizes), list(strides)] for path, sizes, strides in self.symbolic]
+        return out
+
+
+class CompileCounter(CountingBackend):
+    """A backend wrapper that counts the graphs dynamo hands to the backend and records, for
+    each, what its region is in the program's terms (see GraphInput): its inputs (the graph
+    module's lifted parameters, then the example inputs, identified by identity), which
+    call compiled it, samples of its outputs on their first call, whether the program also
+    ran outside the region during that call (`partial`: another graph in the same call, or
+    program inputs changed before the graph ran or after it returned), and, while a capture
+    is active, the sources generated during this compile alone."""
+
+    def __init__(self, inner: Callable[..., Any]) -> None:
+        super().__init__(inner)
+        self.calls = 0
+        self._current: BuiltInputs | None = None
+        self._states: dict[int, Any] = {}
+        self._sampled: int | None = None
+        self.graph_inputs: list[tuple[GraphInput, ...]] = []
+        self.output_symbolic: list[tuple[Symbolic, ...] | None] = []
+        self.output_samples: list[tuple[Any, ...] | None] = []
+        self.compile_calls: list[int] = []
+        self.partial: list[bool] = []
+        self.captures: list[Any] = []
+
+    @property
+    def current(self) -> BuiltInputs | None:
+        """The inputs of the call in progress; setting them starts the next call, clearing
+        them ends it."""
+        return self._current
+
+    @current.setter
+    def current(self, value: BuiltInputs | None) -> None:
+        if value is not None:
+            self.calls += 1
+            self._current = value
+            self._states = self._input_states()
+            return
+        if self._sampled is not None and self._input_states() != self._states:
+            self.partial[self._sampled] = True  # the program changed its inputs after the graph
+        self._sampled = None
+        self._current = None
+
+    def _input_states(self) -> dict[int, Any]:
+        """Storage, geometry and version of every program tensor of the current call."""
+        if self._current is None:
+            return {}
+        out: dict[int, Any] = {}
+        for t in tensors_of(self._current.named).values():
+            try:
+                out[id(t)] = (t.untyped_storage().data_ptr(), t.size(), t.stride(), t.storage_offset(), t._version)
+            except (RuntimeError, NotImplementedError):  # a wrapper subclass has no storage
+                out[id(t)] = (t.size(), t.stride(), t._version)
+        return out
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        from conformance.capture import capture_generated_sources, capturing
+
+        self.count += 1
+        k = len(self.compile_calls)
+        call_index = max(self.calls - 1, 0)
+        # Another graph in this call, or inputs already changed: the region is not the call.
+        same_call = [j for j, c in enumerate(self.compile_calls) if c == call_index]
+        for j in same_call:
+            self.partial[j] = True
+        self.partial.append(bool(same_call) or self._input_states() != self._states)
+        self.compile_calls.append(call_index)
+        nodes = list(gm.graph.nodes) if hasattr(gm, "graph") else []
+        placeholders = [n for n in nodes if n.op == "placeholder"]
+        lifted: list[GraphInput] = []
+        if isinstance(gm, torch.nn.Module):
+            for _, t in (*gm.named_parameters(remove_duplicate=False), *gm.named_buffers(remove_duplicate=False)):
+                found = self._describe(t)
+                lifted.append(GraphInput("param", found.name, found.index, self._symbolic(t)))
+        described = []
+        for i, e in enumerate(example_inputs):
+            g = self._describe(e)
+            fake = placeholders[i].meta.get("example_value") if i < len(placeholders) else None
+            described.append(replace(g, symbolic=self._symbolic(fake)))
+        self.graph_inputs.append((*lifted, *described))
+        outs = [n for n in nodes if n.op == "output"]
+        if outs:
+            values = outs[0].args[0] if isinstance(outs[0].args[0], tuple | list) else (outs[0].args[0],)
+            self.output_symbolic.append(
+                tuple(self._symbolic(getattr(v, "meta", {}).get("example_value")) for v in values)
+            )
+        else:
+            self.output_symbolic.append(None)
+        self.output_samples.append(None)
+        with contextlib.ExitStack() as stack:
+            cap = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
+            compiled = self.inner(gm, example_inputs, **kwargs)
+        self.captures.append(cap)
+        return self._sampling(compiled, k)
+
+    def _sampling(self, compiled: Any, k: int) -> Any:
+        """`compiled`, recording samples of what it returns on its first call."""
+        from conformance.probe.region import OutputSample
+
+        samples = self.output_samples
+        counter = self
+
+        @functools.wraps(compiled)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            out = compiled(*args, **kwargs)
+            if samples[k] is None:
+                values = out if isinstance(out, tuple | list) else (out,)
+                samples[k] = tuple(OutputSample.of(v) for v in values)
+                counter._sampled = k
+                counter._states = counter._input_states()
+            return out
+
+        return call
+
+    def _describe(self, value: Any) -> GraphInput:
+        if self.current is not None:
+            tensors = tensors_of(self.current.named)
+            for name, t in tensors.items():
+                if t is value:
+                    index = next((i for i, a in enumerate(self.current.args) if a is t), None)
+                    return GraphInput("input", name, index)
+        if isinstance(value, torch.SymInt | int):
+            return GraphInput("symint")
+        if isinstance(value, torch.SymFloat | float):
+            return GraphInput("symfloat")
+        return GraphInput("tensor" if isinstance(value, torch.Tensor) else type(value).__name__)
+
+    @staticmethod
+    def _symbolic(value: Any, path: str = "") -> Symbolic:
+        """Symbolic size/stride dims of a (fake) tensor, per subclass attribute path."""
+        if not isinstance(value, torch.Tensor):
+            return ()
+        size: list[object] = list(value.size())
+        stride: list[object] = list(value.stride())
+        sizes = tuple(d for d, x in enumerate(size) if isinstance(x, torch.SymInt))
+        strides = tuple(d for d, x in enumerate(stride) if isinstance(x, torch.SymInt))
+        out: Symbolic = (
+            ((path, sizes, strides),) if sizes or strides else ()
+        )
+        if is_subclass(value):
+            names, _ = type(value).__tensor_flatten__(value)  # type: ignore[attr-defined]  # subclass protocol
+            for n in names:
+                out += CompileCounter._symbolic(getattr(value, n), f"{path}.{n}" if path else n)
+        return out
+
+
+class _AotCounter(CompileCounter):
+    """aot_function's forward compiler sees the flattened program inputs in order. It runs
+    inside AOTAutograd, before the wrappers are generated: no per-compile capture here."""
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        self.count += 1
+        self.compile_calls.append(max(self.calls - 1, 0))
+        args = self.current.args if self.current is not None else []
+        self.graph_inputs.append(tuple(GraphInput("input", None, i) for i in range(len(args))))
+        self.output_symbolic.append(None)
+        self.output_samples.append(None)
+        self.partial.append(False)
+        self.captures.append(None)
+        return self.inner(gm, example_inputs, **kwargs)
+
+
+def counting(inner: Callable[..., Any], aot: bool) -> CompileCounter:
+    """The region-recording counter for an entry point (aot_function's sees the program's inputs)."""
+    return _AotCounter(inner) if aot else CompileCounter(inner)
