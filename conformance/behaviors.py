@@ -126,6 +126,7 @@ SCALAR_RECOMPILE = Behavior(
 BEHAVIORS: tuple[Behavior, ...] = (MUTATION_EPILOGUE, RUNTIME_WRAPPER, SUBCLASS_WRAPPER, BACKWARD_UNWRAP,
                                    SCALAR_RECOMPILE)
 IDS: tuple[str, ...] = tuple(b.id for b in BEHAVIORS)
+BENCH_TABLES: tuple[str, ...] = tuple(t for b in BEHAVIORS for t in b.bench)
 BY_ID: dict[str, Behavior] = {b.id: b for b in BEHAVIORS}
 
 

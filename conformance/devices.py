@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from conformance.schema import DEFAULT_DEVICES
+from conformance.schema.common import DEFAULT_DEVICES
 
 
 @dataclass(frozen=True)

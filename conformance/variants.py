@@ -33,14 +33,22 @@ def variants_of(
     devices: Sequence[str] | None = None,
     backends: Sequence[str] | None = None,
     modes: Sequence[str] | None = None,
+    extra_devices: Sequence[str] = (),
+    extra_backends: Sequence[str] = (),
 ) -> list[Variant]:
-    """The case's variants in a fixed order, narrowed by the run's filters (device types match)."""
+    """The case's variants in a fixed order, narrowed by the run's filters (device types match).
+
+    `extra_devices`/`extra_backends` (from plugins, conformance/hookspecs.py) join the defaults of a
+    case that does not name its own."""
     out = []
     wanted_types = {device_type(d) for d in devices} if devices else None
-    for dev in case.devices or default_devices():
+    all_devices = case.devices or tuple(dict.fromkeys((*default_devices(), *extra_devices)))
+    own = "backends" in case.model_fields_set
+    all_backends = case.backends if own else tuple(dict.fromkeys((*case.backends, *extra_backends)))
+    for dev in all_devices:
         if wanted_types is not None and device_type(dev) not in wanted_types and dev not in (devices or ()):
             continue
-        for backend in case.backends:
+        for backend in all_backends:
             kiims = case.compile.keep_inference_input_mutations if backend == AOT_FUNCTION else (False,)
             for kiim in kiims:
                 label = Variant(dev, backend, "inference", kiim).backend_label

@@ -32,10 +32,33 @@ from __future__ import annotations
 
 import ast
 import difflib
-import re
 import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
+
+from reference_impl.terms import (
+    BUILTINS,
+    GLOBAL_ROLES,
+    Attr,
+    Call,
+    Const,
+    Effect,
+    Guard,
+    Item,
+    MapLit,
+    Name,
+    Op,
+    Opaque,
+    Seq,
+    SliceT,
+    Star,
+    StructuralError,
+    Term,
+    Trace,
+    canonical_func,
+    global_role,
+    is_pure_call,
+)
 
 __all__ = [
     "GLOBAL_ROLES",
@@ -61,242 +84,6 @@ __all__ = [
 ]
 
 
-class StructuralError(ValueError):
-    """The source cannot be reduced to a structural form (not Python, no such function)."""
-
-
-class Term:
-    """A node of a symbolic value. Subclasses are frozen dataclasses, hence hashable."""
-
-    __slots__ = ()
-
-
-@dataclass(frozen=True)
-class Const(Term):
-    value: object
-
-    def __str__(self) -> str:
-        return repr(self.value)
-
-
-@dataclass(frozen=True)
-class Name(Term):
-    id: str
-
-    def __str__(self) -> str:
-        return self.id
-
-
-@dataclass(frozen=True)
-class Attr(Term):
-    base: Term
-    attr: str
-
-    def __str__(self) -> str:
-        return f"{self.base}.{self.attr}"
-
-
-@dataclass(frozen=True)
-class SliceT(Term):
-    lower: Term | None
-    upper: Term | None
-
-    def __str__(self) -> str:
-        lo = "" if self.lower is None else str(self.lower)
-        hi = "" if self.upper is None else str(self.upper)
-        return f"{lo}:{hi}"
-
-
-@dataclass(frozen=True)
-class Item(Term):
-    base: Term
-    index: Term
-
-    def __str__(self) -> str:
-        return f"{self.base}[{self.index}]"
-
-
-@dataclass(frozen=True)
-class Call(Term):
-    func: Term
-    args: tuple[Term, ...] = ()
-    kwargs: tuple[tuple[str, Term], ...] = ()
-
-    def __str__(self) -> str:
-        parts = [str(a) for a in self.args] + [f"{k}={v}" for k, v in self.kwargs]
-        return f"{self.func}({', '.join(parts)})"
-
-
-@dataclass(frozen=True)
-class Op(Term):
-    """Operator application; ``op`` is the Python spelling (``+``, ``!=``, ``not``, ``is``)."""
-
-    op: str
-    operands: tuple[Term, ...]
-
-    def __str__(self) -> str:
-        if self.op == "not":
-            return f"not {self.operands[0]}"
-        if self.op == "ifexp":
-            body, test, orelse = self.operands
-            return f"({body} if {test} else {orelse})"
-        return "(" + f" {self.op} ".join(str(o) for o in self.operands) + ")"
-
-
-@dataclass(frozen=True)
-class Seq(Term):
-    kind: str  # "list" or "tuple"
-    items: tuple[Term, ...]
-
-    def __str__(self) -> str:
-        inner = ", ".join(str(i) for i in self.items)
-        if self.kind == "tuple":
-            return f"({inner},)" if len(self.items) == 1 else f"({inner})"
-        return f"[{inner}]"
-
-
-@dataclass(frozen=True)
-class MapLit(Term):
-    items: tuple[tuple[Term, Term], ...]
-
-    def __str__(self) -> str:
-        return "{" + ", ".join(f"{k}: {v}" for k, v in self.items) + "}"
-
-
-@dataclass(frozen=True)
-class Star(Term):
-    value: Term
-
-    def __str__(self) -> str:
-        return f"*{self.value}"
-
-
-@dataclass(frozen=True)
-class Opaque(Term):
-    """Something we do not interpret (a lambda, a comprehension, an f-string)."""
-
-    text: str
-
-    def __str__(self) -> str:
-        return f"<{self.text}>"
-
-
-@dataclass(frozen=True)
-class Guard:
-    """``kind`` is ``"if"`` (``cond`` held, or did not when ``negated``) or ``"with"``."""
-
-    kind: str
-    cond: Term
-    negated: bool = False
-
-    def __str__(self) -> str:
-        if self.kind == "with":
-            return f"with {self.cond}"
-        return f"if not {self.cond}" if self.negated else f"if {self.cond}"
-
-
-@dataclass(frozen=True)
-class Effect:
-    """One observable step: ``kind`` is call, setitem, raise, assert or return."""
-
-    kind: str
-    term: Term
-    guards: tuple[Guard, ...] = ()
-
-    def describe(self) -> str:
-        prefix = "".join(f"[{g}] " for g in self.guards)
-        body = str(self.term) if self.kind == "call" else f"{self.kind} {self.term}"
-        return prefix + body
-
-
-@dataclass(frozen=True)
-class Trace:
-    function: str
-    params: tuple[str, ...]
-    effects: tuple[Effect, ...]
-
-    def of_kind(self, kind: str) -> tuple[Effect, ...]:
-        return tuple(e for e in self.effects if e.kind == kind)
-
-    def describe(self) -> list[str]:
-        return [e.describe() for e in self.effects]
-
-
-# Known injected helpers, by role. Every build names them; the name is not the behaviour.
-GLOBAL_ROLES: Mapping[str, str] = {
-    "_unwrap_tensoralias": "unwrap_alias",
-    "_unwrap_alias": "unwrap_alias",
-    "gen_alias_from_base": "alias_from_base",
-    "_alias_from_base": "alias_from_base",
-    "_apply_mutations_": "apply_mutations",
-    "_replay_aliases_": "replay_aliases",
-    "_increment_version_": "increment_version",
-    "torch.autograd.graph.increment_version": "increment_version",
-    "_mark_dynamic_": "mark_dynamic",
-    "_dyn_dims": "dynamic_dims",
-    "_compiled_fn_": "compiled_fn",
-    "compiled_fn": "compiled_fn",
-    "_first_ctx_": "first_invocation_ctx",
-    "_on_before_call_": "on_before_call",
-    "_normalize_as_list_": "as_list",
-    "_DisableAutocast_": "disable_autocast",
-    "_disable_autocast_": "disable_autocast",
-    "torch._C._set_grad_enabled": "torch.set_grad_enabled",
-    "_expected_type": "subclass_type",
-    "_subclass_type": "subclass_type",
-    "_meta": "flatten_meta",
-    "_vms": "view_meta",
-}
-
-# Calls whose only job is to compute a value; they are inlined, never effects.
-_PURE_CALLS = frozenset(
-    {
-        "len",
-        "list",
-        "tuple",
-        "type",
-        "isinstance",
-        "range",
-        "getattr",
-        "next",
-        "any",
-        "all",
-        "unwrap_alias",
-        "torch.is_grad_enabled",
-        "torch._C._is_view_replay_enabled",
-        "as_list",
-    }
-)
-_PURE_METHODS = frozenset({"size", "stride", "storage_offset", "detach", "dim", "numel"})
-_BUILTINS = frozenset(
-    {
-        "len",
-        "list",
-        "tuple",
-        "type",
-        "isinstance",
-        "range",
-        "getattr",
-        "next",
-        "any",
-        "all",
-        "None",
-        "True",
-        "False",
-        "AssertionError",
-        "RuntimeError",
-        "TypeError",
-        "ValueError",
-        "dict",
-        "set",
-        "print",
-        "int",
-        "float",
-        "bool",
-        "str",
-    }
-)
-
 _BINOPS: dict[type[ast.operator], tuple[str, Callable[[int, int], int]]] = {
     ast.Add: ("+", lambda a, b: a + b),
     ast.Sub: ("-", lambda a, b: a - b),
@@ -312,39 +99,6 @@ _CMPOPS: dict[type[ast.cmpop], tuple[str, Callable[[object, object], bool]]] = {
     ast.Gt: (">", lambda a, b: a > b),  # type: ignore[operator]  # folded only for ints
     ast.GtE: (">=", lambda a, b: a >= b),  # type: ignore[operator]  # folded only for ints
 }
-
-_SUFFIX = re.compile(r"_\d+$")
-
-
-def global_role(name: str) -> str:
-    """The role of a free name: strip a numeric suffix, then map known helpers."""
-    if name in GLOBAL_ROLES:
-        return GLOBAL_ROLES[name]
-    stripped = _SUFFIX.sub("", name)
-    return GLOBAL_ROLES.get(stripped, stripped)
-
-
-def _dotted(term: Term) -> str | None:
-    if isinstance(term, Name):
-        return term.id
-    if isinstance(term, Attr):
-        base = _dotted(term.base)
-        return None if base is None else f"{base}.{term.attr}"
-    return None
-
-
-def _canonical_func(term: Term) -> Term:
-    dotted = _dotted(term)
-    if dotted is not None and dotted in GLOBAL_ROLES:
-        return Name(GLOBAL_ROLES[dotted])
-    return term
-
-
-def is_pure_call(term: Call) -> bool:
-    dotted = _dotted(term.func)
-    if dotted is not None and dotted in _PURE_CALLS:
-        return True
-    return isinstance(term.func, Attr) and term.func.attr in _PURE_METHODS
 
 
 def find_function(source: str, name: str | None = None) -> ast.FunctionDef:
@@ -406,13 +160,13 @@ class _Evaluator:
                 if name in self.env:
                     val = self.env[name]
                     return val.term() if isinstance(val, _ListVar) else val
-                return Name(name if name in _BUILTINS or name == "torch" else global_role(name))
+                return Name(name if name in BUILTINS or name == "torch" else global_role(name))
             case ast.Attribute(value=base, attr=attr):
-                return _canonical_func(Attr(self.expr(base), attr))
+                return canonical_func(Attr(self.expr(base), attr))
             case ast.Subscript(value=base, slice=idx):
                 return self._subscript(self.expr(base), self._slice(idx))
             case ast.Call(func=func, args=args, keywords=kws):
-                f = _canonical_func(self.expr(func))
+                f = canonical_func(self.expr(func))
                 targs = tuple(self.expr(a) for a in args)
                 tkw = tuple(sorted((k.arg or "**", self.expr(k.value)) for k in kws))
                 return self._call(f, targs, tkw)

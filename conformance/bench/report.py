@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.behaviors import BENCH_TABLES
 from conformance.bench.timing import Ratio, Stats, ratio, ratio_of_products
 
 __all__ = ["SCHEMA", "SCHEMA_ID", "compare", "markdown", "read", "svg", "write_outputs"]
@@ -75,7 +76,7 @@ SCHEMA: dict[str, Any] = {
             "type": "object",
             "required": ["id", "title", "unit", "form_labels", "rows"],
             "properties": {
-                "id": {"enum": ["runtime_wrapper", "backward_unwrap", "subclass_wrapper", "mutation_epilogue"]},
+                "id": {"enum": list(BENCH_TABLES)},
                 "title": {"type": "string"}, "what": {"type": "string"}, "unit": {"const": "us/call"},
                 "form_labels": {"type": "object", "additionalProperties": {"type": "string"}},
                 "rows": {"type": "array", "items": {

@@ -34,6 +34,7 @@ from typing import Any
 
 import torch
 
+from conformance.behaviors import BENCH_TABLES
 from conformance.bench import published as pub
 from conformance.bench.generated import BuildFunction, capture_sources, exec_generated, find_def
 from conformance.bench.timing import Ratio, Settings, Stats, measure_interleaved, ratio
@@ -480,7 +481,7 @@ def mutation_row(k: int, settings: Settings) -> Row:
 
 # -- all tables ----------------------------------------------------------------------------
 
-TABLES = ("runtime_wrapper", "backward_unwrap", "subclass_wrapper", "mutation_epilogue")
+TABLES = BENCH_TABLES  # one table per behaviour that declares one (conformance/behaviors.py)
 
 
 def run_tables(

@@ -13,10 +13,10 @@ metadata) to the behaviour's structural form (Note [Structural form]) and compar
   parameters in front, and the graph returns only the values it computed. The caller
   describes each compile's region with a :class:`GraphSignature` (the runner records it
   by identity from the backend's example inputs and the graph's first outputs), and the
-  observation is re-expressed in region terms (:func:`reference_impl.observe.region`)
+  observation is re-expressed in region terms (:func:`reference_impl.region.region`)
   before any reference source is generated; AOTAutograd's synthetic bases (overlapping
   inputs, one mutated, passed as their common base) are applied to it too
-  (:func:`reference_impl.observe.synthetic_bases`). Without a signature the program's
+  (:func:`reference_impl.region.synthetic_bases`). Without a signature the program's
   terms are used (``aot_function``, recorded fixtures).
 * The metadata is the oracle's (how each input was mutated, how outputs alias, subclass
   trees, float uses). *Placement* facts are compiler choices, not contracts: which

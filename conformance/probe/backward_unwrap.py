@@ -9,8 +9,8 @@ from conformance.capture import CaptureResult
 from conformance.probe.region import Region
 from conformance.probe.verdict import ProbeResult, compare, sources
 from reference_impl import backward_unwrap
-from reference_impl.observe import backward_unwrap_meta
-from reference_impl.runtime_wrapper import RuntimeWrapperForm
+from reference_impl.meta import backward_unwrap_meta
+from reference_impl.runtime_wrapper_form import RuntimeWrapperForm
 
 
 def probe(capture: CaptureResult, reg: Region, rw_forms: Sequence[RuntimeWrapperForm] = (),

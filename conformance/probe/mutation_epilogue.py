@@ -10,8 +10,8 @@ from conformance.probe.region import Region
 from conformance.probe.runtime_wrapper import runtime_indices
 from conformance.probe.verdict import ProbeResult, compare, sources
 from reference_impl import mutation_epilogue
-from reference_impl.observe import mutation_meta
-from reference_impl.runtime_wrapper import RuntimeWrapperForm
+from reference_impl.meta import mutation_meta
+from reference_impl.runtime_wrapper_form import RuntimeWrapperForm
 
 
 def probe(

@@ -11,7 +11,8 @@ from typing import Protocol
 
 import torch
 
-from reference_impl.observe import Observation, region, synthetic_bases
+from reference_impl.observe import Observation
+from reference_impl.region import region, synthetic_bases
 from reference_impl.subclass_wrapper import is_wrapper_subclass, mark_symbolic
 
 # Per value: (attribute path, symbolic size dims, symbolic stride dims); "" is the value itself.
@@ -35,7 +36,7 @@ class GraphValue(Protocol):
 @dataclass(frozen=True)
 class GraphSignature:
     """One compile's region in the program's terms (see Note [Probe: what is compared with
-    what] and :func:`reference_impl.observe.region`).
+    what] and :func:`reference_impl.region.region`).
 
     ``inputs``: per region input, the program argument index, the attribute name
     (``"m.w"``) or ``None`` (a symbolic size, a lifted constant, a tensorified float).

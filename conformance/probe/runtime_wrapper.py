@@ -11,8 +11,9 @@ from conformance.capture import CaptureResult
 from conformance.probe.region import Region
 from conformance.probe.verdict import ProbeResult, compare, sources
 from reference_impl import runtime_wrapper
-from reference_impl.observe import runtime_wrapper_meta
-from reference_impl.runtime_wrapper import OutputSpec, RuntimeWrapperForm, RuntimeWrapperMeta
+from reference_impl.meta import runtime_wrapper_meta
+from reference_impl.runtime_wrapper import OutputSpec, RuntimeWrapperMeta
+from reference_impl.runtime_wrapper_form import RuntimeWrapperForm, alias_structural_form, structural_form
 from reference_impl.structural import StructuralError
 
 
@@ -20,7 +21,7 @@ def runtime_forms(sources: Sequence[str]) -> list[RuntimeWrapperForm]:
     forms = []
     for s in sources:
         try:
-            forms.append(runtime_wrapper.structural_form(s))
+            forms.append(structural_form(s))
         except StructuralError:
             continue
     return forms
@@ -96,7 +97,7 @@ def probe(
             ("runtime_wrapper_orchestration",),
             "",
             rw_sources,
-            runtime_wrapper.structural_form,
+            structural_form,
         )
     meta = _runtime_meta(reg, keep_input_mutations, runtime_indices(rw_forms))
     source, _ = runtime_wrapper.codegen_runtime_wrapper(
@@ -116,9 +117,9 @@ def probe(
         source,
         rw_sources,
         lambda src: (
-            _placed(runtime_wrapper.structural_form(src), build_form, meta, reg)
+            _placed(structural_form(src), build_form, meta, reg)
             if src == source
-            else runtime_wrapper.structural_form(src)
+            else structural_form(src)
         ),
         note=f"{', '.join(read)} read from the build's wrapper",
     )
@@ -130,7 +131,7 @@ def probe(
         ("runtime_wrapper_orchestration", "output_alias_wrapper"),
         alias_source,
         alias_sources,
-        runtime_wrapper.alias_structural_form,
+        alias_structural_form,
     )
     if alias.status != "conforms":
         return alias

@@ -7,7 +7,8 @@ from collections import Counter
 from typing import Any
 
 from conformance import __version__
-from conformance.report.model import COMPAT_SCHEMA, Report, Sourced
+from conformance.report.model import Report
+from conformance.report.read import COMPAT_SCHEMA, Sourced
 from conformance.results import STATUSES
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.expectations import torch_release
-from conformance.report.model import Report, Sourced, merge
+from conformance.report.model import Report, merge
+from conformance.report.read import Sourced
 
 BAD = ("fail", "error")
 

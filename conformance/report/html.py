@@ -18,17 +18,8 @@ import jinja2
 from markupsafe import Markup
 
 from conformance import __version__
-from conformance.report.model import (
-    FAILING,
-    NO_DEVICE,
-    QUIET_VERDICTS,
-    VERDICT_WORD,
-    Cell,
-    Report,
-    Sourced,
-    behavior_of,
-    clip,
-)
+from conformance.report.model import FAILING, NO_DEVICE, QUIET_VERDICTS, VERDICT_WORD, Cell, Report, behavior_of, clip
+from conformance.report.read import Sourced
 from conformance.results import STATUSES
 
 HEAT_STEPS = 10

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from conformance.report.model import NO_DEVICE, Report, Sourced, behavior_of
+from conformance.report.model import NO_DEVICE, Report, behavior_of
+from conformance.report.read import Sourced
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from conformance.report.model import NO_DEVICE, VERDICT_WORD, Cell, Report, Sourced, behavior_of, clip
+from conformance.report.model import NO_DEVICE, VERDICT_WORD, Cell, Report, behavior_of, clip
+from conformance.report.read import Sourced
 from conformance.results import STATUSES
 
 
@@ -65,13 +66,13 @@ def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section afte
     out += ["", "## Mechanisms each build was seen to generate", "",
             "Internals-probe verdicts per behaviour (conforms / diverges / absent, counted over items), and the "
             "generated-code artifacts captured.", ""]
-    out.append("| build | " + " | ".join(report.behaviors[:5]) + " | artifacts seen |")
+    out.append("| build | " + " | ".join(report.declared) + " | artifacts seen |")
     out.append("|---|" + "---|" * 6)
     for b in report.builds:
         mech = report.mechanisms(b.id)
         probes = mech["probes"]
         row = [f"{probes[x]['conforms']} / {probes[x]['diverges']} / {probes[x]['absent']}"
-               for x in report.behaviors[:5]]
+               for x in report.declared]
         seen = ", ".join(f"`{_esc(k)}` ({v})" for k, v in mech["seen"].items()) or "none"
         out.append(f"| {_esc(b.label)} | " + " | ".join(row) + f" | {seen} |")
 

@@ -10,7 +10,6 @@ depends on the time the report is made, so the same inputs give byte-identical f
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -19,11 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
-from pydantic import ValidationError
 
 from conformance.behaviors import IDS as BEHAVIORS
+from conformance.report.read import (
+    ReportInputError,
+    RunInfo,
+    Sourced,
+    compat_runs,
+    is_compat,
+    read_manifest,
+    read_results,
+)
 from conformance.results import (
-    RESULT_SCHEMA,
     STATUSES,
     Fingerprint,
     ResultRecord,
@@ -31,7 +37,6 @@ from conformance.results import (
     manifest_path,
 )
 
-COMPAT_SCHEMA = "torch-conformance.compat/1"
 FAILING = ("fail", "error", "xpass")
 RAN = ("pass", "fail", "xfail", "xpass", "error")
 PROBE_STATUSES = ("conforms", "diverges", "absent")
@@ -47,190 +52,6 @@ def clip(text: object, limit: int = SHOWN_CHARS) -> str:
     if len(value) <= limit:
         return value
     return value[:limit] + f"\n… {len(value) - limit} more characters in compat.json"
-
-
-class ReportInputError(Exception):
-    """An input the report cannot read; the message starts with file:line."""
-
-
-@dataclass(frozen=True)
-class Sourced:
-    record: ResultRecord
-    path: str
-    line: int
-    build: str = ""
-    origin: Path | None = None  # the input file it was read from (a results file, or a compat.json)
-    link: str | None = None  # a compat.json input's link to its own copy of the reproducer
-
-    @property
-    def source(self) -> str:
-        return f"{self.path}:{self.line}"
-
-
-def _schema_error(path: Path, lineno: int, got: object, first: tuple[str, str] | None) -> ReportInputError:
-    where = f"{path}:{lineno}"
-    if first is not None and got != first[0]:
-        return ReportInputError(
-            f"{where}: schema {got!r}, but {first[1]} is {first[0]!r}: the inputs mix schema versions; "
-            "report each harness version's results separately"
-        )
-    if got == COMPAT_SCHEMA:
-        return ReportInputError(f"{where}: this is a compat.json report, not a results file; pass the results "
-                                "files it was made from (report diff takes compat.json)")
-    if isinstance(got, str) and got.startswith("torch-conformance.result/"):
-        return ReportInputError(f"{where}: schema {got!r}, but this harness reads {RESULT_SCHEMA!r}; report it "
-                                "with the torch-conformance version that wrote it")
-    return ReportInputError(f"{where}: not a torch-conformance result record (schema {got!r}); pass the JSON "
-                            "Lines files written by `torch-conformance run --results`")
-
-
-def _validation_text(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        loc = ".".join(str(p) for p in err["loc"]) or "<record>"
-        parts.append(f"{loc}: {err['msg']}")
-    more = f" (+{exc.error_count() - 3} more)" if exc.error_count() > 3 else ""
-    return "; ".join(parts) + more
-
-
-def read_results(path: Path, first: list[tuple[str, str]]) -> list[Sourced]:
-    """Every record of one results file, or ReportInputError at the first bad line.
-
-    `first` carries (schema, file:line) of the first record across all inputs, so a second
-    file with another schema version is named as mixing versions.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportInputError(f"{path}:0: cannot read: {exc}") from None
-    if _is_compat(text):
-        return _compat_records(path, text, first)
-    out: list[Sourced] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        data = loads(line, f"{path}:{lineno}", "a results file has one JSON record per line (a torn last line "
-                     "from an interrupted run: delete that line)")
-        out.append(_validated(path, lineno, data, first))
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def loads(text: str, where: str, hint: str = "") -> Any:
-    """Strict JSON: no NaN/Infinity, bounded nesting; ReportInputError naming `where` otherwise."""
-    try:
-        return json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise ReportInputError(f"{where}: not JSON ({exc.msg} at column {exc.colno})" + (f"; {hint}" if hint else "")
-                               ) from None
-    except ValueError as exc:
-        raise ReportInputError(f"{where}: {exc}; a record holds finite numbers only") from None
-    except RecursionError:
-        raise ReportInputError(f"{where}: JSON nested too deeply to be a record") from None
-
-
-def _validated(path: Path, lineno: int, data: object, first: list[tuple[str, str]]) -> Sourced:
-    if not isinstance(data, dict):
-        raise ReportInputError(f"{path}:{lineno}: a JSON {type(data).__name__}, not a record object; a results file "
-                               "has one JSON object per line")
-    got = data.get("schema")
-    head = first[0] if first else None
-    if got != RESULT_SCHEMA or (head is not None and got != head[0]):
-        raise _schema_error(path, lineno, got, head)
-    if not first:
-        first.append((RESULT_SCHEMA, f"{path}:{lineno}"))
-    try:
-        record = ResultRecord.model_validate(data)
-    except ValidationError as exc:
-        raise ReportInputError(f"{path}:{lineno}: invalid record: {_validation_text(exc)}") from None
-    except RecursionError:
-        raise ReportInputError(f"{path}:{lineno}: invalid record: nested too deeply") from None
-    return Sourced(record, str(path), lineno, origin=path)
-
-
-def _is_compat(text: str) -> bool:
-    head = text.lstrip()[:200]
-    return head.startswith("{") and f'"{COMPAT_SCHEMA}"' in head and "\n" in text.strip()
-
-
-def _compat_document(path: Path, text: str) -> dict[str, Any]:
-    data = loads(text, f"{path}:1")
-    if not isinstance(data, dict) or data.get("schema") != COMPAT_SCHEMA:
-        raise ReportInputError(f"{path}:1: not a {COMPAT_SCHEMA} report")
-    return data
-
-
-def _compat_records(path: Path, text: str, first: list[tuple[str, str]]) -> list[Sourced]:
-    data = _compat_document(path, text)
-    records = data.get("records", [])
-    if not isinstance(records, list):
-        raise ReportInputError(f"{path}:1: records is a {type(records).__name__}, not a list")
-    out = []
-    for i, rec in enumerate(records):
-        if not isinstance(rec, dict):
-            raise ReportInputError(f"{path}:1: records[{i}] is not an object")
-        extra = {k: rec.pop(k) for k in ("build", "source", "reproducer_link") if k in rec}
-        for key, value in extra.items():
-            if value is not None and (not isinstance(value, str) or len(value) > 4096):
-                raise ReportInputError(f"{path}:1: records[{i}].{key} is not a short string")
-        sourced = _validated(path, i + 1, rec, first)
-        link = extra.get("reproducer_link")
-        out.append(Sourced(sourced.record, str(extra.get("source") or sourced.path), sourced.line,
-                           str(extra.get("build") or ""), path, link if isinstance(link, str) else None))
-    return out
-
-
-def _compat_runs(path: Path, text: str) -> list[RunInfo]:
-    data = _compat_document(path, text)
-    out = []
-    for i, raw in enumerate(data.get("runs") or []):
-        if not isinstance(raw, dict):
-            raise ReportInputError(f"{path}:1: runs[{i}] is not an object")
-        build = raw.pop("build", None)
-        source = raw.pop("source", None)
-        if not isinstance(build, str) or not isinstance(source, str):
-            raise ReportInputError(f"{path}:1: runs[{i}] needs a build and a source")
-        out.append(RunInfo(_manifest(raw, f"{path}:1: runs[{i}]"), source, build))
-    return out
-
-
-def _manifest(data: object, where: str) -> RunManifest:
-    if not isinstance(data, dict):
-        raise ReportInputError(f"{where}: a run manifest is a JSON object")
-    try:
-        return RunManifest.model_validate(data)
-    except ValidationError as exc:
-        raise ReportInputError(f"{where}: invalid run manifest: {_validation_text(exc)}") from None
-
-
-def read_manifest(results: Path) -> RunManifest | None:
-    """The run manifest beside a results file, or None for a file without one (older harness)."""
-    path = manifest_path(results)
-    if not path.is_file():
-        return None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportInputError(f"{path}:1: cannot read: {exc}") from None
-    return _manifest(loads(text, f"{path}:1"), f"{path}:1")
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """One run's manifest, with the results file it belongs to and the build that ran it."""
-
-    manifest: RunManifest
-    source: str
-    build: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self.manifest.model_dump(mode="json", by_alias=True), "build": self.build, "source": self.source}
-
-
-# ----------------------------------------------------------------------------- builds
 
 
 def build_id(fp: Fingerprint) -> str:
@@ -340,6 +161,11 @@ class Report:
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
 
     # ------------------------------------------------------------------ derived views
+    @property
+    def declared(self) -> list[str]:
+        """The behaviours of the registry, in its order (the report's rows for the probes)."""
+        return list(BEHAVIORS)
+
     @property
     def behaviors(self) -> list[str]:
         seen = {behavior_of(s.record) for s in self.records}
@@ -479,8 +305,8 @@ def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = ()) -> Report
         inputs.append({"path": str(path), "records": len(records)})
         attributed = _attribute(path, records, problems)
         text = path.read_text(encoding="utf-8")
-        if _is_compat(text):
-            runs += _compat_runs(path, text)
+        if is_compat(text):
+            runs += compat_runs(path, text)
         else:
             manifest = read_manifest(path)
             if manifest is not None:

@@ -14,7 +14,8 @@ from conformance.report.compat import render_compat
 from conformance.report.html import render_html
 from conformance.report.junit import render_junit
 from conformance.report.markdown import render_markdown
-from conformance.report.model import Report, Sourced
+from conformance.report.model import Report
+from conformance.report.read import Sourced
 
 FILES = ("compat.json", "compat.md", "index.html", "junit.xml")
 REPRODUCERS = "reproducers"

@@ -328,3 +328,21 @@ known_failures:
     record = run(lc, fault="sweep_reuses_first_value")
     assert record.status == "fail"
     assert "beyond the known failure" in record.reason and record.mismatches[0].check == "values"
+
+
+def test_strict_internals_fails_an_item_whose_probe_diverges(make_case: CaseFactory,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.probe import mutation_epilogue as epilogue_probe
+    from conformance.probe.verdict import ProbeResult
+
+    lc = case(make_case, MUTATION)
+    variant = Variant("cpu", "aot_eager", "inference")
+    assert run_variant(lc, variant, RunOptions(strict_internals=True)).status == "pass"
+    monkeypatch.setattr(epilogue_probe, "probe", lambda *_: ProbeResult("mutation_epilogue", "diverges",
+                                                                       diff="-one statement\n+another"))
+    relaxed = run_variant(lc, variant, RunOptions())
+    assert relaxed.status == "pass" and relaxed.probes.statuses()["mutation_epilogue"] == "diverges"
+    strict = run_variant(lc, variant, RunOptions(strict_internals=True))
+    assert strict.status == "fail"
+    assert strict.reason == ("mutation_epilogue: internals probe is diverges, but --strict-internals gives conforms "
+                             "(-one statement)")

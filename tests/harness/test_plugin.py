@@ -306,3 +306,50 @@ def torch_cuda_available() -> bool:
     import torch
 
     return bool(torch.cuda.is_available())
+
+
+VENDOR = '''\
+import pytest
+import torch._dynamo
+
+@pytest.hookimpl
+def pytest_conformance_backends(config):
+    @torch._dynamo.register_backend(name="vendor_backend")
+    def vendor_backend(gm, example_inputs):
+        return torch._dynamo.lookup_backend("aot_eager")(gm, example_inputs)
+    return ["vendor_backend"]
+
+@pytest.hookimpl
+def pytest_conformance_devices(config):
+    return ["meta"]
+
+@pytest.hookimpl
+def pytest_conformance_expectations(config):
+    return [config.rootpath / "vendor.yaml"]
+'''
+
+
+def test_a_vendor_plugin_adds_backends_devices_and_expectations(pytester: pytest.Pytester) -> None:
+    add_case(pytester, "a/default.yaml")
+    path = pytester.path / "cases" / "a" / "default.yaml"
+    path.write_text(path.read_text().replace("backends: [aot_eager]\n", "").replace("devices: [cpu]\n", ""))
+    add_case(pytester, "b/pinned.yaml")  # names its devices and backends: left as declared
+    pytester.makepyfile(vendor=VENDOR)
+    pytester.path.joinpath("vendor.yaml").write_text(
+        "version: 1\nentries:\n  - case: a/default\n    when: {backend: [inductor]}\n    reason: r\n"
+        "    link: https://github.com/pytorch/pytorch/issues/1\n")
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    result = run(pytester, "-p", "vendor", "--conformance-devices=cpu", "--collect-only", "-q")
+    result.stdout.fnmatch_lines([
+        "cases/a/default.yaml::default[[]cpu-aot_eager-inference[]]",
+        "cases/a/default.yaml::default[[]cpu-inductor-inference[]]",
+        "cases/a/default.yaml::default[[]cpu-vendor_backend-inference[]]",
+        "cases/b/pinned.yaml::pinned[[]cpu-aot_eager-inference[]]",
+        "*4 tests collected*",
+    ])
+    all_devices = run(pytester, "-p", "vendor", "--conformance-backends=vendor_backend", "--collect-only", "-q")
+    all_devices.stdout.fnmatch_lines(["*default[[]meta-vendor_backend-inference[]]*"])
+    ran = run(pytester, "-p", "vendor", "--conformance-devices=cpu", "--conformance-backends=vendor_backend")
+    ran.assert_outcomes(passed=1)
+    stale = run(pytester, "-p", "vendor", "--conformance-devices=cpu", "--conformance-backends=aot_eager")
+    stale.stdout.fnmatch_lines(["*stale expectations*", "*vendor.yaml:3: a/default matched no item of this run*"])

@@ -14,19 +14,18 @@ from torch.testing._internal.two_tensor import TwoTensor
 from conformance.capture import CaptureResult
 from conformance.probe import ScalarSweep, probe
 from reference_impl import subclass_wrapper as sw
-from reference_impl.mutation_epilogue import MutationEpilogueMeta
-from reference_impl.observe import (
+from reference_impl.meta import (
     mutation_meta,
-    observe,
     predict_in_graph,
-    region,
     runtime_wrapper_meta,
     scalar_meta,
     subclass_wrapper_meta,
-    synthetic_bases,
     verify_mutation_meta,
     verify_output_meta,
 )
+from reference_impl.mutation_epilogue import MutationEpilogueMeta
+from reference_impl.observe import observe
+from reference_impl.region import region, synthetic_bases
 from reference_impl.runtime_wrapper import AliasKind, OutputSpec, RuntimeWrapperMeta
 from reference_impl.scalar_tensorify import FloatUseKind, predict_compile_count
 

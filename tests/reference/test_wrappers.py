@@ -14,6 +14,7 @@ from torch.testing._internal.two_tensor import TwoTensor
 from reference_impl import backward_unwrap as bu
 from reference_impl import mutation_epilogue as me
 from reference_impl import runtime_wrapper as rw
+from reference_impl import runtime_wrapper_form as rwf
 from reference_impl import scalar_tensorify as sc
 from reference_impl import subclass_wrapper as sw
 
@@ -163,7 +164,7 @@ def test_runtime_wrapper_form_reads_every_decision() -> None:
         grad_enabled_after=False,
     )
     source, _ = rw.codegen_runtime_wrapper(meta, apply_mutations=print, replay_aliases=list)
-    form = rw.structural_form(source)
+    form = rwf.structural_form(source)
     assert form.captured_inputs == ((0, 0), (2, 2), (1, 1))
     assert (form.version_bumps, form.detach, form.mutation_split, form.expected_outputs) == (
         (1,),

@@ -16,7 +16,7 @@ from conformance import files as files_module
 from conformance.cli import main
 from conformance.report import ReportInputError, merge, write_report
 from conformance.report.diff import diff_runs
-from conformance.report.model import COMPAT_SCHEMA
+from conformance.report.read import COMPAT_SCHEMA
 from tests.report.conftest import changed, full_build, record, write_results
 
 FILES = ("compat.json", "compat.md", "index.html", "junit.xml")

@@ -1,286 +1,31 @@
-"""Case schema v1: the declarative form of one conformance case.
-
-Every model is frozen and forbids unknown keys, so a typo in a case file is an error that
-names the key and lists the valid ones (see `conformance.loader`). `cases/schema.json` is
-exported from these models (`torch-conformance schema --write`) for editors.
-"""
+"""A case: its program, inputs, calls, variants, expectations and known failures."""
 
 from __future__ import annotations
 
 import ast
-import math
-import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator, model_validator
+from pydantic import Field, StrictInt, ValidationInfo, field_validator
 
-from conformance.behaviors import IDS
 from conformance.core.entry import AOT_FUNCTION, DEFAULT_BACKENDS
-
-SCHEMA_VERSION = 1
-
-if TYPE_CHECKING:
-    Behavior = str
-else:  # the choices come from the registry: one declaration per behaviour (conformance/behaviors.py)
-    Behavior = Literal[IDS]
-# Any torch.compile backend registered on the build, or aot_function; a name this build does not
-# register makes the item a skip saying so (conformance.core.compile.lookup_backend).
-Backend = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$", max_length=100)]
-Mode = Literal["inference", "training"]
-MODES: tuple[str, ...] = get_args(Mode)
-DType = Literal[
-    "float32",
-    "float64",
-    "float16",
-    "bfloat16",
-    "complex64",
-    "int64",
-    "int32",
-    "int16",
-    "int8",
-    "uint8",
-    "bool",
-]
-Layout = Literal["contiguous", "transposed", "strided", "offset", "channels_last"]
-Init = Literal["randn", "rand", "positive", "ones", "zeros", "arange", "randint"]
-
-DEFAULT_DEVICES: tuple[str, ...] = ("cpu", "cuda")
-
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_CASE_ID = re.compile(r"^[a-z0-9_][a-z0-9_.\-]*(/[a-z0-9_][a-z0-9_.\-]*)*$")
-_CONFIG_KEY = re.compile(r"^torch(\.[A-Za-z_][A-Za-z0-9_]*)*\.config(\.[A-Za-z_][A-Za-z0-9_]*)+$")
-_DEVICE = re.compile(r"^[a-z_][a-z0-9_]*(:[0-9]+)?$")
-
-JSONScalar = bool | int | float | str | None
-# Note [Hostile case files]: values that validate must also run. Bounds far above any real
-# case, low enough that no value allocates a machine's memory or overflows torch's int64.
-MAX_DIM = 1 << 20
-MAX_NUMEL = 1 << 24
-MAX_NDIM = 8
-MAX_OFFSET = 1 << 24
-Dim = Annotated[StrictInt, Field(ge=0, le=MAX_DIM)]
-INPUT_KINDS = ("tensor", "view", "two_tensor", "scalar", "module")
+from conformance.schema.common import (
+    CASE_ID,
+    CONFIG_KEY,
+    IDENT,
+    SCHEMA_VERSION,
+    Backend,
+    Behavior,
+    JSONScalar,
+    Mode,
+    Strict,
+    check_device,
+    check_regex,
+)
+from conformance.schema.inputs import InputSpec
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
-
-
-def _check_regex(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a regular expression: {exc}") from None
-    return value
-
-
-def _check_device(value: str) -> str:
-    if not _DEVICE.match(value):
-        raise ValueError(f"{value!r} is not a device string; write e.g. 'cpu', 'cuda' or 'cuda:1'")
-    return value
-
-
-class TensorSpec(_Strict):
-    """A dense tensor built from the case's seeded generator, identically for eager and compiled."""
-
-    shape: tuple[Dim, ...] = Field(
-        description=f"Logical size, e.g. [4, 8]; [] is a 0-dim tensor. At most {MAX_NDIM} dims and {MAX_NUMEL} "
-        "elements.",
-        max_length=MAX_NDIM,
-    )
-    dtype: DType = "float32"
-    requires_grad: bool = False
-    leaf: bool = Field(
-        True,
-        description="false builds the tensor as the result of an op on a leaf (it has a grad_fn); "
-        "needs requires_grad: true.",
-    )
-    layout: Layout = Field(
-        "contiguous",
-        description="contiguous; transposed (last two dims swapped in memory); strided (every "
-        "other element of the last dim); offset (storage_offset 3); channels_last (4-d only).",
-    )
-    stride: tuple[Dim, ...] | None = Field(
-        None, description="Explicit strides, each >= 0 (overrides layout); storage is sized to fit."
-    )
-    storage_offset: Annotated[StrictInt, Field(ge=0, le=MAX_OFFSET)] | None = Field(
-        None, description="Explicit storage offset (overrides the layout's)."
-    )
-    init: Init | None = Field(
-        None,
-        description="How values are drawn: randn (floats default), rand, positive (rand + 0.5), "
-        "ones, zeros, arange, randint (integers default, 0..9).",
-    )
-    device: str | None = Field(
-        None, description="Pin this input to a device (e.g. 'cpu') whatever the case's device."
-    )
-    dynamic_dims: tuple[Annotated[StrictInt, Field(ge=0, lt=MAX_NDIM)], ...] = Field(
-        (), description="Dims marked dynamic (torch._dynamo.mark_dynamic) on the compiled side."
-    )
-
-    @field_validator("device")
-    @classmethod
-    def _device(cls, value: str | None) -> str | None:
-        return None if value is None else _check_device(value)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> TensorSpec:
-        ndim = len(self.shape)
-        if math.prod(self.shape) > MAX_NUMEL:
-            raise ValueError(f"shape {list(self.shape)} has {math.prod(self.shape)} elements; at most {MAX_NUMEL}")
-        if self.stride is not None and len(self.stride) == ndim and self.shape and min(self.shape) > 0:
-            span = (self.storage_offset or 0) + sum((n - 1) * st for n, st in zip(self.shape, self.stride, strict=True))
-            if span >= MAX_NUMEL:
-                raise ValueError(f"stride {list(self.stride)} spans {span + 1} storage elements; at most {MAX_NUMEL}")
-        if len(set(self.dynamic_dims)) != len(self.dynamic_dims):
-            raise ValueError("dynamic_dims: each dim at most once")
-        if not self.leaf and not self.requires_grad:
-            raise ValueError("leaf: false needs requires_grad: true (a tensor without grad is a leaf)")
-        if self.requires_grad and self.dtype not in ("float32", "float64", "float16", "bfloat16", "complex64"):
-            raise ValueError(f"requires_grad: true needs a floating dtype, not {self.dtype}")
-        if self.layout == "transposed" and ndim < 2:
-            raise ValueError("layout: transposed needs at least 2 dims")
-        if self.layout == "strided" and ndim < 1:
-            raise ValueError("layout: strided needs at least 1 dim")
-        if self.layout == "channels_last" and ndim != 4:
-            raise ValueError("layout: channels_last needs exactly 4 dims")
-        if self.stride is not None and len(self.stride) != ndim:
-            raise ValueError(f"stride has {len(self.stride)} entries but shape has {ndim} dims")
-        for d in self.dynamic_dims:
-            if d >= ndim:
-                raise ValueError(f"dynamic_dims: dim {d} out of range for {ndim}-d shape")
-        return self
-
-
-class TwoTensorSpec(_Strict):
-    """`torch.testing._internal.two_tensor.TwoTensor(a, b)`; a and b may be TwoTensors too."""
-
-    a: InnerSpec
-    b: InnerSpec
-    requires_grad: bool = False
-
-
-class InnerSpec(_Strict):
-    """One inner tensor of a TwoTensor: exactly one of `tensor` or `two_tensor`."""
-
-    tensor: TensorSpec | None = None
-    two_tensor: TwoTensorSpec | None = None
-
-    @model_validator(mode="after")
-    def _one(self) -> InnerSpec:
-        given = [k for k in ("tensor", "two_tensor") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError(f"give exactly one of tensor, two_tensor (got {given or 'none'})")
-        if self.tensor is not None and self.tensor.requires_grad:
-            raise ValueError("inner tensors of a TwoTensor cannot require grad; set it on the TwoTensor")
-        return self
-
-
-class ParameterSpec(_Strict):
-    """An `nn.Parameter` of a module input: exactly one of `tensor` or `two_tensor`."""
-
-    tensor: TensorSpec | None = None
-    two_tensor: TwoTensorSpec | None = None
-    requires_grad: bool = True
-
-    @model_validator(mode="after")
-    def _one(self) -> ParameterSpec:
-        given = [k for k in ("tensor", "two_tensor") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError(f"give exactly one of tensor, two_tensor (got {given or 'none'})")
-        if self.tensor is not None and (self.tensor.requires_grad or not self.tensor.leaf):
-            raise ValueError("set requires_grad on the parameter, not on its tensor")
-        return self
-
-
-class ModuleSpec(_Strict):
-    """A `torch.nn.Module` holding parameters and buffers (e.g. for inductor freezing)."""
-
-    parameters: dict[str, ParameterSpec] = Field(default_factory=dict)
-    buffers: dict[str, InnerSpec] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _names(self) -> ModuleSpec:
-        for name in (*self.parameters, *self.buffers):
-            if not _IDENT.match(name):
-                raise ValueError(f"{name!r} is not a Python identifier")
-        if not self.parameters and not self.buffers:
-            raise ValueError("a module needs at least one parameter or buffer")
-        return self
-
-
-class ScalarSpec(_Strict):
-    """A Python scalar argument: one `value`, or a sweep of `values` (one call per value)."""
-
-    type: Literal["float", "int", "bool"] = "float"
-    value: float | int | bool | None = None
-    values: tuple[float | int | bool, ...] | None = Field(
-        max_length=1000,
-        default=None, description="A sweep: the program is called once per value, eager and compiled."
-    )
-
-    @model_validator(mode="after")
-    def _one(self) -> ScalarSpec:
-        if (self.value is None) == (self.values is None):
-            raise ValueError("give exactly one of value, values")
-        items = [self.value] if self.values is None else list(self.values)
-        if self.values is not None and len(self.values) == 0:
-            raise ValueError("values: give at least one value")
-        for item in items:
-            if self.type == "int" and (isinstance(item, bool) or not isinstance(item, int)):
-                raise ValueError(f"{item!r} is not an int (type: int)")
-            if self.type == "bool" and not isinstance(item, bool):
-                raise ValueError(f"{item!r} is not a bool (type: bool)")
-            if self.type == "float" and isinstance(item, bool):
-                raise ValueError(f"{item!r} is not a float (type: float)")
-        return self
-
-
-class InputSpec(_Strict):
-    """One program argument: exactly one of tensor, view, two_tensor, scalar, module."""
-
-    tensor: TensorSpec | None = None
-    view: str | None = Field(
-        None,
-        description="A Python expression over earlier inputs, e.g. 'base[1:3]' or 'x.t()'; "
-        "the aliasing is rebuilt identically for eager and compiled.",
-    )
-    two_tensor: TwoTensorSpec | None = None
-    scalar: ScalarSpec | None = None
-    module: ModuleSpec | None = None
-    hidden: bool = Field(
-        False, description="Build it (e.g. as the base of views) but do not pass it to the program."
-    )
-
-    @model_validator(mode="after")
-    def _one(self) -> InputSpec:
-        given = [k for k in INPUT_KINDS if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError(f"give exactly one of {', '.join(INPUT_KINDS)} (got {given or 'none'})")
-        if self.view is not None:
-            try:
-                ast.parse(self.view, mode="eval")
-            except SyntaxError as exc:
-                raise ValueError(f"view is not a Python expression: {exc.msg}") from None
-        return self
-
-    @property
-    def kind(self) -> str:
-        return next(k for k in INPUT_KINDS if getattr(self, k) is not None)
-
-    def requires_grad(self) -> bool:
-        if self.tensor is not None:
-            return self.tensor.requires_grad
-        if self.two_tensor is not None:
-            return self.two_tensor.requires_grad
-        if self.module is not None:
-            return any(p.requires_grad for p in self.module.parameters.values())
-        return False
-
-
-class CompileSpec(_Strict):
+class CompileSpec(Strict):
     """How the program is compiled; options a backend does not take are ignored for it."""
 
     dynamic: bool | None = Field(None, description="torch.compile(dynamic=...); null = torch's default.")
@@ -302,7 +47,7 @@ class CompileSpec(_Strict):
         return value
 
 
-class RaisesSpec(_Strict):
+class RaisesSpec(Strict):
     """A negative case: the call must raise this exception (by class name), on the given sides."""
 
     type: str = Field(description="Exception class name, e.g. RuntimeError (matched on the MRO).")
@@ -312,17 +57,17 @@ class RaisesSpec(_Strict):
     @field_validator("type")
     @classmethod
     def _ident(cls, value: str) -> str:
-        if not _IDENT.match(value):
+        if not IDENT.match(value):
             raise ValueError(f"{value!r} is not an exception class name")
         return value
 
     @field_validator("match")
     @classmethod
     def _regex(cls, value: str | None) -> str | None:
-        return _check_regex(value)
+        return check_regex(value)
 
 
-class ExpectSpec(_Strict):
+class ExpectSpec(Strict):
     """What must hold besides 'compiled behaves exactly like eager'."""
 
     rtol: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
@@ -350,7 +95,7 @@ class ExpectSpec(_Strict):
     raises: RaisesSpec | None = None
 
 
-class BuildCondition(_Strict):
+class BuildCondition(Strict):
     """Where a known failure applies; every given condition must match (absent = any)."""
 
     torch: str | None = Field(None, description="PEP 440 specifier on the torch version, e.g. '<2.12'.")
@@ -381,7 +126,7 @@ class BuildCondition(_Strict):
         return [value] if isinstance(value, str) else value
 
 
-class KnownFailure(_Strict):
+class KnownFailure(Strict):
     """A reviewed, linked expectation that this case fails on matching builds."""
 
     when: BuildCondition = Field(default_factory=BuildCondition)
@@ -396,7 +141,7 @@ class KnownFailure(_Strict):
     @field_validator("mismatch")
     @classmethod
     def _mismatch_regex(cls, value: str | None) -> str | None:
-        return _check_regex(value)
+        return check_regex(value)
 
     @field_validator("reason")
     @classmethod
@@ -413,7 +158,7 @@ class KnownFailure(_Strict):
         return value
 
 
-class Case(_Strict):
+class Case(Strict):
     """One conformance case: a program, its inputs, and how the build must behave on it."""
 
     version: Literal[1] = Field(1, description="Case schema version.")
@@ -461,7 +206,7 @@ class Case(_Strict):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str | None) -> str | None:
-        if value is not None and not _CASE_ID.match(value):
+        if value is not None and not CASE_ID.match(value):
             raise ValueError(
                 f"{value!r} is not a case id; use lowercase letters, digits, '_', '-', '.', "
                 "and '/' between parts"
@@ -483,7 +228,7 @@ class Case(_Strict):
             if not value:
                 raise ValueError("give at least one device, or leave devices out for all")
             for d in value:
-                _check_device(d)
+                check_device(d)
             if len(set(value)) != len(value):
                 raise ValueError("each device at most once (a repeated device would run the same items twice)")
         return value
@@ -499,7 +244,7 @@ class Case(_Strict):
     @classmethod
     def _config(cls, value: dict[str, Any]) -> dict[str, Any]:
         for key in value:
-            if not _CONFIG_KEY.match(key):
+            if not CONFIG_KEY.match(key):
                 raise ValueError(
                     f"{key!r} is not a dotted torch config name; write e.g. "
                     "torch._dynamo.config.specialize_float"
@@ -511,7 +256,7 @@ class Case(_Strict):
     def _inputs(cls, value: dict[str, InputSpec]) -> dict[str, InputSpec]:
         seen: list[str] = []
         for name, spec in value.items():
-            if not _IDENT.match(name) or name == "torch":
+            if not IDENT.match(name) or name == "torch":
                 raise ValueError(f"input name {name!r} must be a Python identifier other than torch")
             if spec.view is not None:
                 expr = ast.parse(spec.view, mode="eval")
@@ -595,11 +340,6 @@ class Case(_Strict):
     def function_name(self) -> str:
         func = next(n for n in ast.parse(self.program).body if isinstance(n, ast.FunctionDef))
         return func.name
-
-
-TwoTensorSpec.model_rebuild()
-InnerSpec.model_rebuild()
-ParameterSpec.model_rebuild()
 
 
 def json_schema() -> dict[str, Any]:

@@ -1,0 +1,231 @@
+"""The controller's accounting of a run: one record per collected item, written as each item
+finishes, and the run manifest beside the results (see Note [Every item accounted for] in
+conformance/guard.py). Registered as a plugin object by conformance.plugin in the controlling
+process only (the xdist controller, or the serial session)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.expectations import Expectation, stale
+from conformance.guard import Journal, JournalEntry
+from conformance.loader import case_id_for, load_case
+from conformance.results import ManifestItem, ResultRecord, ResultsWriter, RunManifest, write_manifest
+
+RECORD_KEY = "conformance_record"
+
+
+SLOWEST = 10
+
+
+def selection(config: pytest.Config, root: Path) -> dict[str, str]:
+    """The options by which this run selected a subset of the cases on purpose."""
+    chosen = {
+        "-k": config.getoption("keyword", default="") or "",
+        "-m": config.getoption("markexpr", default="") or "",
+        "--devices": config.getoption("conformance_devices") or "",
+        "--backends": config.getoption("conformance_backends") or "",
+        "--modes": config.getoption("conformance_modes") or "",
+        "--shard": config.getoption("conformance_shard") or "",
+        "--deselect": ",".join(config.getoption("deselect", default=None) or []),
+    }
+    if getattr(config.option, "lf", False) or getattr(config.option, "failedfirst", False):
+        chosen["--lf"] = "yes"
+    args = [a for a in config.args if a]
+    whole = [str(root)]
+    given = [str((config.invocation_params.dir / a.split("::", 1)[0]).resolve()) for a in args]
+    if given and given != whole:
+        chosen["paths"] = " ".join(args)
+    return {k: str(v) for k, v in chosen.items() if v}
+
+
+class ResultsSink:
+    """Writes each finished item's record; registered only in the controlling process.
+
+    It also accounts for every collected item (see Note [Every item accounted for]): a worker
+    that died gets its item's record from its journal, and at the end every item still without
+    a record gets an `error` one, so records == items."""
+
+    def __init__(self, config: pytest.Config, writer: ResultsWriter, expectations: list[Expectation],
+                 journal_dir: Path, *, root: Path, distributed: bool,
+                 describe: Callable[[pytest.Item], ItemRef | None]) -> None:
+        self.config = config
+        self.writer = writer
+        self.expectations = expectations
+        self.journal_dir = journal_dir
+        self.root = root
+        self.distributed = distributed
+        self.describe = describe
+        self.used: set[str] = set()
+        self.slowest: list[tuple[float, str, str, dict[str, float]]] = []
+        self.collected: list[str] | None = None
+        self.written: set[str] = set()
+        self.manifest: RunManifest | None = None
+        self.skips: Counter[str] = Counter()
+        self._refs: dict[str, ItemRef] = {}
+
+    # ------------------------------------------------------------------ collection
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.collected is None:
+            self._begin(list(ids))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.distributed:
+            for item in session.items:
+                ref = self.describe(item)
+                if ref is not None:
+                    self._refs[item.nodeid] = ref
+            self._begin([item.nodeid for item in session.items])
+
+    def _begin(self, ids: list[str]) -> None:
+        self.collected = ids
+        if not ids:
+            return  # nothing selected: the previous results stay as they were
+        self.writer.begin()
+        chosen = selection(self.config, self.root)
+        items = tuple(ManifestItem(case_id=r.case_id, variant=r.variant, behavior=r.behavior, device=r.device)
+                      for r in (self._ref(i) for i in ids))
+        self.manifest = RunManifest(results=self.writer.path.name, started=_now(), narrowed=bool(chosen),
+                                    selection=chosen, shard=self.config.getoption("conformance_shard") or None,
+                                    items=items)
+        write_manifest(self.writer.path, self.manifest)
+
+    def _ref(self, nodeid: str) -> ItemRef:
+        if nodeid not in self._refs:
+            self._refs[nodeid] = ref_of_nodeid(nodeid, self.config.rootpath, self.root)
+        return self._refs[nodeid]
+
+    # ------------------------------------------------------------------ records
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        raw = next((v for k, v in report.user_properties if k == RECORD_KEY), None)
+        if raw is not None and report.when == "call":
+            self._write(report.nodeid, str(raw))
+        elif report.when not in ("setup", "call", "teardown"):
+            # xdist reports a crashed worker's item with when="???" and no properties
+            worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+            entry = Journal.read(self.journal_dir, str(worker), report.nodeid) if worker else None
+            entry = entry or JournalEntry(report.nodeid, "", "")
+            reason = entry.message()
+            if entry.record:  # the worker wrote the item's whole record before it ended itself
+                self._write(report.nodeid, entry.record)
+            else:
+                self.record_dead_item(report.nodeid, reason)
+            report.longrepr = f"ERROR {report.nodeid}: {reason}"  # shown instead of xdist's "worker crashed"
+
+    def record_dead_item(self, nodeid: str, reason: str) -> None:
+        """The `error` record of an item whose process ended while running it."""
+        self._write(nodeid, self._ref(nodeid).record("error", reason).to_json_line())
+
+    def _write(self, nodeid: str, raw: str) -> None:
+        if nodeid in self.written:
+            return  # exactly one record per item
+        self.written.add(nodeid)
+        self.writer.write_line(raw)
+        data = json.loads(raw)
+        known = data.get("known_failure")
+        if known:
+            self.used.add(known["source"])
+        if data.get("status") == "skip":
+            self.skips[str(data.get("reason") or "")] += 1
+        durations = data.get("durations") or {}
+        self.slowest.append((float(durations.get("total", 0.0)), data["case_id"], data["variant"], durations))
+        self.slowest = sorted(self.slowest, reverse=True)[:SLOWEST]
+
+    # ------------------------------------------------------------------ the end
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.collected:
+            return
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+        missing = [n for n in self.collected if n not in self.written]
+        why = (f"not run: the run was stopped ({session.shouldstop or 'interrupted'}) before this item finished"
+               if interrupted else
+               "no result: the run ended without a record for this item (its worker ended without reporting it)")
+        for nodeid in missing:
+            self._write(nodeid, self._ref(nodeid).record("error", why).to_json_line())
+        if missing and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.missing = len(missing)
+        if self.manifest is not None:
+            done = {"finished": _now(), "exit_status": int(session.exitstatus)}
+            self.manifest = self.manifest.model_copy(update=done)
+            write_manifest(self.writer.path, self.manifest)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.collected == []:
+            terminalreporter.section("nothing selected")
+            terminalreporter.write_line(f"no item was selected; {self.writer.path} was left as it was")
+            return
+        if self.skips:
+            terminalreporter.section(f"skipped {sum(self.skips.values())} items")
+            for reason, count in sorted(self.skips.items(), key=lambda kv: (-kv[1], kv[0]))[:10]:
+                terminalreporter.write_line(f"{count:6d}  {reason}")
+        if getattr(self, "missing", 0):
+            terminalreporter.section("items without a result")
+            terminalreporter.write_line(f"{self.missing} collected item(s) had no record; each was written as an "
+                                        "error record")
+        if self.slowest:
+            terminalreporter.section(f"slowest {len(self.slowest)} items (seconds; the rest of total is the harness)")
+            for total, case_id, variant, durations in self.slowest:
+                split = ", ".join(f"{k} {v:.2f}" for k, v in durations.items() if k != "total" and v >= 0.005)
+                terminalreporter.write_line(f"{total:7.2f}  {case_id} [{variant}]  {split}")
+        gone = stale(self.expectations, self.used)
+        if gone:
+            terminalreporter.section("stale expectations")
+            for e in gone:
+                terminalreporter.write_line(
+                    f"{e.source}: {e.entry.case} matched no item of this run; retire or fix it ({e.entry.link})"
+                )
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    """An item as the controller knows it, for records it writes on an item's behalf."""
+
+    nodeid: str
+    case_id: str
+    variant: str
+    case_file: str
+    behavior: str | None = None
+    device: str | None = None
+    backend: str | None = None
+    mode: str | None = None
+
+    def record(self, status: str, reason: str) -> ResultRecord:
+        return ResultRecord.model_validate({
+            "case_id": self.case_id, "variant": self.variant, "nodeid": self.nodeid, "status": status,
+            "reason": reason, "case_file": self.case_file, "behavior": self.behavior, "device": self.device,
+            "backend": self.backend, "mode": self.mode,
+        })
+
+
+def ref_of_nodeid(nodeid: str, rootpath: Path, root: Path) -> ItemRef:
+    """An item known only by its node id (the xdist controller collects nothing itself)."""
+    path_part, _, name = nodeid.partition("::")
+    path = rootpath / path_part
+    case_id, behavior = case_id_for(path, root), None
+    try:
+        lc = load_case(path, root)
+        case_id, behavior = lc.id, lc.case.behavior
+    except Exception:  # noqa: S110  # a file that does not load is named by its path
+        pass
+    if name == "schema":
+        return ItemRef(nodeid, case_id, "schema", path_part)
+    variant = name[name.find("[") + 1 : -1] if "[" in name else "?"
+    device, _, rest = variant.partition("-")
+    backend, _, mode = rest.rpartition("-")
+    return ItemRef(nodeid, case_id, variant, path_part, behavior, device or None, backend or None, mode or None)

@@ -1,0 +1,50 @@
+"""Case schema v1: the declarative form of one conformance case.
+
+Every model is frozen and forbids unknown keys, so a typo in a case file is an error that
+names the key and lists the valid ones (see `conformance.loader`). `cases/schema.json` is
+exported from these models (`torch-conformance schema --write`) for editors.
+"""
+
+from conformance.schema.case import (
+    BuildCondition,
+    Case,
+    CompileSpec,
+    ExpectSpec,
+    KnownFailure,
+    RaisesSpec,
+    json_schema,
+)
+from conformance.schema.common import INPUT_KINDS, MODES, SCHEMA_VERSION, Backend, Behavior, DType, Mode
+from conformance.schema.inputs import (
+    InnerSpec,
+    InputSpec,
+    ModuleSpec,
+    ParameterSpec,
+    ScalarSpec,
+    TensorSpec,
+    TwoTensorSpec,
+)
+
+__all__ = [
+    "INPUT_KINDS",
+    "MODES",
+    "SCHEMA_VERSION",
+    "Backend",
+    "Behavior",
+    "BuildCondition",
+    "Case",
+    "CompileSpec",
+    "DType",
+    "ExpectSpec",
+    "InnerSpec",
+    "InputSpec",
+    "KnownFailure",
+    "Mode",
+    "ModuleSpec",
+    "ParameterSpec",
+    "RaisesSpec",
+    "ScalarSpec",
+    "TensorSpec",
+    "TwoTensorSpec",
+    "json_schema",
+]

@@ -1,0 +1,66 @@
+"""The rules of the core (Note [One core]): torch and the standard library only, names unique
+across its modules, so that a full reproducer can embed it as one block of source."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+from conformance.core import CORE_MODULES
+from conformance.reproducer.bundle import core_source
+
+CORE = Path(__file__).parents[2] / "conformance" / "core"
+
+
+def _tree(name: str) -> ast.Module:
+    return ast.parse((CORE / f"{name}.py").read_text())
+
+
+def test_every_core_module_is_listed_in_bundle_order() -> None:
+    on_disk = {p.stem for p in CORE.glob("*.py")} - {"__init__"}
+    assert set(CORE_MODULES) == on_disk
+    for k, name in enumerate(CORE_MODULES):
+        for node in ast.walk(_tree(name)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("conformance.core."):
+                used = node.module.rsplit(".", 1)[1]  # type: ignore[union-attr]  # checked just above
+                assert used in CORE_MODULES[:k], f"{name} imports {used}, which the bundle puts after it"
+
+
+def test_the_core_imports_only_the_standard_library_and_torch() -> None:
+    allowed = set(sys.stdlib_module_names) | {"torch", "functorch"}
+    for name in CORE_MODULES:
+        for node in ast.walk(_tree(name)):
+            roots = []
+            if isinstance(node, ast.Import):
+                roots = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.module.startswith("conformance.core"):
+                roots = [node.module.split(".")[0]]
+            for root in roots:
+                assert root in allowed, f"conformance/core/{name}.py imports {root}"
+
+
+def test_top_level_names_are_unique_across_the_core() -> None:
+    seen: dict[str, str] = {}
+    for name in CORE_MODULES:
+        for node in _tree(name).body:
+            defined = []
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                defined = [node.name]
+            elif isinstance(node, ast.Assign):
+                defined = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                defined = [node.target.id]
+            for d in defined:
+                assert d not in seen, f"{d} is defined in core/{seen[d]}.py and core/{name}.py"
+                seen[d] = name
+
+
+def test_the_bundle_is_one_valid_block_without_core_imports() -> None:
+    source = core_source()
+    tree = ast.parse("from __future__ import annotations\n" + source)
+    own = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("conformance")]
+    assert not own
+    namespace: dict[str, object] = {}
+    exec(compile("from __future__ import annotations\n" + source, "<bundle>", "exec"), namespace)
+    assert {"run_passes", "Target", "build_inputs", "compare_call", "Mismatch"} <= set(namespace)
