@@ -38,13 +38,9 @@ class Behavior:
     faults: tuple[str, ...]
     bench: tuple[str, ...]
 
-    @property
-    def cases(self) -> str:
-        return f"cases/{self.id}"
-
-    @property
-    def probe(self) -> str:
-        return f"conformance.probe.{self.id}"
+    def home(self, what: str) -> str:
+        """Where its `cases` folder or its `probe` module is: both are named after the id."""
+        return {"cases": f"cases/{self.id}", "probe": f"conformance.probe.{self.id}"}[what]
 
 
 MUTATION_EPILOGUE = Behavior(
@@ -127,7 +123,6 @@ BEHAVIORS: tuple[Behavior, ...] = (MUTATION_EPILOGUE, RUNTIME_WRAPPER, SUBCLASS_
                                    SCALAR_RECOMPILE)
 IDS: tuple[str, ...] = tuple(b.id for b in BEHAVIORS)
 BENCH_TABLES: tuple[str, ...] = tuple(t for b in BEHAVIORS for t in b.bench)
-BY_ID: dict[str, Behavior] = {b.id: b for b in BEHAVIORS}
 
 
 def artifact(name: str) -> Artifact:

@@ -172,14 +172,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from conformance.results import manifest_json_schema, result_json_schema
     from conformance.schema import json_schema
 
-    text = json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+    made = {"case": json_schema, "result": result_json_schema, "manifest": manifest_json_schema}[args.of]
+    text = json.dumps(made(), indent=2, sort_keys=True) + "\n"
     if args.check:
         current = Path(args.check).read_text() if Path(args.check).exists() else ""
         if current != text:
-            print(f"{args.check} is out of date; regenerate: torch-conformance schema --write {args.check}",
-                  file=sys.stderr)
+            print(f"{args.check} is out of date; regenerate: torch-conformance schema --of {args.of} --write "
+                  f"{args.check}", file=sys.stderr)
             return EXIT_FAIL
         print(f"{args.check} is up to date")
         return EXIT_OK
@@ -239,7 +241,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     selftest.register(sub)
 
-    p = sub.add_parser("schema", help="print the case JSON Schema, or write/check cases/schema.json")
+    p = sub.add_parser("schema", help="print a JSON Schema (case files, result records, run manifests), or "
+                       "write/check a committed copy")
+    p.add_argument("--of", choices=("case", "result", "manifest"), default="case",
+                   help="case: case files (cases/schema.json); result: one line of results.jsonl "
+                   "(schemas/result.schema.json); manifest: the run manifest (schemas/manifest.schema.json)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--write", metavar="PATH", help="write the schema to PATH")
     g.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the current schema")

@@ -46,10 +46,6 @@ def condition_matches(when: BuildCondition, facts: BuildFacts) -> bool:
     return when.mode is None or facts.mode in when.mode
 
 
-def matching(known: tuple[KnownFailure, ...], facts: BuildFacts) -> KnownFailure | None:
-    return next((k for k in known if condition_matches(k.when, facts)), None)
-
-
 class ExpectationEntry(KnownFailure):
     """A known failure kept outside the case files: `case` is an id or a glob over ids."""
 

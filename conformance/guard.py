@@ -220,14 +220,12 @@ class Watchdog:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._deadline: float | None = None
-        self._label = ""
         self._reason = ""
         self._thread: threading.Thread | None = None
 
-    def arm(self, seconds: float, label: str, reason: str) -> None:
+    def arm(self, seconds: float, reason: str) -> None:
         with self._cond:
             self._deadline = time.monotonic() + seconds
-            self._label = label
             self._reason = reason
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="torch-conformance-watchdog", daemon=True)

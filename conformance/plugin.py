@@ -408,7 +408,7 @@ class CaseItem(pytest.Item):
         if state.watchdog is not None:
             state.current = self.nodeid
             limit = state.timeout + grace(state.timeout)
-            state.watchdog.arm(limit, self.nodeid, f"timeout: still running {limit:.0f} s after it started (--timeout "
+            state.watchdog.arm(limit, f"timeout: still running {limit:.0f} s after it started (--timeout "
                                f"{state.timeout:g} s, then {grace(state.timeout):.0f} s of grace): the signal could "
                                "not interrupt it (native code, or signals blocked), so its worker was ended")
         try:

@@ -11,11 +11,13 @@ import torch
 from conformance.capture import CaptureResult
 from conformance.core.build import CallPoint, build_inputs, call_points, tensors_of
 from conformance.core.compile import make_function
+from conformance.core.entry import AOT_FUNCTION
 from conformance.core.mismatch import exception_summary
 from conformance.loader import LoadedCase
 from conformance.probe import GraphSignature, match_outputs, probe_compiles
 from conformance.probe.scalar_recompile import ScalarSweep
 from conformance.regions import CompileCounter, GraphInput
+from conformance.results import ProbeRecord
 from conformance.variants import Variant
 from reference_impl.observe import observe
 from reference_impl.scalar_tensorify import analyze_float_uses
@@ -49,7 +51,7 @@ def _scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:
                        compile_count=compile_count, dynamic=case.compile.dynamic, values=values)
 
 
-def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter) -> dict[str, Any]:
+def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter) -> ProbeRecord:
     """Compare what the build generated during the cold pass with the reference (never raises).
 
     One comparison per compile, each with the observation of the call that compiled it and
@@ -104,7 +106,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
 
         compiles: list[tuple[Any, Any, Any]] = []
         graph_outputs: list[list[dict[str, Any]]] = []
-        if variant.backend == "aot_function":
+        if variant.backend == AOT_FUNCTION:
             obs = observation(counter.compile_calls[0] if counter.compile_calls else 0)
             region = GraphSignature(tuple(range(len(obs.inputs))), tuple(range(len(obs.raw_outputs))))
             compiles.append((capture, obs, region))
@@ -120,14 +122,12 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                 compiles.append((capture, obs, signature(0, obs) if counter.graph_inputs else None))
         report = probe_compiles(
             compiles,
-            scalar=_scalar_sweep(lc, counter.count) if variant.backend != "aot_function" else None,
-            keep_input_mutations=variant.backend != "aot_function" or variant.kiim,
+            scalar=_scalar_sweep(lc, counter.count) if variant.backend != AOT_FUNCTION else None,
+            keep_input_mutations=variant.backend != AOT_FUNCTION or variant.kiim,
             seen=capture,
         )
     except Exception as exc:  # the probe informs; it must never cost the contract verdict
-        return {"error": exception_summary(exc), "results": [], "seen": list(capture.names())}
-    out: dict[str, Any] = report.to_json()
-    out["graph_inputs"] = [[g.to_json() for g in compile_] for compile_ in counter.graph_inputs]
-    out["graph_outputs"] = graph_outputs
-    out["partial"] = list(counter.partial)
-    return out
+        return ProbeRecord(error=exception_summary(exc), seen=capture.names())
+    return ProbeRecord.model_validate({
+        **report.model_dump(), "graph_inputs": [[g.to_json() for g in compile_] for compile_ in counter.graph_inputs],
+        "graph_outputs": graph_outputs, "partial": list(counter.partial)})

@@ -11,13 +11,14 @@ import fcntl
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
+import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field
 
 from conformance.core.mismatch import sentence
 
-RESULT_SCHEMA = "torch-conformance.result/1"
+RESULT_SCHEMA = "torch-conformance.result/2"
 Status = Literal["pass", "fail", "xfail", "xpass", "skip", "error"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "xfail", "xpass", "skip", "error")
 
@@ -54,10 +55,12 @@ class MismatchRecord(_Record):
 ProbeStatus = Literal["conforms", "diverges", "absent", "unknown-form"]
 
 
-class ProbeEntry(_Record):
-    """One behaviour's internals-probe verdict."""
+@pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(extra="forbid"))
+class ProbeResult:
+    """One behaviour's internals-probe verdict, with both sources and a structural diff when it
+    diverges (what conformance/probe/ returns, and what a record keeps)."""
 
-    behaviour: Name
+    behavior: Name
     status: ProbeStatus
     artifacts: tuple[Name, ...] = ()
     diff: Big = ""
@@ -76,7 +79,7 @@ class GraphValueRecord(_Record):
 class ProbeRecord(_Record):
     """What the internals probe saw during an item's cold pass (empty where it did not run)."""
 
-    results: tuple[ProbeEntry, ...] = ()
+    results: tuple[ProbeResult, ...] = ()
     seen: tuple[Name, ...] = Field((), description="Names of the generated artifacts captured.")
     forms: tuple[Name, ...] = Field((), description="How they arrived: trace, trace-combined, module-logger.")
     unrecognised: tuple[Text, ...] = ()
@@ -86,7 +89,10 @@ class ProbeRecord(_Record):
     partial: tuple[bool, ...] = ()
 
     def statuses(self) -> dict[str, str]:
-        return {r.behaviour: r.status for r in self.results}
+        return {r.behavior: r.status for r in self.results}
+
+    def __getitem__(self, behavior: str) -> ProbeResult:
+        return next(r for r in self.results if r.behavior == behavior)
 
 
 class Fingerprint(_Record):
@@ -203,6 +209,23 @@ class RunManifest(BaseModel):
     selection: dict[str, str] = Field(default_factory=dict, description="The options that narrowed it.")
     shard: str | None = Field(None, max_length=32)
     items: tuple[ManifestItem, ...] = ()
+
+
+def _published(model: type[BaseModel], title: str) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = title
+    return schema
+
+
+def result_json_schema() -> dict[str, Any]:
+    """The JSON Schema of one line of a results file (schemas/result.schema.json)."""
+    return _published(ResultRecord, f"torch-conformance result record ({RESULT_SCHEMA})")
+
+
+def manifest_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a run manifest (schemas/manifest.schema.json)."""
+    return _published(RunManifest, f"torch-conformance run manifest ({MANIFEST_SCHEMA})")
 
 
 def manifest_path(results: Path) -> Path:

@@ -74,7 +74,7 @@ class _Harness(Hooks):
     def __init__(self, lc: LoadedCase, variant: Variant, options: RunOptions, timer: Timer) -> None:
         self.lc, self.variant, self.options, self.timer = lc, variant, options, timer
         self.capture: CaptureResult | None = None
-        self.probes: dict[str, Any] = {}
+        self.probes = ProbeRecord()
 
     def program_exception(self, exc: BaseException) -> bool:
         return program_exception(exc)
@@ -185,7 +185,7 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
     kw: dict[str, Any] = {"compile_counts": outcome.compile_counts, "calls": outcome.calls, "probes": harness.probes}
     mismatches = list(outcome.mismatches)
     if options.strict_internals:
-        mismatches += strict_mismatches(ProbeRecord.model_validate(harness.probes))
+        mismatches += strict_mismatches(harness.probes)
     known = [(k, lc.display_path) for k in lc.case.known_failures]
     if options.extra_known_failures is not None:
         known += list(options.extra_known_failures(lc.id))

@@ -13,6 +13,8 @@ from conformance.schema import Case
 
 @dataclass(frozen=True)
 class Variant:
+    """One item of a case: where it runs, how it is compiled, inference or training."""
+
     device: str
     backend: str
     mode: str

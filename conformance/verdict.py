@@ -24,7 +24,7 @@ class Verdict:
 
 def strict_mismatches(probes: ProbeRecord) -> list[Mismatch]:
     """Under --strict-internals, each diverging probe is a mismatch of its own."""
-    return [Mismatch("internals probe", r.behaviour, "conforms", "diverges", (r.diff.splitlines() or [""])[0][:300],
+    return [Mismatch("internals probe", r.behavior, "conforms", "diverges", (r.diff.splitlines() or [""])[0][:300],
                      source=STRICT_SOURCE)
             for r in probes.results if r.status == "diverges"]
 

@@ -16,8 +16,9 @@ from enum import Enum
 from typing import Any, Union
 
 from reference_impl._source import SourceBuilder, exec_function
-from reference_impl.structural import Trace, trace_function
+from reference_impl.structural import trace_function
 from reference_impl.subclass_wrapper import SubclassMeta, is_wrapper_subclass
+from reference_impl.terms import Trace
 
 __all__ = [
     "BackwardUnwrapForm",

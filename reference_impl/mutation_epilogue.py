@@ -30,7 +30,8 @@ from typing import Any
 import torch
 
 from reference_impl._source import SourceBuilder, exec_function
-from reference_impl.structural import Const, Item, Name, Term, Trace, trace_function
+from reference_impl.structural import trace_function
+from reference_impl.terms import Const, Item, Name, Term, Trace
 
 __all__ = [
     "InputMutation",

@@ -140,6 +140,10 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
 class InputObservation:
     """One tensor input, before and after, and how the call mutated it."""
 
+    @property
+    def mutated(self) -> bool:
+        return self.mutates_data or self.mutates_metadata or self.mutates_storage
+
     index: int
     before: TensorState
     after: TensorState
@@ -148,10 +152,6 @@ class InputObservation:
     mutates_storage: bool
     hidden_from_autograd: bool
     under_no_grad: bool = False
-
-    @property
-    def mutated(self) -> bool:
-        return self.mutates_data or self.mutates_metadata or self.mutates_storage
 
 
 class _InPlaceLog(TorchFunctionMode):

@@ -39,6 +39,7 @@ __all__ = [
     "RuntimeWrapperMeta",
     "ViewSpec",
     "alias_from_base",
+    "as_list",
     "codegen_alias_fn",
     "codegen_runtime_wrapper",
     "compile_alias_fn",
@@ -164,7 +165,8 @@ def alias_from_base(
     return aliased
 
 
-def _as_list(outs: object) -> list[Any]:
+def as_list(outs: object) -> list[Any]:
+    """The graph's outputs as a list (a lone value, a tuple or a list)."""
     if isinstance(outs, tuple):
         return list(outs)
     if isinstance(outs, list):
@@ -260,14 +262,14 @@ def run_runtime_wrapper_interpreted(  # noqa: PLR0912  # the branchy loop being 
                     args_[idx] = args_[idx].detach()
             with torch.enable_grad():
                 on_before_call()
-                all_outs = _as_list(_invoke(compiled_fn, args_, meta.disable_autocast))
+                all_outs = as_list(_invoke(compiled_fn, args_, meta.disable_autocast))
         else:
             grad_enabled = torch.is_grad_enabled()
             try:
                 if grad_enabled:
                     torch.set_grad_enabled(False)
                 on_before_call()
-                all_outs = _as_list(_invoke(compiled_fn, args, meta.disable_autocast))
+                all_outs = as_list(_invoke(compiled_fn, args, meta.disable_autocast))
             finally:
                 if grad_enabled:
                     torch.set_grad_enabled(True)
@@ -296,7 +298,7 @@ def codegen_runtime_wrapper(  # noqa: PLR0912, PLR0915  # one emit per baked dec
 ) -> tuple[str, dict[str, object]]:
     """Straight-line ``_runtime_wrapper(_compiled_fn_, _first_ctx_, _on_before_call_, args)``."""
     b = SourceBuilder()
-    b.globals.update({"torch": torch, "_normalize_as_list_": _as_list})
+    b.globals.update({"torch": torch, "_normalize_as_list_": as_list})
     b.emit("def _runtime_wrapper(_compiled_fn_, _first_ctx_, _on_before_call_, args):", 0)
     captured = ", ".join(f"{i}: args[{i}]" for i in meta.captured_inputs)
     b.emit(f"orig_inputs = {{{captured}}}")

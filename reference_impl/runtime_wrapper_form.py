@@ -6,20 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reference_impl.runtime_wrapper import ALIAS_PARAMS, PARAMS
-from reference_impl.structural import (
-    Call,
-    Const,
-    Guard,
-    Item,
-    MapLit,
-    Name,
-    Op,
-    Seq,
-    SliceT,
-    Term,
-    Trace,
-    trace_function,
-)
+from reference_impl.structural import trace_function
+from reference_impl.terms import Call, Const, Guard, Item, MapLit, Name, Op, Seq, SliceT, Term, Trace
 
 __all__ = ["AliasFnForm", "RuntimeWrapperForm", "alias_structural_form", "form_from_trace", "structural_form"]
 

@@ -26,7 +26,8 @@ from typing import Any
 import torch
 
 from reference_impl._source import exec_function
-from reference_impl.structural import StructuralError, find_function
+from reference_impl.structural import find_function
+from reference_impl.terms import StructuralError
 
 __all__ = [
     "FloatUse",

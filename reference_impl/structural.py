@@ -38,7 +38,6 @@ from dataclasses import dataclass, field, fields
 
 from reference_impl.terms import (
     BUILTINS,
-    GLOBAL_ROLES,
     Attr,
     Call,
     Const,
@@ -60,28 +59,7 @@ from reference_impl.terms import (
     is_pure_call,
 )
 
-__all__ = [
-    "GLOBAL_ROLES",
-    "Attr",
-    "Call",
-    "Const",
-    "Effect",
-    "Guard",
-    "Item",
-    "MapLit",
-    "Name",
-    "Op",
-    "Opaque",
-    "Seq",
-    "SliceT",
-    "Star",
-    "StructuralError",
-    "Term",
-    "Trace",
-    "diff_lines",
-    "find_function",
-    "trace_function",
-]
+__all__ = ["diff_lines", "find_function", "trace_function"]
 
 
 _BINOPS: dict[type[ast.operator], tuple[str, Callable[[int, int], int]]] = {

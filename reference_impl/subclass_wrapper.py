@@ -25,7 +25,8 @@ from typing import Any, Union
 import torch
 
 from reference_impl._source import SourceBuilder, exec_function
-from reference_impl.structural import Attr, Call, Effect, Name, Op, Trace, trace_function
+from reference_impl.structural import trace_function
+from reference_impl.terms import Attr, Call, Effect, Name, Op, Trace
 
 __all__ = [
     "PlainMeta",

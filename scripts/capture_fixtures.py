@@ -33,6 +33,11 @@ def _metadata_mutation(x: torch.Tensor) -> torch.Tensor:
     return x * 2
 
 
+def _leaf_detach(x: torch.Tensor) -> torch.Tensor:
+    x.detach().mul_(2)
+    return x * 3
+
+
 def _graph_order(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     # dynamo orders graph inputs by first use: [a, c, b]
     a.mul_(2)
@@ -59,6 +64,12 @@ PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[], list[Any]], str]] = {
         lambda: [torch.ones(2, 3, requires_grad=True)],
         "compile",
     ),
+    "output_alias_second": (
+        lambda x: (x * 2, x.view(-1)),
+        lambda: [torch.ones(2, 3, requires_grad=True)],
+        "compile",
+    ),
+    "leaf_detach_mutation": (_leaf_detach, lambda: [torch.ones(3, requires_grad=True)], "compile"),
     "metadata_mutation_aot_function": (
         _metadata_mutation,
         lambda: [torch.ones(2, 3, requires_grad=True).clone()],

@@ -33,7 +33,6 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -359,8 +358,3 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, A
 def _absent(row: dict[str, Any]) -> str:
     build = row.get("build")
     return build["status"] if build else "—"
-
-
-def headline_pairs(doc: dict[str, Any]) -> Sequence[tuple[str, str, float | None, float | None]]:
-    """(table, row, measured headline ratio, published ratio) for every row."""
-    return [(t, label, m, p) for t, label, m, p, _, _ in _bars(doc)]

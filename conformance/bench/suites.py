@@ -38,6 +38,7 @@ from conformance.behaviors import BENCH_TABLES
 from conformance.bench import published as pub
 from conformance.bench.generated import BuildFunction, capture_sources, exec_generated, find_def
 from conformance.bench.timing import Ratio, Settings, Stats, measure_interleaved, ratio
+from reference_impl.runtime_wrapper import as_list
 
 __all__ = ["TABLES", "Row", "Table", "estimate_ratio", "run_tables"]
 
@@ -53,10 +54,6 @@ class Row:
     build: BuildFunction | None = None
     notes: list[str] = field(default_factory=list)
     verdict: str | None = None
-
-    @property
-    def headline_ratio(self) -> Ratio | None:
-        return self.ratios.get(self.headline) if self.headline else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,14 +115,6 @@ def _passthrough(orig_inputs: object, fw_outs: Any) -> Any:
     return fw_outs
 
 
-def _as_list(outs: object) -> list[Any]:
-    if isinstance(outs, tuple):
-        return list(outs)
-    if isinstance(outs, list):
-        return outs
-    return [outs]
-
-
 def _reset() -> None:
     import torch._dynamo
 
@@ -160,7 +149,7 @@ ORCHESTRATION_STUBS: dict[str, Any] = {
     "_apply_mutations_": _noop2,
     "_replay_aliases_": _passthrough,
     "_increment_version_": torch.autograd.graph.increment_version,
-    "_normalize_as_list_": _as_list,
+    "_normalize_as_list_": as_list,
     "_mark_dynamic_": _noop2,
 }
 ORCHESTRATION_PATTERNS: tuple[tuple[str, Any], ...] = ((r"_dyn_dims_\d+", frozenset()),)

@@ -53,20 +53,29 @@ from dataclasses import replace
 from conformance.behaviors import BEHAVIORS
 from conformance.capture import CaptureResult
 from conformance.probe import scalar_recompile
-from conformance.probe.region import GraphSignature, GraphValue, OutputSample, Symbolic, match_outputs, to_region
+from conformance.probe.region import (
+    CompileToProbe,
+    GraphSignature,
+    GraphValue,
+    OutputSample,
+    Symbolic,
+    match_outputs,
+    to_region,
+)
 from conformance.probe.runtime_wrapper import runtime_forms
 from conformance.probe.scalar_recompile import ScalarSweep
-from conformance.probe.verdict import ProbeReport, ProbeResult, Status, sources
+from conformance.probe.verdict import sources
+from conformance.results import ProbeRecord, ProbeResult, ProbeStatus
 from reference_impl.observe import Observation
 
 __all__ = [
     "GraphSignature",
     "GraphValue",
     "OutputSample",
-    "ProbeReport",
+    "ProbeRecord",
     "ProbeResult",
+    "ProbeStatus",
     "ScalarSweep",
-    "Status",
     "Symbolic",
     "match_outputs",
     "probe",
@@ -83,11 +92,9 @@ def _probe_one(
     graph: GraphSignature | None,
     keep_input_mutations: bool,
 ) -> tuple[ProbeResult, ...]:
-    reg = to_region(observation, graph)
-    rw_forms = runtime_forms(sources(capture, "runtime_wrapper_orchestration"))
-    return tuple(
-        importlib.import_module(b.probe).probe(capture, reg, rw_forms, keep_input_mutations) for b in COMPILED
-    )
+    one = CompileToProbe(capture, to_region(observation, graph),
+                         runtime_forms(sources(capture, "runtime_wrapper_orchestration")), keep_input_mutations)
+    return tuple(importlib.import_module(b.home("probe")).probe(one) for b in COMPILED)
 
 
 def _merge(results: Sequence[ProbeResult], many: bool) -> ProbeResult:
@@ -111,7 +118,7 @@ def probe_compiles(
     scalar: ScalarSweep | None = None,
     keep_input_mutations: bool = True,
     seen: CaptureResult | None = None,
-) -> ProbeReport:
+) -> ProbeRecord:
     """Compare every behaviour, one compile at a time (see Note [Probe: what is compared
     with what]).
 
@@ -128,9 +135,8 @@ def probe_compiles(
             [a for c, _, _ in compiles for a in c.artifacts],
             [u for c, _, _ in compiles for u in c.unrecognised],
         )
-    return ProbeReport(
-        (*merged, scalar_recompile.probe(scalar)), seen.names(), seen.forms(), tuple(seen.unrecognised)
-    )
+    return ProbeRecord(results=(*merged, scalar_recompile.probe(scalar)), seen=seen.names(), forms=seen.forms(),
+                       unrecognised=tuple(seen.unrecognised))
 
 
 def probe(
@@ -140,7 +146,7 @@ def probe(
     graph: GraphSignature | None = None,
     scalar: ScalarSweep | None = None,
     keep_input_mutations: bool = True,
-) -> ProbeReport:
+) -> ProbeRecord:
     """Compare every behaviour for one compile (see Note [Probe: what is compared with what]).
 
     ``capture``: what :func:`conformance.capture.capture_generated_sources` saw during the

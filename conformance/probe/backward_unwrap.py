@@ -3,18 +3,15 @@ conformance/behaviors.py, BACKWARD_UNWRAP)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from conformance.capture import CaptureResult
-from conformance.probe.region import Region
-from conformance.probe.verdict import ProbeResult, compare, sources
+from conformance.probe.region import CompileToProbe
+from conformance.probe.verdict import compare, sources
+from conformance.results import ProbeResult
 from reference_impl import backward_unwrap
 from reference_impl.meta import backward_unwrap_meta
-from reference_impl.runtime_wrapper_form import RuntimeWrapperForm
 
 
-def probe(capture: CaptureResult, reg: Region, rw_forms: Sequence[RuntimeWrapperForm] = (),
-          keep_input_mutations: bool = True) -> ProbeResult:
+def probe(c: CompileToProbe) -> ProbeResult:
+    capture, reg = c.capture, c.region
     name = "backward_unwrap"
     found = sources(capture, "backward_subclass_unwrap")
     if not found:

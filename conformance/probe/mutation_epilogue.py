@@ -3,23 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from conformance.capture import CaptureResult
-from conformance.probe.region import Region
+from conformance.probe.region import CompileToProbe
 from conformance.probe.runtime_wrapper import runtime_indices
-from conformance.probe.verdict import ProbeResult, compare, sources
+from conformance.probe.verdict import compare, sources
+from conformance.results import ProbeResult
 from reference_impl import mutation_epilogue
 from reference_impl.meta import mutation_meta
-from reference_impl.runtime_wrapper_form import RuntimeWrapperForm
 
 
-def probe(
-    capture: CaptureResult,
-    reg: Region,
-    rw_forms: Sequence[RuntimeWrapperForm],
-    keep_input_mutations: bool,
-) -> ProbeResult:
+def probe(c: CompileToProbe) -> ProbeResult:
+    capture, reg, rw_forms, keep_input_mutations = c.capture, c.region, c.rw_forms, c.keep_input_mutations
     name = "mutation_epilogue"
     found = sources(capture, name)
     placement = runtime_indices(rw_forms)

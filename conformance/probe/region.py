@@ -11,8 +11,10 @@ from typing import Protocol
 
 import torch
 
+from conformance.capture import CaptureResult
 from reference_impl.observe import Observation
 from reference_impl.region import region, synthetic_bases
+from reference_impl.runtime_wrapper_form import RuntimeWrapperForm
 from reference_impl.subclass_wrapper import is_wrapper_subclass, mark_symbolic
 
 # Per value: (attribute path, symbolic size dims, symbolic stride dims); "" is the value itself.
@@ -215,4 +217,13 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     return Region(robs, graph.outputs is not None, dynamic, frozen, graph.partial)
 
 
+@dataclass(frozen=True)
+class CompileToProbe:
+    """One compile, as each behaviour's probe sees it: what the build generated, the region in
+    the program's terms, the build's runtime-wrapper forms (placement facts), and whether the
+    entry point keeps inference input mutations in the graph."""
 
+    capture: CaptureResult
+    region: Region
+    rw_forms: Sequence[RuntimeWrapperForm]
+    keep_input_mutations: bool

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from conformance.capture import CaptureResult
-from conformance.probe.region import Region
-from conformance.probe.verdict import ProbeResult, compare, sources
+from conformance.probe.region import CompileToProbe, Region
+from conformance.probe.verdict import compare, sources
+from conformance.results import ProbeResult
 from reference_impl import runtime_wrapper
 from reference_impl.meta import runtime_wrapper_meta
 from reference_impl.runtime_wrapper import OutputSpec, RuntimeWrapperMeta
 from reference_impl.runtime_wrapper_form import RuntimeWrapperForm, alias_structural_form, structural_form
-from reference_impl.structural import StructuralError
+from reference_impl.terms import StructuralError
 
 
 def runtime_forms(sources: Sequence[str]) -> list[RuntimeWrapperForm]:
@@ -79,12 +79,8 @@ def _runtime_meta(
     return meta
 
 
-def probe(
-    capture: CaptureResult,
-    reg: Region,
-    rw_forms: Sequence[RuntimeWrapperForm],
-    keep_input_mutations: bool,
-) -> ProbeResult:
+def probe(c: CompileToProbe) -> ProbeResult:
+    capture, reg, rw_forms, keep_input_mutations = c.capture, c.region, c.rw_forms, c.keep_input_mutations
     name = "runtime_wrapper"
     rw_sources = sources(capture, "runtime_wrapper_orchestration")
     alias_sources = sources(capture, "output_alias_wrapper")

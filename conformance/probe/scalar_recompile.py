@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.probe.verdict import ProbeResult
+from conformance.results import ProbeResult
 from reference_impl.scalar_tensorify import ScalarProgramMeta, predict_compile_count
 
 

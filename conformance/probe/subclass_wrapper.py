@@ -3,23 +3,16 @@ conformance/behaviors.py, SUBCLASS_WRAPPER)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from conformance.capture import CaptureResult
-from conformance.probe.region import Region
+from conformance.probe.region import CompileToProbe
 from conformance.probe.runtime_wrapper import runtime_indices
-from conformance.probe.verdict import ProbeResult, compare, sources
+from conformance.probe.verdict import compare, sources
+from conformance.results import ProbeResult
 from reference_impl import subclass_wrapper
 from reference_impl.meta import subclass_wrapper_meta
-from reference_impl.runtime_wrapper_form import RuntimeWrapperForm
 
 
-def probe(
-    capture: CaptureResult,
-    reg: Region,
-    rw_forms: Sequence[RuntimeWrapperForm],
-    keep_input_mutations: bool,
-) -> ProbeResult:
+def probe(c: CompileToProbe) -> ProbeResult:
+    capture, reg, rw_forms, keep_input_mutations = c.capture, c.region, c.rw_forms, c.keep_input_mutations
     name = "subclass_wrapper"
     found = sources(capture, name)
     meta = subclass_wrapper_meta(

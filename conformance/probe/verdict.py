@@ -3,65 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from conformance.behaviors import artifact
 from conformance.capture import CaptureResult
-from reference_impl.structural import StructuralError, diff_lines, find_function
-
-Status = Literal["conforms", "diverges", "absent", "unknown-form"]
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    """One behaviour's verdict, with both sources and a structural diff when it diverges."""
-
-    behaviour: str
-    status: Status
-    artifacts: tuple[str, ...] = ()
-    diff: str = ""
-    reference_source: str = ""
-    build_source: str = ""
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "behaviour": self.behaviour,
-            "status": self.status,
-            "artifacts": list(self.artifacts),
-            "diff": self.diff,
-            "reference_source": self.reference_source,
-            "build_source": self.build_source,
-            "note": self.note,
-        }
-
-
-@dataclass(frozen=True)
-class ProbeReport:
-    """All five verdicts plus what the build was seen to generate."""
-
-    results: tuple[ProbeResult, ...]
-    seen: tuple[str, ...]
-    forms: tuple[str, ...]
-    unrecognised: tuple[str, ...] = ()
-
-    def __getitem__(self, behaviour: str) -> ProbeResult:
-        for r in self.results:
-            if r.behaviour == behaviour:
-                return r
-        raise KeyError(behaviour)
-
-    def statuses(self) -> dict[str, Status]:
-        return {r.behaviour: r.status for r in self.results}
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "results": [r.to_json() for r in self.results],
-            "seen": list(self.seen),
-            "forms": list(self.forms),
-            "unrecognised": list(self.unrecognised),
-        }
+from conformance.results import ProbeResult
+from reference_impl.structural import diff_lines, find_function
+from reference_impl.terms import StructuralError
 
 
 def sources(capture: CaptureResult, name: str) -> list[str]:

@@ -71,7 +71,7 @@ def _item(report: Report, s: Sourced) -> dict[str, Any]:
     for p in r.probes.results:
         diverges = p.status == "diverges"
         probes.append({
-            "behaviour": p.behaviour, "status": p.status, "note": clip(p.note),
+            "behavior": p.behavior, "status": p.status, "note": clip(p.note),
             "diff": clip(p.diff),
             # both sources where they matter; compat.json keeps every one
             "sources": (diverges or failing) and bool(p.build_source or p.reference_source),

@@ -136,6 +136,6 @@ def _failure(report: Report, s: Sourced) -> list[str]:
         out += ["", _code(clip(r.reason))]
     diverging = [p for p in r.probes.results if p.status == "diverges"]
     for p in diverging:
-        out += ["", f"Internals probe `{_esc(p.behaviour)}` diverges:", "", _code(clip(p.diff, 5_000))]
+        out += ["", f"Internals probe `{_esc(p.behavior)}` diverges:", "", _code(clip(p.diff, 5_000))]
     return out
 

@@ -255,7 +255,7 @@ class Report:
                 continue
             seen.update(set(s.record.probes.seen))
             for res in s.record.probes.results:
-                probes.setdefault(res.behaviour, Counter())[res.status] += 1
+                probes.setdefault(res.behavior, Counter())[res.status] += 1
         return {
             "seen": dict(sorted(seen.items())),
             "probes": {b: {st: c[st] for st in PROBE_STATUSES} for b, c in sorted(probes.items())},

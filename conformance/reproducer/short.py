@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from conformance.core.build import CallPoint, Spec, call_points, contiguous_strides, geometry, storage_numel, sweep
+from conformance.core.call import TANGENT_SEED_OFFSET
 from conformance.core.check import REPRO_DIFFERS, REPRO_MATCHES
 from conformance.core.entry import AOT_FUNCTION
 from conformance.reproducer import header
@@ -74,7 +75,7 @@ HELPERS = {
     diff = [o for o in flat(out) if isinstance(o, torch.Tensor) and o.requires_grad
             and (o.is_floating_point() or o.is_complex())]
     if diff:
-        gen = torch.Generator().manual_seed(SEED + 7919)
+        gen = torch.Generator().manual_seed(TANGENT_SEED)
         with torch.enable_grad():
             torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])''',
     "write_through": '''def write_through(out):  # write through every output, so that aliasing shows
@@ -125,10 +126,11 @@ def _draw(spec: Spec) -> str:
     if spec["dtype"] == "bool":
         return f"(torch.rand({shape}, generator=g) > 0.5)"
     draw = dtype if spec["dtype"] in ("float32", "float64", "complex64") else "torch.float32"
+    cast = "" if draw == dtype else f".to({dtype})"
     if init == "randn":
-        return f"torch.randn({shape}, generator=g, dtype={draw}).to({dtype})"
+        return f"torch.randn({shape}, generator=g, dtype={draw}){cast}"
     plus = " + 0.5" if init == "positive" else ""
-    return f"(torch.rand({shape}, generator=g, dtype={draw}){plus}).to({dtype})"
+    return f"(torch.rand({shape}, generator=g, dtype={draw}){plus}){cast}"
 
 
 def _dense(s: _Script, spec: Spec, device: str) -> str:
@@ -242,6 +244,7 @@ class _Check:
     backward: bool = False
     write_through: bool = False
     before: bool = False  # needs storage/versions recorded before the calls
+    backward_exceptions: bool = False  # runs the backward of each side catching what it raises
     ambient: bool = False  # needs the modes read right after each call
     count: bool = False
 
@@ -267,6 +270,9 @@ def _check(s: _Script, m: MismatchRecord, where: str) -> _Check | None:  # noqa:
                       ambient=True)
     if m.check == "exception" and where == "call":
         return _Check(["expected, actual = e_exc, c_exc", "same = expected == actual"])
+    if m.check == "exception" and where == "backward":
+        return _Check(["expected, actual = e_backward, c_backward", "same = expected == actual"],
+                      backward_exceptions=True)
     if m.check == "structure":
         s.need("structure")
         return _Check(["expected, actual = structure(e_out), structure(c_out)", "same = expected == actual"])
@@ -387,21 +393,28 @@ def _run_lines(s: _Script, check: _Check, calls: list[tuple[object, ...]], swept
         s.need("storage")
         run += [f"    {side}_{what} = {{n: {how} for n, t in {side}_named.items() if isinstance(t, torch.Tensor)}}"
                 for side in "ec" for what, how in (("storages", "storage(t)"), ("versions", "t._version"))]
-    run.append(f"    with torch.set_grad_enabled({grad}):")
+    within = f"    with torch.set_grad_enabled({grad}):  # each call in the case's grad mode, as the harness does"
+    run += [within, "        e_out = f(*e_args)"]
+    run += [f"        e_modes = {modes}"] if check.ambient else []
+    run.append(within.split("  #", maxsplit=1)[0])
     if catch:
-        run += ["        e_out, e_exc = f(*e_args), 'no exception'",
-                "        try:",
+        run += ["        try:",
                 "            c_out, c_exc = compiled(*c_args), 'no exception'",
                 "        except Exception as exc:",
-                "            c_out, c_exc = None, f'{type(exc).__name__}: {str(exc).strip().splitlines()[0]}'"]
+                "            c_out, c_exc = None, f'{type(exc).__name__}: {str(exc).strip().splitlines()[0]}'",
+                "    e_exc = 'no exception'"]
     else:
-        run.append("        e_out = f(*e_args)")
-        run += [f"        e_modes = {modes}"] if check.ambient else []
         run.append("        c_out = compiled(*c_args)")
         run += [f"        c_modes = {modes}"] if check.ambient else []
     if check.backward:
         s.need("backward")
         run += ["    backward(e_out)", "    backward(c_out)"]
+    if check.backward_exceptions:
+        s.need("backward")
+        for side in "ec":
+            run += ["    try:", f"        backward({side}_out)", f"        {side}_backward = 'no exception'",
+                    "    except Exception as exc:",
+                    f"        {side}_backward = f'{{type(exc).__name__}}: {{str(exc).strip().splitlines()[0]}}'"]
     if check.write_through:
         s.need("write_through")
         run += ["    e_written, c_written = write_through(e_out), write_through(c_out)"]
@@ -444,7 +457,8 @@ def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str 
                       "os.environ['TORCHINDUCTOR_CACHE_DIR'] = tempfile.mkdtemp()  # cold caches of its own"]
         cold_pass = ["# the cold pass; the failing one is the same calls again after a reset, caches warm", *run,
                      "torch._dynamo.reset()", compile_lines[-1], *(["graphs.clear()"] if check.count else [])]
-    helpers = [HELPERS[h].replace("RTOL_ATOL", _tolerance(lc.data)).replace("SEED", str(lc.data["seed"]))
+    helpers = [HELPERS[h].replace("RTOL_ATOL", _tolerance(lc.data)).replace("TANGENT_SEED",
+                                                                             str(lc.data["seed"] + TANGENT_SEED_OFFSET))
                for h in s.helpers]
     lines = [
         "#!/usr/bin/env python3",

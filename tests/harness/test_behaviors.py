@@ -19,9 +19,9 @@ CORE_SOURCE = "\n".join(p.read_text() for p in (REPO / "conformance" / "core").g
 @pytest.mark.parametrize("behavior", BEHAVIORS, ids=IDS)
 def test_each_declaration_points_at_things_that_exist(behavior: Behavior) -> None:
     importlib.import_module(f"reference_impl.{behavior.reference}")
-    assert (REPO / behavior.cases).is_dir() and list((REPO / behavior.cases).glob("*.yaml"))
+    assert (REPO / behavior.home("cases")).is_dir() and list((REPO / behavior.home("cases")).glob("*.yaml"))
     if behavior.artifacts:
-        assert callable(importlib.import_module(behavior.probe).probe)
+        assert callable(importlib.import_module(behavior.home("probe")).probe)
     for fault in behavior.faults:
         assert FAULTS[fault].behavior == behavior.id, fault
     for check in behavior.checks:

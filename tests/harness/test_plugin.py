@@ -13,28 +13,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.templates import case_text
+
 RESOURCES = Path(__file__).parent.parent / "resources" / "cases"
 BASE = ["--conformance", "--conformance-cases=cases", "-p", "no:cacheprovider", "-p", "no:logging"]
 
-CASE = """\
-behavior: {behavior}
-summary: {summary}
-upstream: [https://github.com/pytorch/pytorch/pull/179600]
-devices: [cpu]
-backends: [aot_eager]
-inputs:
-  x: {{tensor: {{shape: [4]}}}}
-program: |
-  def f(x):
-{body}
-{extra}"""
 
 
 def add_case(pytester: pytest.Pytester, name: str, body: str = "    return x.sin()", extra: str = "",
              behavior: str = "runtime_wrapper", summary: str = "s") -> None:
     path = pytester.path / "cases" / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(CASE.format(behavior=behavior, summary=summary, body=body, extra=extra))
+    # the body is indented by 4 here, 6 under the template's "  def f(x):"
+    program = "  def f(x):\n" + "\n".join(f"  {line}" for line in body.splitlines())
+    path.write_text(case_text(behavior=behavior, summary=summary, program=program, extra=extra))
 
 
 def run(pytester: pytest.Pytester, *args: str, base: bool = True) -> pytest.RunResult:

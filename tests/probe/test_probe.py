@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import torch
 from functorch.compile import aot_function, nop
-from torch.testing._internal.two_tensor import TwoTensor
 
 from conformance.capture import (
     MODULE_LOGGERS,
@@ -37,77 +36,19 @@ from conformance.runner import run_variant
 from conformance.variants import Variant
 from reference_impl.observe import observe
 from reference_impl.scalar_tensorify import analyze_float_uses
+from scripts.capture_fixtures import PROGRAMS as FIXTURE_PROGRAMS
 
 FIXTURES = Path(__file__).parents[1] / "resources" / "captured"
 # Dynamo itself reads .grad of non-leaf inputs while compiling; that warning is torch's.
 NON_LEAF_GRAD = pytest.mark.filterwarnings("ignore:The .grad attribute:UserWarning")
 
 
-def mutation_2(a: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-    a.mul_(2)
-    c.add_(1)
-    return a + c
-
-
-def transpose(x: torch.Tensor) -> torch.Tensor:
-    x.t_()
-    return x * 2
-
-
-def leaf_detach(x: torch.Tensor) -> torch.Tensor:
-    x.detach().mul_(2)
-    return x * 3
-
-
-def subclass_sum(x: torch.Tensor) -> torch.Tensor:
-    return (x.sin() * 2).sum()
-
-
-def graph_order(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-    a.mul_(2)
-    c.add_(b)
-    return a + c
-
-
-def subclass_dynamic(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    return x * y, y.sum()
-
-
+# The programs the recorded fixtures were generated from (scripts/capture_fixtures.py): one table.
 PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[[], list[Any]]]] = {
-    "mutation_2": (
-        mutation_2,
-        lambda: [
-            torch.ones(3, requires_grad=True).clone(),
-            torch.ones(3, requires_grad=True).clone(),
-        ],
-    ),
-    "metadata_mutation_aot_function": (
-        transpose,
-        lambda: [torch.ones(2, 3, requires_grad=True).clone()],
-    ),
-    "leaf_detach_mutation": (leaf_detach, lambda: [torch.ones(3, requires_grad=True)]),
-    "output_alias": (lambda x: (x.view(-1), x * 2), lambda: [torch.ones(2, 3, requires_grad=True)]),
-    "output_alias_second": (
-        lambda x: (x * 2, x.view(-1)),
-        lambda: [torch.ones(2, 3, requires_grad=True)],
-    ),
-    "subclass_twotensor": (
-        subclass_sum,
-        lambda: [TwoTensor(torch.ones(3), torch.ones(3)).requires_grad_()],
-    ),
-    "mutation_graph_order": (
-        graph_order,
-        lambda: [
-            torch.ones(4, requires_grad=True).clone(),
-            torch.ones(4, requires_grad=True),
-            torch.ones(4, requires_grad=True).clone(),
-        ],
-    ),
-    "subclass_dynamic": (
-        subclass_dynamic,
-        lambda: [TwoTensor(torch.ones(4, 3), torch.ones(4, 3)), torch.ones(4, 3)],
-    ),
+    name: (fn, make) for name, (fn, make, _entry) in FIXTURE_PROGRAMS.items()
 }
+mutation_2 = PROGRAMS["mutation_2"][0]
+
 
 # The region each 2.13.0 recording was compiled as (what the runner's CompileCounter records):
 # dynamo orders graph inputs by first use, and with dynamic=True passes the two sizes first.

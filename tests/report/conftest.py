@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.results import ResultRecord
+from tests.templates import case_text
 
 RecordFactory = Callable[..., ResultRecord]
 
@@ -66,17 +67,6 @@ def full_build(build: str, device: str = "cpu", status: dict[str, str] | None = 
     return out
 
 
-CASE = """\
-behavior: {behavior}
-summary: {summary}
-upstream: [https://github.com/pytorch/pytorch/pull/181271]
-devices: [cpu]
-backends: [aot_eager]
-inputs:
-{inputs}
-program: |
-{program}
-{extra}"""
 
 REAL_CASES = {
     # passes
@@ -114,7 +104,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for case_id, parts in REAL_CASES.items():
         path = root / "cases" / f"{case_id}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(CASE.format(**parts))
+        path.write_text(case_text(upstream="https://github.com/pytorch/pytorch/pull/181271", **parts))
     (root / "cases" / "scalar_recompile").mkdir()
     (root / "cases" / "scalar_recompile" / "broken.yaml").write_text("behavior: scalar_recompile\nsumary: typo\n")
     proc = subprocess.run(

@@ -61,14 +61,14 @@ def _deep(n: int) -> str:
 
 
 MALFORMED = {
-    "deep JSON": (lambda: '{"schema": "torch-conformance.result/1", "x": ' + _deep(100_000) + "}\n",
+    "deep JSON": (lambda: '{"schema": "torch-conformance.result/2", "x": ' + _deep(100_000) + "}\n",
                   "JSON nested too deeply"),
     "NaN": (lambda: _line(_good()).replace('"total": 1.25', '"total": NaN'), "NaN is not JSON"),
     "Infinity": (lambda: _line(_good()).replace('"total": 1.25', '"total": Infinity'), "Infinity is not JSON"),
     "probes as a list": (lambda: _line({**_good(), "probes": [1, 2]}), "invalid record: probes"),
-    "probe entry without a status": (lambda: _line({**_good(), "probes": {"results": [{"behaviour": "x"}]}}),
+    "probe entry without a status": (lambda: _line({**_good(), "probes": {"results": [{"behavior": "x"}]}}),
                                      "invalid record: probes.results.0.status"),
-    "unknown probe status": (lambda: _line({**_good(), "probes": {"results": [{"behaviour": "x",
+    "unknown probe status": (lambda: _line({**_good(), "probes": {"results": [{"behavior": "x",
                                                                                 "status": "maybe"}]}}),
                              "invalid record: probes.results.0.status"),
     "a 250-character torch version": (lambda: _line({**_good(), "fingerprint": {"torch_version": "2." + "9" * 248}}),
@@ -236,3 +236,25 @@ def test_a_malformed_manifest_is_an_input_error(tmp_path: Path, capsys: pytest.C
     path.with_name("r.manifest.json").write_text('{"schema": "torch-conformance.run/1", "items": 3}')
     code, out = _report(capsys, str(path), "-o", str(tmp_path / "out"))
     assert code == 2 and "r.manifest.json:1: invalid run manifest" in out, out
+
+
+# ----------------------------------------------------------------------------- published schemas
+
+
+@pytest.mark.parametrize(("of", "path"), [("result", "schemas/result.schema.json"),
+                                          ("manifest", "schemas/manifest.schema.json")])
+def test_the_published_json_schemas_are_current(of: str, path: str, capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).parents[2]
+    assert main(["schema", "--of", of, "--check", str(root / path)]) == 0, capsys.readouterr().err
+
+
+def test_records_validate_against_the_published_schema_and_malformed_ones_do_not() -> None:
+    import jsonschema
+
+    root = Path(__file__).parents[2]
+    schema = json.loads((root / "schemas" / "result.schema.json").read_text())
+    good = json.loads(record("runtime_wrapper/a", status="fail").to_json_line())
+    jsonschema.validate(good, schema)
+    for broken in ({**good, "probes": [1]}, {**good, "status": "maybe"}, {**good, "colour": "red"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema)

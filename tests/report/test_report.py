@@ -111,13 +111,13 @@ def test_records_without_a_fingerprint_take_their_files_build(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(("lines", "message"), [
-    (['{"schema": "torch-conformance.result/1"'], "{path}:1: not JSON (Expecting ',' delimiter"),
+    (['{"schema": "torch-conformance.result/2"'], "{path}:1: not JSON (Expecting ',' delimiter"),
     (["", "[1, 2]"], "{path}:2: a JSON list, not a record object; a results file has one JSON object per line"),
-    (['{"schema": "torch-conformance.result/2", "case_id": "x"}'],
-     "{path}:1: schema 'torch-conformance.result/2', but this harness reads 'torch-conformance.result/1'"),
-    (['{"schema": "torch-conformance.result/1", "case_id": "x", "variant": "v"}'],
+    (['{"schema": "torch-conformance.result/3", "case_id": "x"}'],
+     "{path}:1: schema 'torch-conformance.result/3', but this harness reads 'torch-conformance.result/2'"),
+    (['{"schema": "torch-conformance.result/2", "case_id": "x", "variant": "v"}'],
      "{path}:1: invalid record: status: Field required"),
-    (['{"schema": "torch-conformance.result/1", "case_id": "x", "variant": "v", "status": "pass", "colour": 1}'],
+    (['{"schema": "torch-conformance.result/2", "case_id": "x", "variant": "v", "status": "pass", "colour": 1}'],
      "{path}:1: invalid record: colour: Extra inputs are not permitted"),
 ])
 def test_malformed_input_is_rejected_naming_file_and_line(tmp_path: Path, lines: list[str], message: str) -> None:
@@ -132,11 +132,11 @@ def test_mixed_schema_inputs_are_rejected(tmp_path: Path) -> None:
     good = write_results(tmp_path / "a.jsonl", [record()])
     other = tmp_path / "b.jsonl"
     other.write_text(record().to_json_line() + record("x/y").to_json_line().replace(
-        '"torch-conformance.result/1"', '"torch-conformance.result/2"'))
+        '"torch-conformance.result/2"', '"torch-conformance.result/3"'))
     with pytest.raises(ReportInputError) as err:
         merge([good, other])
     assert str(err.value) == (
-        f"{other}:2: schema 'torch-conformance.result/2', but {good}:1 is 'torch-conformance.result/1': the inputs "
+        f"{other}:2: schema 'torch-conformance.result/3', but {good}:1 is 'torch-conformance.result/2': the inputs "
         "mix schema versions; report each harness version's results separately")
 
 
@@ -257,8 +257,8 @@ def _side(tmp_path: Path, name: str, build: str, **changes: dict[str, object]) -
     return write_results(tmp_path / f"{name}.jsonl", recs)
 
 
-PROBES = {"results": [{"behaviour": "mutation_epilogue", "status": "conforms"}], "seen": ["mutation_epilogue"]}
-ABSENT = {"results": [{"behaviour": "mutation_epilogue", "status": "absent"}], "seen": []}
+PROBES = {"results": [{"behavior": "mutation_epilogue", "status": "conforms"}], "seen": ["mutation_epilogue"]}
+ABSENT = {"results": [{"behavior": "mutation_epilogue", "status": "absent"}], "seen": []}
 
 
 def test_diff_finds_regressions_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -308,7 +308,7 @@ def test_diff_pairs_builds_by_id_then_release(tmp_path: Path) -> None:
 
 def test_huge_texts_are_clipped_on_the_pages_but_kept_in_compat_json(tmp_path: Path) -> None:
     diff = "x" * 1_000_000  # a probe once wrote a 70 MB structural diff
-    probes = {"results": [{"behaviour": "subclass_wrapper", "status": "diverges", "diff": diff,
+    probes = {"results": [{"behavior": "subclass_wrapper", "status": "diverges", "diff": diff,
                            "build_source": "def inner_fn(args): ...", "reference_source": "def inner_fn(args): ..."}]}
     recs = full_build("2.13.0", status={"subclass_wrapper/a": "fail"})
     recs = [changed(r, probes=probes) if r.case_id == "subclass_wrapper/a" else r for r in recs]

@@ -154,3 +154,38 @@ def test_a_reproducer_compiles_whatever_text_the_case_and_record_hold(tmp_path: 
         proc = subprocess.run([sys.executable, "-c", ONLY_TORCH, str(script)], cwd=tmp_path, capture_output=True,
                               text=True, timeout=300, check=False)
         assert proc.returncode == 0 and "MATCHES" in proc.stdout, proc.stdout + proc.stderr
+
+
+# Corpus cases that fail as declared on the releases the suite runs on, one per kind of check:
+# a graph count, an autograd field of an output, a backward exception, the output structure.
+KNOWN_FAILING = [
+    ("scalar_recompile/clamp_op_argument", "aot_eager", "inference"),
+    ("runtime_wrapper/grad_mode_disabled_then_view", "aot_eager", "training"),
+    ("mutation_epilogue/aliased_inputs_disjoint_views", "aot_eager", "training"),
+    ("mutation_epilogue/data_then_meta_aot_function", "aot_function", "inference"),
+]
+
+
+@pytest.mark.slow
+def test_short_reproducers_of_known_failing_corpus_items_are_short_and_reproduce(tmp_path: Path) -> None:
+    from conformance.runner import run_variant
+
+    chosen = {c.id: c for c in CORPUS}
+    procs = []
+    for case_id, backend, mode in KNOWN_FAILING:
+        lc = chosen[case_id]
+        variant = variants_of(lc.case, devices=["cpu"], backends=[backend], modes=[mode])[0]
+        record = run_variant(lc, variant)
+        if record.status not in ("fail", "xfail"):
+            continue  # fixed on this build: nothing to reproduce
+        text = render_short(lc, variant, record)
+        assert text is not None, f"{case_id}: no short form for {record.mismatches[0].message()}"
+        assert len(text.splitlines()) < 120, (case_id, len(text.splitlines()))
+        path = tmp_path / script_name(lc.id, variant.label)
+        path.write_text(text)
+        procs.append((case_id, record.mismatches[0], _run(path, tmp_path)))
+    assert len(procs) >= 3, "most of these known failures must fail on any supported release"
+    for case_id, first, proc in procs:
+        out, _ = proc.communicate(timeout=300)
+        assert proc.returncode == 3, f"{case_id}:\n{out}"
+        assert f"MISMATCH: {first.where.split(': ')[-1]}: {first.check} is" in out, (case_id, out)
