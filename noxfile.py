@@ -227,7 +227,8 @@ def report(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The harness's own tests (fast defaults; `-- -m slow` or `--hypothesis-profile thorough` for depth)."""
+    """The harness's own tests, every one (`-- -m "not slow"` leaves out the inductor-heavy ones,
+    `-- --hypothesis-profile thorough` goes deeper)."""
     choice, rest = split_torch_arg(list(session.posargs))
     session.install("-e", ".[test]")
     install_torch(session, choice)
