@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -58,7 +59,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if missing:
         print(f"no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
         return EXIT_USAGE
-    cases, errors = load_all(paths, root if root.is_dir() else None)
+    check = None
+    try:
+        import torch  # noqa: F401  # the checks that need the build run only where it imports
+    except ImportError:
+        print("torch is not importable here: checked the schema only (not classes, class names, backends)",
+              file=sys.stderr)
+    else:
+        from conformance.deep_check import checker
+
+        check = checker(backends=True)
+    cases, errors = load_all(paths, root if root.is_dir() else None, check)
     for err in errors:
         print(err)
     files = len(cases) + len({e.path for e in errors})
@@ -152,6 +163,20 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def _cases_root(args: argparse.Namespace) -> str | None:
+    """The cases root for a run: --cases (or its environment variable); else, where a path given
+    lies outside the default folder (a case of one's own), the folder the paths have in common,
+    so that every path given is run and ids are paths under it."""
+    if args.cases or not args.paths:
+        return str(args.cases) if args.cases else None
+    default = Path(BY_NAME["cases"].env_default()).resolve()
+    paths = [Path(p).resolve() for p in args.paths]
+    if all(p.is_relative_to(default) for p in paths):
+        return None
+    folders = [p if p.is_dir() else p.parent for p in paths]
+    return os.path.commonpath([str(f) for f in folders])
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     problems = [why for name in ("timeout", "memory_limit") if getattr(args, name) is not None
                 and (why := check_number(BY_NAME[name], getattr(args, name), positive=name == "timeout"))]
@@ -162,6 +187,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return EXIT_USAGE
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        print(f"no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_USAGE
+    args.cases = _cases_root(args)
     argv = pytest_args(args)
     if args.dry_run:
         print("pytest " + " ".join(argv))

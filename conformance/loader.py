@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
@@ -55,12 +55,13 @@ class LoadedCase:
     display_path: str
     sha256: str
     program_line: int = 1
+    classes_line: int = 1
     lines: dict[Loc, int] = field(default_factory=dict, compare=False, repr=False)
 
     @functools.cached_property
     def data(self) -> dict[str, Any]:
         """The case as plain data, every default present: what conformance.core works on."""
-        return self.case.model_dump(mode="json")
+        return self.case.model_dump(mode="json", by_alias=True)
 
     @property
     def program_filename(self) -> str:
@@ -71,6 +72,17 @@ class LoadedCase:
     def program_source(self) -> str:
         """The program placed at its line in the case file, so that tracebacks point there."""
         return "\n" * (self.program_line - 1) + self.case.program
+
+    @property
+    def classes_filename(self) -> str:
+        return f"<classes of {self.display_path}>"
+
+    @property
+    def classes_source(self) -> str | None:
+        """The classes block placed at its line in the case file (like the program)."""
+        if self.case.classes is None:
+            return None
+        return "\n" * (self.classes_line - 1) + self.case.classes
 
     def line_of(self, *loc: str | int) -> int:
         while loc:
@@ -117,7 +129,7 @@ def _walk(root: yaml.Node, shown: str) -> tuple[dict[Loc, int], list[tuple[int, 
         node, loc = stack.pop()
         visited += 1
         if visited > MAX_NODES:
-            raise CaseLoadError([CaseError(shown, node.start_mark.line + 1, _field(loc) if loc else "<yaml>",
+            raise CaseLoadError([CaseError(shown, node.start_mark.line + 1, field_name(loc) if loc else "<yaml>",
                                            f"the document expands to more than {MAX_NODES} values (YAML anchors "
                                            "and aliases?); a case needs a few hundred")])
         lines.setdefault(loc, node.start_mark.line + 1)
@@ -146,7 +158,7 @@ def case_id_for(path: Path, root: Path | None) -> str:
     return rel.with_suffix("").as_posix().lower()
 
 
-def _field(loc: Loc) -> str:
+def field_name(loc: Loc) -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -168,14 +180,21 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
+def _keys(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's keys as a case file writes them (aliases: `class`), with their annotations."""
+    return {info.alias or name: info.annotation for name, info in model.model_fields.items()}
+
+
 def _model_at(loc: Loc, root: type[BaseModel] = Case) -> type[BaseModel] | None:
     """The model class that owns the mapping at `loc` (for listing its valid keys)."""
     node: Any = root
     for part in loc:
         node = _unwrap(node)
         if isinstance(node, type) and issubclass(node, BaseModel):
-            info = node.model_fields.get(str(part))
-            node = info.annotation if info is not None else None
+            keys = _keys(node)
+            allow = node.model_config.get("extra") == "allow"
+            extra = node.__annotations__.get("__pydantic_extra__") if allow else None
+            node = keys[str(part)] if str(part) in keys else (get_args(extra)[1] if extra is not None else None)
         elif get_origin(node) is dict:
             node = get_args(node)[1]
         elif get_origin(node) in (tuple, list):
@@ -191,7 +210,7 @@ def _message(err: Any, root: type[BaseModel] = Case) -> str:
     loc: Loc = tuple(err["loc"])
     if kind == "extra_forbidden":
         owner = _model_at(loc[:-1], root)
-        valid = ", ".join(owner.model_fields) if owner is not None else "?"
+        valid = ", ".join(_keys(owner)) if owner is not None else "?"
         return f"unknown key {loc[-1]!r}; valid keys: {valid}"
     if kind == "missing":
         return "required key is missing"
@@ -258,7 +277,7 @@ def _compose(path: Path, shown: str, what: str) -> _Document:
         raise CaseLoadError([CaseError(shown, node.start_mark.line + 1, "<case>", f"{what} must be a mapping")])
     lines, dupes = _walk(node, shown)
     if dupes:
-        raise CaseLoadError([CaseError(shown, ln, _field(loc), msg) for ln, loc, msg in dupes])
+        raise CaseLoadError([CaseError(shown, ln, field_name(loc), msg) for ln, loc, msg in dupes])
     try:
         data = _Loader(text).get_single_data()
     except yaml.YAMLError as exc:
@@ -275,31 +294,52 @@ def _validate(model: type[M], doc: _Document, shown: str) -> M:
             loc = _strip_union_noise(tuple(err["loc"]))
             line = doc.lines.get(loc) or _nearest(doc.lines, loc)
             message = _message(err, model)
-            if loc == ("program",):
-                line, message = _program_line(doc.node, line, message)
+            line, message = _source_line(doc.node, loc, line, message)
             # a union reports once per member; the first member's message is the useful one
-            errors.setdefault(loc, CaseError(shown, line, _field(loc), message))
+            errors.setdefault(loc, CaseError(shown, line, field_name(loc), message))
         raise CaseLoadError(sorted(errors.values(), key=lambda e: (e.line, e.field))) from None
 
 
-def load_case(path: Path, root: Path | None = None, display: str | None = None) -> LoadedCase:
-    """Load one case file; raise CaseLoadError listing every problem with its line."""
+def _problems(case: Case, doc: _Document, shown: str) -> list[CaseError]:
+    """The case's cross-field problems (Case.problems), each at the line of its key."""
+    return [CaseError(shown, doc.lines.get(loc) or _nearest(doc.lines, loc), field_name(loc), message)
+            for loc, message in case.problems()]
+
+
+Check = Callable[["LoadedCase"], list[CaseError]]
+
+
+def load_case(path: Path, root: Path | None = None, display: str | None = None, check: Check | None = None
+              ) -> LoadedCase:
+    """Load one case file; raise CaseLoadError listing every problem with its line. `check` adds
+    checks that need the build (conformance/deep_check.py)."""
     shown = display or str(path)
     doc = _compose(path, shown, "a case file")
     case = _validate(Case, doc, shown)
-    program_line = doc.lines.get(("program",), 1)
-    program_node = _value_node(doc.node, "program")
-    if program_node is not None and program_node.style in ("|", ">"):
-        program_line += 1  # block scalar: the text starts on the line after the indicator
-    return LoadedCase(
+    problems = _problems(case, doc, shown)
+    loaded = LoadedCase(
         case=case,
         id=case.id or case_id_for(path, root),
         path=path,
         display_path=shown,
         sha256=doc.sha256,
-        program_line=program_line,
+        program_line=_text_line(doc, "program"),
+        classes_line=_text_line(doc, "classes"),
         lines=doc.lines,
     )
+    if check is not None:
+        seen = {(e.line, e.field) for e in problems}
+        problems += [e for e in check(loaded) if (e.line, e.field) not in seen]
+    if problems:
+        raise CaseLoadError(sorted(problems, key=lambda e: (e.line, e.field)))
+    return loaded
+
+
+def _text_line(doc: _Document, key: str) -> int:
+    """The line a top-level block of source starts on (a block scalar: the line after `|`)."""
+    node = _value_node(doc.node, key)
+    block = node is not None and node.style in ("|", ">")
+    return doc.lines.get((key,), 1) + (1 if block else 0)
 
 
 def load_model(path: Path, model: type[M], what: str, display: str | None = None) -> tuple[M, dict[Loc, int]]:
@@ -309,21 +349,34 @@ def load_model(path: Path, model: type[M], what: str, display: str | None = None
     return _validate(model, doc, shown), doc.lines
 
 
-def _program_line(node: yaml.MappingNode, line: int, message: str) -> tuple[int, str]:
-    """A syntax error inside the program, reported at its line in the case file."""
-    match = re.match(r"program line (\d+): (.*)", message)
+def _source_line(node: yaml.MappingNode, loc: Loc, line: int, message: str) -> tuple[int, str]:
+    """A syntax error inside Python source (the program, classes, a caller action), reported at
+    its line in the case file: the schema says `[program ]line N: ...` relative to the source."""
+    match = re.match(r"(?:program )?line (\d+): (.*)", message)
     if match is None:
         return line, message
-    value = _value_node(node, "program")
-    start = line + (1 if value is not None and value.style in ("|", ">") else 0)
+    value = _node_at(node, loc)
+    start = line + (1 if isinstance(value, yaml.ScalarNode) and value.style in ("|", ">") else 0)
     return start + int(match.group(1)) - 1, match.group(2)
 
 
+def _node_at(node: yaml.Node, loc: Loc) -> yaml.Node | None:
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            found = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            found = node.value[part]
+        else:
+            return None
+        if found is None:
+            return None
+        node = found
+    return node
+
+
 def _value_node(node: yaml.MappingNode, key: str) -> yaml.ScalarNode | None:
-    for k, v in node.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == key and isinstance(v, yaml.ScalarNode):
-            return v
-    return None
+    value = _node_at(node, (key,))
+    return value if isinstance(value, yaml.ScalarNode) else None
 
 
 def _nearest(lines: dict[Loc, int], loc: Loc) -> int:
@@ -346,14 +399,14 @@ def discover(paths: Iterable[Path]) -> list[Path]:
 
 
 def load_all(
-    paths: Iterable[Path], root: Path | None = None
+    paths: Iterable[Path], root: Path | None = None, check: Check | None = None
 ) -> tuple[list[LoadedCase], list[CaseError]]:
     """Load every case; duplicate ids are errors for each file that carries them."""
     cases: list[LoadedCase] = []
     errors: list[CaseError] = []
     for path in discover(paths):
         try:
-            cases.append(load_case(path, root))
+            cases.append(load_case(path, root, check=check))
         except CaseLoadError as exc:
             errors.extend(exc.errors)
         except Exception as exc:  # a loader bug must cost this file only, and say so

@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -290,6 +290,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return collector
 
 
+def _build_checks() -> Callable[[LoadedCase], list[CaseError]]:
+    from conformance.deep_check import checker
+
+    return checker(backends=False)  # a backend this build lacks is a skip with its reason, not an error
+
+
 def _display(config: pytest.Config, path: Path) -> str:
     try:
         return path.resolve().relative_to(config.rootpath.resolve()).as_posix()
@@ -304,7 +310,7 @@ class CaseFile(pytest.File):
         state = self.config.stash[_STATE]
         display = _display(self.config, self.path)
         try:
-            lc = load_case(self.path, state.root, display=display)
+            lc = load_case(self.path, state.root, display=display, check=_build_checks())
         except CaseLoadError as exc:
             yield self._error(case_id_for(self.path, state.root), exc.errors)
             return

@@ -9,7 +9,8 @@ from typing import Any
 import torch
 
 from conformance.capture import CaptureResult
-from conformance.core.build import CallPoint, build_inputs, call_points, tensors_of
+from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
+from conformance.core.call import act, backward, call
 from conformance.core.compile import make_function
 from conformance.core.entry import AOT_FUNCTION
 from conformance.core.mismatch import exception_summary
@@ -23,17 +24,47 @@ from reference_impl.observe import observe
 from reference_impl.scalar_tensorify import analyze_float_uses
 
 
-def _observe(lc: LoadedCase, variant: Variant, point: CallPoint) -> Any:
-    """The reference oracle's observation of an eager run on a third, identical input copy.
+def _inputs_for(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) -> BuiltInputs:
+    """A third, identical copy of the inputs of call `k`: where the case persists inputs or acts
+    between calls, the earlier calls are replayed eagerly on it first (calls, backward, actions)."""
+    points = call_points(lc.data)
+    env = Env(classes)
+    replay = any(s.persists for s in lc.case.inputs.values()) or any(p.before or p.after for p in points)
+    fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes)
+    for j in range(k if replay else 0):
+        inputs = build_inputs(lc.data, variant.device, variant.mode, points[j], env)
+        _act(lc, points[j], "before", inputs=inputs, env=env, out=env.out)
+        side = call(fn, inputs, lc.data)
+        if side.exc is not None:
+            raise side.exc
+        if variant.mode == "training":
+            backward(side, lc.data)
+        _act(lc, points[j], "after", inputs=inputs, env=env, out=side.result)
+        env.out = side.result
+    inputs = build_inputs(lc.data, variant.device, variant.mode, points[k], env)
+    _act(lc, points[k], "before", inputs=inputs, env=env, out=env.out)
+    return inputs
 
-    Tensors the program reaches through its arguments (module parameters and buffers) are
-    observed as attributes, so that a region that lifts them can be described."""
-    inputs = build_inputs(lc.data, variant.device, variant.mode, point)
+
+def _act(lc: LoadedCase, point: CallPoint, which: str, *, inputs: BuiltInputs, env: Env, out: Any) -> None:
+    source = getattr(point, which)
+    if source is not None:
+        raised = act(inputs, source, f"<{point.where}.{which} of {lc.display_path}>", env=env, out=out)
+        if raised is not None:
+            raise RuntimeError(f"{point.where}.{which} raised {raised} on the probe's copy")
+
+
+def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) -> Any:
+    """The reference oracle's observation of an eager run of call `k` on a third input copy.
+
+    Tensors the program reaches through its arguments (module parameters and buffers, an
+    optimizer's state) are observed as attributes, so that a region that lifts them can be described."""
+    inputs = _inputs_for(lc, variant, k, classes)
     hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
     grad = torch.is_grad_enabled()
     try:
         with torch.set_grad_enabled(lc.case.grad_enabled):
-            return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename),
+            return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes),
                            inputs.args, attributes=hidden)
     finally:
         torch.set_grad_enabled(grad)
@@ -51,7 +82,8 @@ def _scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:
                        compile_count=compile_count, dynamic=case.compile.dynamic, values=values)
 
 
-def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter) -> ProbeRecord:
+def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter,
+              classes: dict[str, Any] | None = None) -> ProbeRecord:
     """Compare what the build generated during the cold pass with the reference (never raises).
 
     One comparison per compile, each with the observation of the call that compiled it and
@@ -67,7 +99,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
         def observation(call: int) -> Any:
             point = min(call, len(points) - 1)
             if point not in observed:
-                observed[point] = _observe(lc, variant, points[point])
+                observed[point] = _observe(lc, variant, point, classes or {})
             return observed[point]
 
         def frozen(k: int, obs: Any) -> frozenset[int]:

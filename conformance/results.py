@@ -134,6 +134,9 @@ class ResultRecord(_Record):
     probes: ProbeRecord = Field(default_factory=ProbeRecord)
     durations: dict[Name, Annotated[float, Field(allow_inf_nan=False)]] = Field(default_factory=dict)
     calls: int = 0
+    recompiles: Text | None = Field(
+        None, description="Graphs compiled after the first call of the cold pass where the case sets no "
+        "expect.compiles: reported, never a silent pass (and never the verdict).")
     warnings: tuple[Text, ...] = Field((), description="Distinct warnings the build raised (first 10).")
     case_file: Text = ""
     case_sha256: Annotated[str, Field(max_length=64)] = ""

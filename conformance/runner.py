@@ -75,6 +75,7 @@ class _Harness(Hooks):
         self.lc, self.variant, self.options, self.timer = lc, variant, options, timer
         self.capture: CaptureResult | None = None
         self.probes = ProbeRecord()
+        self.classes: dict[str, Any] = {}
 
     def program_exception(self, exc: BaseException) -> bool:
         return program_exception(exc)
@@ -96,10 +97,13 @@ class _Harness(Hooks):
             self.capture = capture
             yield
 
+    def loaded(self, classes: dict[str, Any]) -> None:
+        self.classes = classes
+
     def pass_done(self, index: int, counter: CountingBackend) -> None:
         if index == 0 and self.capture is not None and isinstance(counter, CompileCounter):
             with self.timer("probe"):
-                self.probes = run_probe(self.lc, self.variant, self.capture, counter)
+                self.probes = run_probe(self.lc, self.variant, self.capture, counter, self.classes)
 
     def calling(self, counter: CountingBackend, inputs: BuiltInputs | None) -> None:
         if isinstance(counter, CompileCounter):
@@ -114,7 +118,7 @@ class _Harness(Hooks):
 
 def target_of(lc: LoadedCase, variant: Variant) -> Target:
     return Target(lc.program_source, lc.case.function_name, lc.program_filename, variant.device, variant.backend,
-                  variant.mode, variant.kiim)
+                  variant.mode, variant.kiim, lc.classes_source, lc.classes_filename)
 
 
 def build_facts(variant: Variant) -> BuildFacts:
@@ -182,7 +186,8 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
             raise
         tb = "".join(traceback.format_exception(exc)[-6:])
         return done("error", reason=f"harness error: {exception_summary(exc)}\n{tb}")
-    kw: dict[str, Any] = {"compile_counts": outcome.compile_counts, "calls": outcome.calls, "probes": harness.probes}
+    kw: dict[str, Any] = {"compile_counts": outcome.compile_counts, "calls": outcome.calls, "probes": harness.probes,
+                          "recompiles": outcome.recompiles}
     mismatches = list(outcome.mismatches)
     if options.strict_internals:
         mismatches += strict_mismatches(harness.probes)

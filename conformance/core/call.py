@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from conformance.core.build import BuiltInputs, Spec, tensors_of
+from conformance.core.build import BuiltInputs, Env, Spec, source_line, tensors_of
 from conformance.core.compare import (
     compare_ambient,
     compare_change,
@@ -39,7 +39,16 @@ from conformance.core.state import (
     tensor_state,
 )
 
-TANGENT_SEED_OFFSET = 7919  # the tangents' generator: seeded apart from the inputs' own
+TANGENT_SEED_OFFSET = 7919
+
+# Note [Scratch storage of outputs]
+# The whole storage behind a tensor is compared so that writes outside its geometry show. For an
+# input that storage is ours (built zeroed, then filled), and for an output that shares storage
+# with an input or another output it is what the caller sees through them. The storage of a
+# fresh output is the kernel's business: eager's mse_loss leaves its 0-dim result in a
+# 16-element buffer whose other elements were never written, inductor in a 1-element one. So
+# an output's storage size and contents are compared only where it shares storage (eager's
+# relations); its own elements are always compared.  # the tangents' generator: seeded apart from the inputs' own
 
 
 def program_raised(exc: BaseException) -> bool:
@@ -56,6 +65,7 @@ class Side:
     before: dict[str, tuple[tuple[str, int] | None, int | None]]
     exc: BaseException | None = None
     where: str = ""  # " at <case file>:<line>" for an exception the program raised
+    result: Any = None  # the return value as the program gave it (`out` in the caller's actions)
     outputs: list[Any] = field(default_factory=list)
     structure: str = ""
     out_states: list[TensorState | None] = field(default_factory=list)
@@ -104,10 +114,34 @@ def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
             side.exc = exc.with_traceback(None)
         side.ambient = ambient()
     if side.exc is None:
+        side.result = result
         side.outputs = flatten_outputs(result)
         side.structure = output_structure(result)
         side.relations = relations(tensors_of(inputs.named), side.outputs)
     return side
+
+
+def act(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out: Any,
+        is_program_exception: Callable[[BaseException], bool] = program_raised) -> str | None:
+    """Run a caller action (a `before:`/`after:` block) on one side's inputs; rebinding an input's
+    name replaces that input (a persisted one for the rest of the pass). The exception it raised,
+    summarised, or None."""
+    import linecache
+
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    scope: dict[str, Any] = {"torch": torch, **env.classes, **inputs.named, "out": out}
+    try:
+        exec(compile(source, filename, "exec"), scope)
+    except BaseException as exc:
+        if not is_program_exception(exc):
+            raise
+        return exception_summary(exc) + source_line(exc, filename)
+    for name, value in inputs.named.items():
+        if scope.get(name) is not value:
+            inputs.named[name] = scope.get(name)
+            if name in env.persisted:
+                env.persisted[name] = (scope.get(name), *env.persisted[name][1:])
+    return None
 
 
 def snapshot(side: Side) -> None:
@@ -209,7 +243,10 @@ def _compare_outputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> lis
     for k, (a, e) in enumerate(zip(comp.outputs, eager.outputs, strict=True)):
         sa, se = comp.out_states[k], eager.out_states[k]
         if sa is not None and se is not None:
-            out += compare_state(f"out[{k}]", sa, se, tol, strides=case["expect"]["strides"])
+            # Note [Scratch storage of outputs]: the rest of a fresh output's storage is scratch
+            rel = eager.relations[k] if k < len(eager.relations) else None
+            shared = rel is not None and bool(rel.shares_storage_with)
+            out += compare_state(f"out[{k}]", sa, se, tol, strides=case["expect"]["strides"], storage=shared)
         elif (sa is None) != (se is None):
             out.append(Mismatch("type", f"out[{k}]", type(e).__name__, type(a).__name__))
         else:
@@ -224,14 +261,28 @@ def _as_state(light: tuple[tuple[str, int] | None, int | None]) -> TensorState:
                        values=None, storage_values=None)
 
 
+def version_mode(case: Spec, name: str) -> str:
+    """How `expect.version` compares the tensor `name`: one mode for all, or the mode of the
+    longest key naming it or a tensor above it (`bn` covers `bn.running_mean`); else moved."""
+    version = case["expect"]["version"]
+    if isinstance(version, str):
+        return version
+    keys = [k for k in version if name == k or name.startswith((k + ".", k + "["))]
+    return str(version[max(keys, key=len)]) if keys else "moved"
+
+
 def _compare_inputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list[Mismatch]:
     out: list[Mismatch] = []
-    for name, se in eager.after.items():
-        sa = comp.after[name]
+    for name in [*eager.after, *(n for n in comp.after if n not in eager.after)]:
+        se, sa = eager.after.get(name), comp.after.get(name)
+        if se is None or sa is None:  # e.g. optimizer state that one side's step created
+            out.append(Mismatch("exists", f"input {name}", str(se is not None), str(sa is not None)))
+            continue
         out += compare_state(f"input {name}", sa, se, tol)
-        ce = input_change(_as_state(eager.before[name]), se)
-        ca = input_change(_as_state(comp.before[name]), sa)
-        out += compare_change(f"input {name}", ca, ce, case["expect"]["version"])
+        if name in eager.before and name in comp.before:
+            ce = input_change(_as_state(eager.before[name]), se)
+            ca = input_change(_as_state(comp.before[name]), sa)
+            out += compare_change(f"input {name}", ca, ce, version_mode(case, name))
         shared_e, shared_a = eager.sharing.get(name, ()), comp.sharing.get(name, ())
         if shared_a != shared_e:
             out.append(Mismatch("shares storage with", f"input {name}", str(list(shared_e)), str(list(shared_a))))

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.core.build import BuiltInputs, CallPoint, Spec, build_inputs, call_points
+from conformance.core.build import BuiltInputs, CallPoint, Env, Spec, build_inputs, call_points, load_classes
 from conformance.core.call import (
     Side,
+    act,
     backward,
     call,
     compare_call,
@@ -27,7 +28,7 @@ from conformance.core.call import (
 )
 from conformance.core.compile import CountingBackend, fresh_compile_caches, isolated, make_compiled, make_function
 from conformance.core.entry import AOT_FUNCTION
-from conformance.core.mismatch import Mismatch
+from conformance.core.mismatch import CaseBroken, Mismatch
 
 # How a reproducer script exits (the short and the full one alike); 1 and 2 are Python's own
 # (a crash, a bad command line), so they never mean a verdict.
@@ -52,6 +53,9 @@ class Hooks:
     def around_pass(self, index: int) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    def loaded(self, classes: dict[str, Any]) -> None:
+        """The case's classes block ran (once per variant); its names."""
+
     def pass_done(self, index: int, counter: CountingBackend) -> None:
         """After pass `index` (0 cold, 1 warm), with the counter of its compiles."""
 
@@ -70,11 +74,13 @@ class Outcome:
     mismatches: list[Mismatch] = field(default_factory=list)
     compile_counts: dict[str, int | None] = field(default_factory=dict)
     calls: int = 0
+    recompiles: str | None = None  # graphs compiled after the first call where expect.compiles says nothing
 
 
 @dataclass(frozen=True)
 class Target:
-    """What a variant runs: the program (and where its lines come from) on a device and backend."""
+    """What a variant runs: the program and the classes block (and where their lines come
+    from) on a device and backend."""
 
     program: str
     function: str
@@ -83,6 +89,8 @@ class Target:
     backend: str
     mode: str
     kiim: bool = False
+    classes: str | None = None
+    classes_filename: str = "<classes>"
 
 
 def compile_count_mismatch(case: Spec, target: Target, pass_name: str, calls: int, count: int) -> Mismatch | None:
@@ -91,6 +99,18 @@ def compile_count_mismatch(case: Spec, target: Target, pass_name: str, calls: in
         return None
     return Mismatch("graphs compiled", f"{pass_name} pass over {calls} call(s)", str(expected), str(count),
                     "a recompile per value" if count >= calls > 1 else "", source="expect.compiles")
+
+
+def recompile_note(case: Spec, target: Target, per_call: list[int]) -> str | None:
+    """Graphs compiled after the first call of the cold pass, where the case does not say how
+    many to expect: never a silent pass (the record and the report show it), never a verdict."""
+    later = sum(per_call[1:])
+    if case["expect"]["compiles"] is not None or target.backend == AOT_FUNCTION or not later:
+        return None
+    every = all(n > 0 for n in per_call[1:])
+    return (f"{sum(per_call)} graph(s) over {len(per_call)} calls, {later} of them after the first call"
+            + (" (a recompile on every call)" if every and len(per_call) > 2 else "")
+            + "; expect.compiles is not set")
 
 
 def run_passes(case: Spec, target: Target, hooks: Hooks | None = None) -> Outcome:
@@ -105,19 +125,25 @@ def run_passes(case: Spec, target: Target, hooks: Hooks | None = None) -> Outcom
         if warm:
             stack.enter_context(fresh_compile_caches())
         stack.enter_context(isolated(case, target.backend))
+        classes = load_classes(target.classes, target.classes_filename)
+        hooks.loaded(classes)
         for p in range(2 if warm else 1):
             pass_name = "cold" if p == 0 else "warm"
             if p:
                 torch._dynamo.reset()
-            eager_fn = make_function(target.program, target.function, target.filename)
-            compiled, counter = make_compiled(make_function(target.program, target.function, target.filename),
+            eager_fn = make_function(target.program, target.function, target.filename, classes)
+            compiled, counter = make_compiled(make_function(target.program, target.function, target.filename, classes),
                                               case, target.backend, target.kiim, hooks.counting)
+            per_call: list[int] = []
             with hooks.around_pass(p):
                 outcome.mismatches += _run_pass(
                     case, target, hooks, eager_fn=eager_fn, compiled=hooks.compiled(compiled), counter=counter,
-                    points=points, warm_prefix="warm rerun, " if p else "")
+                    points=points, warm_prefix="warm rerun, " if p else "", envs=(Env(classes), Env(classes)),
+                    per_call=per_call)
             outcome.calls += len(points)
             outcome.compile_counts[f"{pass_name}_graphs"] = counter.count
+            if p == 0:
+                outcome.recompiles = recompile_note(case, target, per_call)
             hooks.pass_done(p, counter)
             miscount = compile_count_mismatch(case, target, pass_name, len(points), counter.count)
             if miscount is not None:
@@ -125,28 +151,54 @@ def run_passes(case: Spec, target: Target, hooks: Hooks | None = None) -> Outcom
     return outcome
 
 
+def _actions(target: Target, hooks: Hooks, point: CallPoint, which: str, *, sides: list[tuple[Side, Env]],
+             prefix: str) -> list[Mismatch]:
+    """The call's `before`/`after` block on each side: eager raising breaks the case; compiled
+    raising alone is a mismatch (e.g. an output that should alias an input and does not)."""
+    source = getattr(point, which)
+    if source is None:
+        return []
+    filename = f"<{point.where}.{which} of {target.filename.removeprefix('<program of ').rstrip('>')}>"
+    raised = []
+    for side, env in sides:
+        if side.exc is None:
+            out = side.result if which == "after" else env.out
+            raised.append(act(side.inputs, source, filename, env=env, out=out,
+                              is_program_exception=hooks.program_exception))
+        else:
+            raised.append(None)
+    if raised[0] is not None:
+        raise CaseBroken(f"{prefix}{point.where}.{which}: eager raised {raised[0]}; fix the case")
+    if len(raised) > 1 and raised[1] is not None:
+        return [Mismatch("exception", f"{point.where}.{which}", "no exception", raised[1])]
+    return []
+
+
 def _run_pass(case: Spec, target: Target, hooks: Hooks, *, eager_fn: Callable[..., Any], compiled: Callable[..., Any],
-              counter: CountingBackend, points: list[CallPoint], warm_prefix: str) -> list[Mismatch]:
+              counter: CountingBackend, points: list[CallPoint], warm_prefix: str, envs: tuple[Env, Env],
+              per_call: list[int]) -> list[Mismatch]:
+    """Each call: both sides' inputs (fresh, or persisted), the `before` actions, eager then
+    compiled, the backward (training), the `after` actions, then everything compared."""
     training = target.mode == "training"
+    e_env, c_env = envs
     found: list[Mismatch] = []
     for i, point in enumerate(points):
         prefix = warm_prefix + (f"{point.label}: " if len(points) > 1 else "")
         with hooks.timed("build_inputs"):
-            e_in = build_inputs(case, target.device, target.mode, point)
-            c_in = build_inputs(case, target.device, target.mode, point)
+            e_in = build_inputs(case, target.device, target.mode, point, e_env)
+            c_in = build_inputs(case, target.device, target.mode, point, c_env)
+        pending: list[Mismatch] = []
+        e_pre, c_pre = Side(e_in, {}), Side(c_in, {})
+        pending += _actions(target, hooks, point, "before", sides=[(e_pre, e_env), (c_pre, c_env)], prefix=prefix)
         with hooks.timed("eager"):
             eager = call(eager_fn, e_in, case, hooks.program_exception)
         # a broken case is broken whatever compiled does; do not run it (it might hang or allocate again)
         eager_must_not_raise(eager, case, prefix)
-        with hooks.timed("oracles"):
-            if eager.exc is None:
-                snapshot(eager)
         if target.backend != AOT_FUNCTION:
             mark_dynamic(c_in)
+        before = counter.count
         comp = _compiled_call(case, hooks, compiled, counter, c_in, first=i == 0 and not warm_prefix)
-        with hooks.timed("oracles"):
-            if comp.exc is None:
-                snapshot(comp)
+        per_call.append(counter.count - before)
         if training:
             with hooks.timed("eager"):
                 if eager.exc is None:
@@ -154,12 +206,17 @@ def _run_pass(case: Spec, target: Target, hooks: Hooks, *, eager_fn: Callable[..
             with hooks.timed("compiled_calls"):
                 if comp.exc is None:
                     backward(comp, case, hooks.program_exception)
+        pending += _actions(target, hooks, point, "after", sides=[(eager, e_env), (comp, c_env)], prefix=prefix)
         with hooks.timed("oracles"):
+            for side in (eager, comp):
+                if side.exc is None:
+                    snapshot(side)
             if case["expect"]["write_through"]:
                 for side in (eager, comp):
                     if side.exc is None:
                         write_through(side)
-            found += compare_call(eager, comp, case, prefix, training)
+            found += [m.at(prefix) for m in pending] + compare_call(eager, comp, case, prefix, training)
+        e_env.out, c_env.out = eager.result, comp.result
     return found
 
 

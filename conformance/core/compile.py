@@ -30,11 +30,12 @@ from conformance.core.entry import AOT_FUNCTION
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 
 
-def make_function(program: str, name: str, filename: str) -> Callable[..., Any]:
-    """A fresh function object from the program. The source is registered with linecache under
-    a name of its own: dynamo and tracebacks read source lines, and a case file is not Python."""
+def make_function(program: str, name: str, filename: str, classes: dict[str, Any] | None = None) -> Callable[..., Any]:
+    """A fresh function object from the program, with the case's classes in its globals. The
+    source is registered with linecache under a name of its own: dynamo and tracebacks read
+    source lines, and a case file is not Python."""
     linecache.cache[filename] = (len(program), None, program.splitlines(keepends=True), filename)
-    namespace: dict[str, Any] = {"torch": torch, "__name__": "torch_conformance_case"}
+    namespace: dict[str, Any] = {"torch": torch, **(classes or {}), "__name__": "torch_conformance_case"}
     exec(compile(program, filename, "exec"), namespace)
     fn: Callable[..., Any] = namespace[name]
     return fn

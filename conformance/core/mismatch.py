@@ -41,7 +41,12 @@ class Tolerance:
 
 
 class CaseBroken(Exception):
-    """The case itself is wrong (eager fails, a config key is unknown): an `error`, not a verdict."""
+    """The case itself is wrong (eager fails, a config key is unknown): an `error`, not a verdict.
+    `line`: where in the case file, when known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 class FeatureUnavailable(Exception):

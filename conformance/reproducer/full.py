@@ -56,6 +56,8 @@ def render_full(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str:
         f"CASE = {data(lc.data)}\n"
         f"TARGET = Target(\n    program={string(lc.program_source)},\n    function={lc.case.function_name!r},\n"
         f"    filename={lc.program_filename!r},\n    device={variant.device!r}, backend={variant.backend!r}, "
-        f"mode={variant.mode!r}, kiim={variant.kiim!r},\n)\n"
+        f"mode={variant.mode!r}, kiim={variant.kiim!r},\n"
+        f"    classes={string(lc.classes_source) if lc.classes_source is not None else None},\n"
+        f"    classes_filename={lc.classes_filename!r},\n)\n"
         f"RECORDED = {data(recorded)}\n{MAIN}"
     )

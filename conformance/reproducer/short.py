@@ -18,7 +18,7 @@ from conformance.core.build import CallPoint, Spec, call_points, contiguous_stri
 from conformance.core.call import TANGENT_SEED_OFFSET
 from conformance.core.check import REPRO_DIFFERS, REPRO_MATCHES
 from conformance.core.entry import AOT_FUNCTION
-from conformance.reproducer import header
+from conformance.reproducer import header, literal
 from conformance.results import MismatchRecord, ResultRecord
 
 if TYPE_CHECKING:
@@ -110,10 +110,12 @@ class _Script:
 # ----------------------------------------------------------------------------- inputs
 
 
-def _draw(spec: Spec) -> str:
+def _draw(spec: Spec) -> str:  # noqa: PLR0911  # one return per init kind
     """The expression that draws `spec`'s values exactly as conformance.core.build.draw_values."""
     shape = tuple(spec["shape"])
     dtype = f"torch.{spec['dtype']}"
+    if spec["values"] is not None:
+        return f"torch.tensor({literal(spec['values'])!r}, dtype={dtype}).reshape({shape})"
     floating = spec["dtype"] in ("float32", "float64", "float16", "bfloat16", "complex64")
     init = spec["init"] or ("randn" if floating else ("randint" if spec["dtype"] != "bool" else "rand"))
     if init in ("ones", "zeros"):
@@ -428,9 +430,23 @@ def _tolerance(case: Spec) -> str:
     return f"rtol={rtol or 0.0}, atol={atol or 0.0}"
 
 
+def _needs_the_core(value: object) -> bool:
+    """Whether the case uses what only the core builds: classes, subclasses by class, module
+    classes, optimizers, persisted inputs (the full reproducer serves those)."""
+    if isinstance(value, dict):
+        if value.get("subclass") or value.get("class") or value.get("optimizer") or value.get("persist"):
+            return True
+        return any(_needs_the_core(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_needs_the_core(v) for v in value)
+    return False
+
+
 def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str | None:
     """The short script for the record's first mismatch, or None where it has no check for it."""
     if record.status not in ("fail", "xfail") or not record.mismatches or lc.case.calls:
+        return None
+    if lc.case.classes is not None or _needs_the_core(lc.data["inputs"]):
         return None
     m = record.mismatches[0]
     prefix = _PREFIX.match(m.where)

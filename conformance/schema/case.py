@@ -3,26 +3,34 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from pydantic import Field, StrictInt, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 
 from conformance.core.entry import AOT_FUNCTION, DEFAULT_BACKENDS
 from conformance.schema.common import (
+    CALL_ACTIONS,
     CASE_ID,
     CONFIG_KEY,
     IDENT,
     SCHEMA_VERSION,
+    SCHEMA_VERSIONS,
+    SINCE,
+    V2,
     Backend,
     Behavior,
     JSONScalar,
     Mode,
     Strict,
+    VersionMode,
     check_device,
     check_regex,
 )
-from conformance.schema.inputs import InputSpec
+from conformance.schema.inputs import InputSpec, ModuleSpec, OptimizerSpec, SubclassSpec
+
+Loc = tuple[str | int, ...]
 
 
 class CompileSpec(Strict):
@@ -75,9 +83,11 @@ class ExpectSpec(Strict):
     )
     atol: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     strides: bool = Field(True, description="Compare output strides with eager.")
-    version: Literal["moved", "exact", "ignore"] = Field(
+    version: VersionMode | dict[str, VersionMode] = Field(
         "moved",
-        description="Input _version: moved compares whether it changed; exact compares the delta.",
+        description="Input _version: moved compares whether it changed; exact compares the delta; ignore does "
+        "not compare it. A mapping scopes it: {bn.running_mean: ignore} for that tensor only (a name covers "
+        "the tensors under it, e.g. bn); every other tensor is moved.",
     )
     write_through: bool = Field(
         True,
@@ -93,6 +103,37 @@ class ExpectSpec(Strict):
         "compiled-artifact caches warm; it must give the same results and compile count.",
     )
     raises: RaisesSpec | None = None
+
+
+class CallSpec(BaseModel):
+    """A further call: the inputs it replaces (by name), and what the caller does around it."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=False)
+    __pydantic_extra__: dict[str, InputSpec] = Field(init=False)
+
+    before: str | None = Field(
+        None, max_length=10_000, json_schema_extra=V2,
+        description="Python statements the caller runs on both sides before this call: the inputs by name, the "
+        "previous call's return value as out, torch and the classes block's names are in scope; rebinding an "
+        "input's name replaces that input.")
+    after: str | None = Field(
+        None, max_length=10_000, json_schema_extra=V2,
+        description="Statements run after this call (and its backward, in training) and before the comparison; "
+        "out is this call's return value.")
+
+    @field_validator("before", "after")
+    @classmethod
+    def _statements(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ast.parse(value)
+            except SyntaxError as exc:
+                raise ValueError(f"line {exc.lineno}: {exc.msg}") from None  # see loader._source_line
+        return value
+
+    @property
+    def replaced(self) -> dict[str, InputSpec]:
+        return dict(self.model_extra or {})
 
 
 class BuildCondition(Strict):
@@ -161,7 +202,8 @@ class KnownFailure(Strict):
 class Case(Strict):
     """One conformance case: a program, its inputs, and how the build must behave on it."""
 
-    version: Literal[1] = Field(1, description="Case schema version.")
+    version: Literal[SCHEMA_VERSIONS] = Field(  # type: ignore[valid-type]  # a Literal of the tuple's values
+        SCHEMA_VERSION, description="Case schema version; 2 (the default) is a superset of 1.")
     id: str | None = Field(
         None, description="Stable id; defaults to the file path under cases/ without .yaml."
     )
@@ -182,16 +224,21 @@ class Case(Strict):
         "torch._dynamo.config.specialize_float: false.",
     )
     seed: Annotated[StrictInt, Field(ge=0, lt=1 << 63)] = 0
+    classes: str | None = Field(
+        None, max_length=100_000, json_schema_extra=V2,
+        description="Python source run once per variant before the inputs are built: tensor subclasses, modules, "
+        "autograd Functions and helpers that inputs (by class name) and the program use; torch is in scope.")
     inputs: dict[str, InputSpec] = Field(
         description="Program arguments in order (hidden ones are built but not passed)."
     )
-    program: str = Field(max_length=100_000, description="Python source of exactly one function; torch is in scope.")
-    calls: tuple[dict[str, InputSpec], ...] = Field(
+    program: str = Field(max_length=100_000, description="Python source of exactly one function (and any classes "
+                         "it uses); torch and the classes block's names are in scope.")
+    calls: tuple[CallSpec, ...] = Field(
         (),
         max_length=100,
         description="Further calls of the same compiled function after the declared inputs (and "
         "after every value of a sweep), each replacing some inputs, e.g. a new shape or a plain "
-        "tensor where a subclass was.",
+        "tensor where a subclass was, and each with the caller's actions before and after it.",
     )
     modes: tuple[Mode, ...] = Field(
         ("inference",),
@@ -256,8 +303,9 @@ class Case(Strict):
     def _inputs(cls, value: dict[str, InputSpec]) -> dict[str, InputSpec]:
         seen: list[str] = []
         for name, spec in value.items():
-            if not IDENT.match(name) or name == "torch":
-                raise ValueError(f"input name {name!r} must be a Python identifier other than torch")
+            if not IDENT.match(name) or name in ("torch", *CALL_ACTIONS):
+                raise ValueError(f"input name {name!r} must be a Python identifier other than torch, "
+                                 f"{', '.join(CALL_ACTIONS)}")
             if spec.view is not None:
                 expr = ast.parse(spec.view, mode="eval")
                 for node in ast.walk(expr):
@@ -282,15 +330,16 @@ class Case(Strict):
         try:
             tree = ast.parse(value)
         except SyntaxError as exc:
-            raise ValueError(f"program line {exc.lineno}: {exc.msg}") from None  # see loader._program_line
+            raise ValueError(f"program line {exc.lineno}: {exc.msg}") from None  # see loader._source_line
         funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
         others = [
-            n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.Import | ast.ImportFrom)
+            n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom)
         ]
         if len(funcs) != 1 or others:
             raise ValueError(
-                "program must define exactly one function at top level (imports allowed), "
-                f"found {len(funcs)} function(s) and {len(others)} other statement(s)"
+                "program must define exactly one function at top level (classes and imports allowed; helper "
+                f"functions go in the classes block), found {len(funcs)} function(s) and {len(others)} other "
+                "statement(s)"
             )
         inputs = info.data.get("inputs")
         if inputs is not None:
@@ -305,17 +354,17 @@ class Case(Strict):
 
     @field_validator("calls")
     @classmethod
-    def _calls(cls, value: tuple[dict[str, InputSpec], ...], info: ValidationInfo) -> tuple[dict[str, InputSpec], ...]:
+    def _calls(cls, value: tuple[CallSpec, ...], info: ValidationInfo) -> tuple[CallSpec, ...]:
         inputs = info.data.get("inputs")
         if inputs is not None:
             for i, call in enumerate(value):
-                unknown = [n for n in call if n not in inputs]
+                unknown = [n for n in call.replaced if n not in inputs]
                 if unknown:
                     raise ValueError(
                         f"call {i + 1} replaces {', '.join(unknown)}, not among the inputs "
-                        f"({', '.join(inputs)})"
+                        f"({', '.join(inputs)}); a call's other keys are {', '.join(CALL_ACTIONS)}"
                     )
-                for name, spec in call.items():
+                for name, spec in call.replaced.items():
                     if spec.hidden != inputs[name].hidden:
                         raise ValueError(f"call {i + 1}: {name} cannot change hidden")
         return value
@@ -341,9 +390,116 @@ class Case(Strict):
         func = next(n for n in ast.parse(self.program).body if isinstance(n, ast.FunctionDef))
         return func.name
 
+    @field_validator("classes")
+    @classmethod
+    def _classes(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ast.parse(value)
+            except SyntaxError as exc:
+                raise ValueError(f"line {exc.lineno}: {exc.msg}") from None  # see loader._source_line
+        return value
+
+    def defined_classes(self) -> tuple[str, ...]:
+        """The names the classes block binds at top level (classes, functions, assignments)."""
+        if self.classes is None:
+            return ()
+        names: list[str] = []
+        for node in ast.parse(self.classes).body:
+            if isinstance(node, ast.ClassDef | ast.FunctionDef):
+                names.append(node.name)
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names += [(a.asname or a.name).split(".")[0] for a in node.names]
+        return tuple(names)
+
+    def problems(self) -> list[tuple[Loc, str]]:
+        """What the models cannot check field by field: names that refer across the case, and
+        schema-2 keys in a file that says version: 1. Each with the location of the offending key."""
+        found: list[tuple[Loc, str]] = []
+        defined = self.defined_classes()
+        for loc, ref in class_refs(self):
+            if ref.split(".")[0] not in defined and "." not in ref:
+                found.append((loc, f"class {ref!r} is not defined in the classes block "
+                                   f"(it defines: {', '.join(defined) or 'nothing'}); or give a dotted import path"))
+        earlier: dict[str, InputSpec] = {}
+        for name, spec in self.inputs.items():
+            if spec.optimizer is not None:
+                found += _optimizer_problems(("inputs", name, "optimizer", "params"), spec.optimizer, earlier)
+            earlier[name] = spec
+        if isinstance(self.expect.version, dict):
+            for key in self.expect.version:
+                head = key.split(".")[0].split("[")[0]
+                if head not in self.inputs:
+                    found.append((("expect", "version", key), f"{key!r} does not name an input or a tensor under "
+                                  f"one (inputs: {', '.join(self.inputs)})"))
+        if "out" in self.inputs:
+            found += [((*loc, action), "an input named out hides the call's return value (out) from the caller's "
+                       "actions; rename the input") for loc, action in self._actions()]
+        if self.version == 1:
+            found += [(loc, f"{what} is schema version 2; write version: 2 (or leave version out)")
+                      for loc, what in newer_keys(self, ())]
+        return found
+
+
+    def _actions(self) -> Iterator[tuple[Loc, str]]:
+        for i, call in enumerate(self.calls):
+            for action in CALL_ACTIONS:
+                if getattr(call, action) is not None:
+                    yield ("calls", i), action
+
+
+def _optimizer_problems(loc: Loc, spec: OptimizerSpec, earlier: dict[str, InputSpec]) -> list[tuple[Loc, str]]:
+    head = spec.params.split(".")[0]
+    target = earlier.get(head)
+    if target is None or target.module is None:
+        modules = [n for n, s in earlier.items() if s.module is not None]
+        return [(loc, f"{spec.params!r}: an optimizer steps the parameters of a module input declared before it "
+                      f"(earlier module inputs: {', '.join(modules) or 'none'})")]
+    if not target.persists:
+        return [(loc, f"{spec.params!r}: {head} is rebuilt for every call; give it persist: true so that the "
+                      "optimizer steps the module the program gets")]
+    return []
+
+
+def class_refs(model: BaseModel, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
+    """Every class a case names (subclass, module and optimizer inputs, nested ones too), with its location."""
+    if isinstance(model, SubclassSpec | OptimizerSpec) or (isinstance(model, ModuleSpec) and model.class_):
+        yield (*loc, "class"), str(model.class_)
+    for where, child in _children(model):
+        yield from class_refs(child, (*loc, *where))
+
+
+def newer_keys(model: BaseModel, loc: Loc) -> Iterator[tuple[Loc, str]]:
+    """Keys given in `model` (recursively) that a schema version after 1 introduced."""
+    for name, info in type(model).model_fields.items():
+        extra = info.json_schema_extra
+        since = extra.get(SINCE, 1) if isinstance(extra, dict) else 1
+        if name in model.model_fields_set and isinstance(since, int) and since > 1:
+            yield (*loc, info.alias or name), f"{info.alias or name}"
+    if isinstance(model, ExpectSpec) and isinstance(model.version, dict):
+        yield (*loc, "version"), "version as a mapping"
+    for where, child in _children(model):
+        yield from newer_keys(child, (*loc, *where))
+
+
+def _children(model: BaseModel) -> Iterator[tuple[Loc, BaseModel]]:
+    fields = type(model).model_fields.items()
+    values: list[tuple[str, Any]] = [(info.alias or n, getattr(model, n)) for n, info in fields]
+    values += list((model.model_extra or {}).items())
+    for key, value in values:
+        if isinstance(value, BaseModel):
+            yield (key,), value
+        elif isinstance(value, dict):
+            yield from (((key, k), v) for k, v in value.items() if isinstance(v, BaseModel))
+        elif isinstance(value, tuple):
+            yield from (((key, i), v) for i, v in enumerate(value) if isinstance(v, BaseModel))
+
 
 def json_schema() -> dict[str, Any]:
     schema = Case.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = f"torch-conformance case (schema v{SCHEMA_VERSION})"
+    schema["title"] = f"torch-conformance case (schema v{SCHEMA_VERSION}; v1 files load unchanged)"
     return schema

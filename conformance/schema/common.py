@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from conformance.behaviors import IDS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SCHEMA_VERSIONS = (1, 2)  # v2 is a superset of v1: every v1 file loads unchanged and means the same
 
 if TYPE_CHECKING:
     Behavior = str
@@ -51,7 +52,19 @@ MAX_NUMEL = 1 << 24
 MAX_NDIM = 8
 MAX_OFFSET = 1 << 24
 Dim = Annotated[StrictInt, Field(ge=0, le=MAX_DIM)]
-INPUT_KINDS = ("tensor", "view", "two_tensor", "scalar", "module")
+INPUT_KINDS = ("tensor", "view", "two_tensor", "subclass", "scalar", "module", "optimizer")
+INNER_KINDS = ("tensor", "two_tensor", "subclass")
+# A class named by a case: a name the case's `classes:` block defines, or a dotted import path.
+CLASS_REF = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+# A module input or a submodule of one, by dotted path (`net`, `net.adapter`, `net.0`).
+MODULE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
+# Names a `calls` entry gives its caller actions; no input may take them.
+CALL_ACTIONS = ("before", "after")
+VersionMode = Literal["moved", "exact", "ignore"]
+
+
+SINCE = "since_version"  # json_schema_extra key: the schema version that introduced a field
+V2: dict[str, Any] = {SINCE: 2}
 
 
 class Strict(BaseModel):
@@ -64,6 +77,13 @@ def check_regex(value: str | None) -> str | None:
             re.compile(value)
         except re.error as exc:
             raise ValueError(f"not a regular expression: {exc}") from None
+    return value
+
+
+def check_class_ref(value: str) -> str:
+    if not CLASS_REF.match(value):
+        raise ValueError(f"{value!r} is not a class name; write a name the classes block defines (MyTwo) or a "
+                         "dotted import path (torch.nn.BatchNorm1d)")
     return value
 
 

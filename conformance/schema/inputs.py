@@ -1,26 +1,65 @@
-"""How a case declares its inputs: tensors, views, subclasses, scalars, modules."""
+"""How a case declares its inputs: tensors, views, subclasses, scalars, modules, optimizers."""
 
 from __future__ import annotations
 
 import ast
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictInt, field_validator, model_validator
+from pydantic import Field, JsonValue, StrictInt, field_validator, model_validator
 
 from conformance.schema.common import (
     IDENT,
+    INNER_KINDS,
     INPUT_KINDS,
     MAX_NDIM,
     MAX_NUMEL,
     MAX_OFFSET,
+    MODULE_PATH,
+    V2,
     Dim,
     DType,
     Init,
     Layout,
     Strict,
+    check_class_ref,
     check_device,
 )
+
+FLOATING = ("float32", "float64", "float16", "bfloat16", "complex64")
+INT_RANGES = {"int64": (-(1 << 63), (1 << 63) - 1), "int32": (-(1 << 31), (1 << 31) - 1),
+              "int16": (-(1 << 15), (1 << 15) - 1), "int8": (-128, 127), "uint8": (0, 255)}
+
+
+def values_shape(values: Any) -> tuple[int, ...]:
+    """The shape of nested lists of numbers (a bare number is 0-dim); ValueError if ragged."""
+    shape: list[int] = []
+    level = [values]
+    for depth in range(MAX_NDIM + 1):
+        lists = [isinstance(v, list) for v in level]
+        if not any(lists):
+            return tuple(shape)
+        if not all(lists):
+            raise ValueError(f"values: nesting level {depth} mixes lists and numbers (ragged)")
+        sizes = {len(v) for v in level}
+        if len(sizes) != 1:
+            raise ValueError(f"values: the lists at nesting level {depth} have lengths {sorted(sizes)} (ragged)")
+        shape.append(sizes.pop())
+        level = [x for v in level for x in v]
+        if not level:
+            return tuple(shape)
+    raise ValueError(f"values: nested deeper than {MAX_NDIM} levels")
+
+
+def _leaves(values: Any) -> list[Any]:
+    out, stack = [], [values]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(v)
+        else:
+            out.append(v)
+    return out
 
 
 class TensorSpec(Strict):
@@ -28,8 +67,14 @@ class TensorSpec(Strict):
 
     shape: tuple[Dim, ...] = Field(
         description=f"Logical size, e.g. [4, 8]; [] is a 0-dim tensor. At most {MAX_NDIM} dims and {MAX_NUMEL} "
-        "elements.",
+        "elements. Required unless values gives it.",
         max_length=MAX_NDIM,
+    )
+    values: Any = Field(
+        None,
+        description="The tensor's values as nested lists, e.g. [[1, 2], [3, 4]] (a bare number: 0-dim); the "
+        "shape follows from them (a given shape must agree). Instead of init.",
+        json_schema_extra={"type": ["array", "number", "boolean", "null"], **V2},
     )
     dtype: DType = "float32"
     requires_grad: bool = False
@@ -61,6 +106,16 @@ class TensorSpec(Strict):
         (), description="Dims marked dynamic (torch._dynamo.mark_dynamic) on the compiled side."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _shape_from_values(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("values") is not None:
+            shape = values_shape(data["values"])
+            if "shape" in data and data["shape"] is not None and list(data["shape"]) != list(shape):
+                raise ValueError(f"shape {data['shape']} disagrees with values, which have shape {list(shape)}")
+            data = {**data, "shape": list(shape)}
+        return data
+
     @field_validator("device")
     @classmethod
     def _device(cls, value: str | None) -> str | None:
@@ -68,6 +123,8 @@ class TensorSpec(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> TensorSpec:
+        if self.values is not None:
+            self._check_values()
         ndim = len(self.shape)
         if math.prod(self.shape) > MAX_NUMEL:
             raise ValueError(f"shape {list(self.shape)} has {math.prod(self.shape)} elements; at most {MAX_NUMEL}")
@@ -81,6 +138,10 @@ class TensorSpec(Strict):
             raise ValueError("leaf: false needs requires_grad: true (a tensor without grad is a leaf)")
         if self.requires_grad and self.dtype not in ("float32", "float64", "float16", "bfloat16", "complex64"):
             raise ValueError(f"requires_grad: true needs a floating dtype, not {self.dtype}")
+        self._check_layout(ndim)
+        return self
+
+    def _check_layout(self, ndim: int) -> None:
         if self.layout == "transposed" and ndim < 2:
             raise ValueError("layout: transposed needs at least 2 dims")
         if self.layout == "strided" and ndim < 1:
@@ -92,7 +153,22 @@ class TensorSpec(Strict):
         for d in self.dynamic_dims:
             if d >= ndim:
                 raise ValueError(f"dynamic_dims: dim {d} out of range for {ndim}-d shape")
-        return self
+
+    def _check_values(self) -> None:
+        if self.init is not None:
+            raise ValueError("give values or init, not both")
+        for v in _leaves(self.values):
+            if self.dtype == "bool":
+                if not isinstance(v, bool):
+                    raise ValueError(f"values: {v!r} is not a bool (dtype bool)")
+            elif self.dtype in INT_RANGES:
+                low, high = INT_RANGES[self.dtype]
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise ValueError(f"values: {v!r} is not an integer (dtype {self.dtype})")
+                if not low <= v <= high:
+                    raise ValueError(f"values: {v} is out of range for {self.dtype} [{low}, {high}]")
+            elif isinstance(v, bool) or not isinstance(v, int | float):
+                raise ValueError(f"values: {v!r} is not a number (dtype {self.dtype})")
 
 
 class TwoTensorSpec(Strict):
@@ -103,53 +179,116 @@ class TwoTensorSpec(Strict):
     requires_grad: bool = False
 
 
+class SubclassSpec(Strict):
+    """A tensor subclass instance, `cls(*args, **kwargs)`: a user's own (from the case's classes
+    block) or any importable one; e.g. a TwoTensor subclass or a wrapper subclass."""
+
+    class_: str = Field(alias="class", description="A class the case's classes block defines (MyTwo), or a dotted "
+                        "import path (torch.testing._internal.two_tensor.TwoTensor).")
+    args: tuple[InnerSpec, ...] = Field((), max_length=64, description="Tensor arguments, in order.")
+    kwargs: dict[str, JsonValue] = Field(default_factory=dict, description="Further (plain) arguments by name.")
+    requires_grad: bool = False
+
+    @field_validator("class_")
+    @classmethod
+    def _class(cls, value: str) -> str:
+        return check_class_ref(value)
+
+
 class InnerSpec(Strict):
-    """One inner tensor of a TwoTensor: exactly one of `tensor` or `two_tensor`."""
+    """A tensor inside a subclass or a module: exactly one of tensor, two_tensor, subclass."""
 
     tensor: TensorSpec | None = None
     two_tensor: TwoTensorSpec | None = None
+    subclass: SubclassSpec | None = Field(None, json_schema_extra=V2)
 
     @model_validator(mode="after")
     def _one(self) -> InnerSpec:
-        given = [k for k in ("tensor", "two_tensor") if getattr(self, k) is not None]
+        given = [k for k in INNER_KINDS if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of tensor, two_tensor (got {given or 'none'})")
-        if self.tensor is not None and self.tensor.requires_grad:
-            raise ValueError("inner tensors of a TwoTensor cannot require grad; set it on the TwoTensor")
+            raise ValueError(f"give exactly one of {', '.join(INNER_KINDS)} (got {given or 'none'})")
+        inner = self.tensor or self.two_tensor or self.subclass
+        if inner is not None and inner.requires_grad:
+            raise ValueError("an inner tensor cannot require grad; set it on the outer tensor")
         return self
 
 
 class ParameterSpec(Strict):
-    """An `nn.Parameter` of a module input: exactly one of `tensor` or `two_tensor`."""
+    """An `nn.Parameter` of a module input: exactly one of tensor, two_tensor, subclass."""
 
     tensor: TensorSpec | None = None
     two_tensor: TwoTensorSpec | None = None
+    subclass: SubclassSpec | None = Field(None, json_schema_extra=V2)
     requires_grad: bool = True
 
     @model_validator(mode="after")
     def _one(self) -> ParameterSpec:
-        given = [k for k in ("tensor", "two_tensor") if getattr(self, k) is not None]
+        given = [k for k in INNER_KINDS if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of tensor, two_tensor (got {given or 'none'})")
-        if self.tensor is not None and (self.tensor.requires_grad or not self.tensor.leaf):
+            raise ValueError(f"give exactly one of {', '.join(INNER_KINDS)} (got {given or 'none'})")
+        inner = self.tensor or self.two_tensor or self.subclass
+        if (inner is not None and inner.requires_grad) or (self.tensor is not None and not self.tensor.leaf):
             raise ValueError("set requires_grad on the parameter, not on its tensor")
         return self
 
 
 class ModuleSpec(Strict):
-    """A `torch.nn.Module` holding parameters and buffers (e.g. for inductor freezing)."""
+    """An `nn.Module` argument, in one of two forms: an instance of any module class (`class`,
+    `args`, `kwargs`, `train`), or a bag of given `parameters` and `buffers`."""
 
+    class_: str | None = Field(None, alias="class", json_schema_extra=V2, description="Any nn.Module class: one "
+                               "the case's classes block defines, or a dotted import path (torch.nn.BatchNorm1d).")
+    args: tuple[JsonValue, ...] = Field((), max_length=64, json_schema_extra=V2,
+                                        description="Constructor arguments (plain values).")
+    kwargs: dict[str, JsonValue] = Field(default_factory=dict, json_schema_extra=V2,
+                                         description="Constructor keyword arguments.")
+    train: bool = Field(True, json_schema_extra=V2, description="module.train(train) after construction (false: "
+                        "eval mode).")
+    dtype: DType | None = Field(None, json_schema_extra=V2, description="module.to(dtype) after construction.")
     parameters: dict[str, ParameterSpec] = Field(default_factory=dict)
     buffers: dict[str, InnerSpec] = Field(default_factory=dict)
 
+    @field_validator("class_")
+    @classmethod
+    def _class(cls, value: str | None) -> str | None:
+        return None if value is None else check_class_ref(value)
+
     @model_validator(mode="after")
-    def _names(self) -> ModuleSpec:
+    def _form(self) -> ModuleSpec:
         for name in (*self.parameters, *self.buffers):
             if not IDENT.match(name):
                 raise ValueError(f"{name!r} is not a Python identifier")
-        if not self.parameters and not self.buffers:
-            raise ValueError("a module needs at least one parameter or buffer")
+        bag = bool(self.parameters or self.buffers)
+        if self.class_ is not None and bag:
+            raise ValueError("give class (an instance of a module class) or parameters/buffers (a bag), not both")
+        if self.class_ is None and not bag:
+            raise ValueError("a module needs a class, or at least one parameter or buffer")
+        if self.class_ is None and (self.args or self.kwargs or not self.train or self.dtype is not None):
+            raise ValueError("args, kwargs, train and dtype belong to the class form (give class)")
         return self
+
+
+class OptimizerSpec(Strict):
+    """A `torch.optim` optimizer over a module input's parameters; built once per pass, so its
+    state lives across the calls, and compared after every call."""
+
+    class_: str = Field(alias="class", description="Any torch.optim.Optimizer class (torch.optim.Adam), or one "
+                        "the case's classes block defines.")
+    params: str = Field(description="The module input whose parameters it steps, or a submodule of it by dotted "
+                        "path (net.adapter); that input must say persist: true.")
+    kwargs: dict[str, JsonValue] = Field(default_factory=dict, description="Constructor keyword arguments (lr, ...).")
+
+    @field_validator("class_")
+    @classmethod
+    def _class(cls, value: str) -> str:
+        return check_class_ref(value)
+
+    @field_validator("params")
+    @classmethod
+    def _params(cls, value: str) -> str:
+        if not MODULE_PATH.match(value):
+            raise ValueError(f"{value!r} is not a module input name or a dotted path into one (net, net.adapter)")
+        return value
 
 
 class ScalarSpec(Strict):
@@ -180,7 +319,7 @@ class ScalarSpec(Strict):
 
 
 class InputSpec(Strict):
-    """One program argument: exactly one of tensor, view, two_tensor, scalar, module."""
+    """One program argument: exactly one of tensor, view, two_tensor, subclass, scalar, module, optimizer."""
 
     tensor: TensorSpec | None = None
     view: str | None = Field(
@@ -189,10 +328,17 @@ class InputSpec(Strict):
         "the aliasing is rebuilt identically for eager and compiled.",
     )
     two_tensor: TwoTensorSpec | None = None
+    subclass: SubclassSpec | None = Field(None, json_schema_extra=V2)
     scalar: ScalarSpec | None = None
     module: ModuleSpec | None = None
+    optimizer: OptimizerSpec | None = Field(None, json_schema_extra=V2)
     hidden: bool = Field(
         False, description="Build it (e.g. as the base of views) but do not pass it to the program."
+    )
+    persist: bool | None = Field(
+        None, json_schema_extra=V2,
+        description="Build it once per pass and pass the same object to every call (a model trained over "
+        "steps), instead of a fresh one per call. An optimizer always persists.",
     )
 
     @model_validator(mode="after")
@@ -205,7 +351,15 @@ class InputSpec(Strict):
                 ast.parse(self.view, mode="eval")
             except SyntaxError as exc:
                 raise ValueError(f"view is not a Python expression: {exc.msg}") from None
+        if self.persist and (self.view is not None or self.scalar is not None):
+            raise ValueError(f"persist: a {self.kind} is made for each call; persist a tensor, subclass or module")
+        if self.optimizer is not None and self.persist is False:
+            raise ValueError("persist: an optimizer always persists (its state lives across the calls)")
         return self
+
+    @property
+    def persists(self) -> bool:
+        return bool(self.persist) or self.optimizer is not None
 
     @property
     def kind(self) -> str:
@@ -216,11 +370,14 @@ class InputSpec(Strict):
             return self.tensor.requires_grad
         if self.two_tensor is not None:
             return self.two_tensor.requires_grad
-        if self.module is not None:
-            return any(p.requires_grad for p in self.module.parameters.values())
+        if self.subclass is not None:
+            return self.subclass.requires_grad
+        if self.module is not None:  # a module class's parameters require grad unless it freezes them
+            return self.module.class_ is not None or any(p.requires_grad for p in self.module.parameters.values())
         return False
 
 
 TwoTensorSpec.model_rebuild()
+SubclassSpec.model_rebuild()
 InnerSpec.model_rebuild()
 ParameterSpec.model_rebuild()

@@ -51,7 +51,7 @@ def test_minimal_case_loads_with_defaults(tmp_path: Path) -> None:
 
 def test_unknown_key_names_line_field_and_valid_keys() -> None:
     assert errors_of(RESOURCES / "broken" / "unknown_key.yaml") == [
-        "unknown_key.yaml:6: inputs.x.tensor.colour: unknown key 'colour'; valid keys: shape, dtype, "
+        "unknown_key.yaml:6: inputs.x.tensor.colour: unknown key 'colour'; valid keys: shape, values, dtype, "
         "requires_grad, leaf, layout, stride, storage_offset, init, device, dynamic_dims"
     ]
 

@@ -116,7 +116,7 @@ def test_recorded_sources_conform(release: str, program: str, conforming: list[s
         keep_input_mutations=keep,
     )
     statuses = report.statuses()
-    assert {b for b, s in statuses.items() if s == "conforms"} == set(conforming), report.to_json()
+    assert {b for b, s in statuses.items() if s == "conforms"} == set(conforming), report.model_dump()
     assert "diverges" not in statuses.values()
 
 
@@ -307,7 +307,7 @@ def test_wrong_graph_input_map_diverges(label: str, graph: GraphSignature | None
     report = probe(recorded("2.13.0", "mutation_graph_order"), observed("mutation_graph_order"), graph=graph)
     assert "diverges" in (report["mutation_epilogue"].status, report["runtime_wrapper"].status), (
         label,
-        report.to_json(),
+        report.model_dump(),
     )
 
 
@@ -429,13 +429,13 @@ def test_renaming_and_reformatting_conform(
         graph=REGIONS.get(program),
         keep_input_mutations=keep,
     )
-    assert "diverges" not in report.statuses().values(), report.to_json()
+    assert "diverges" not in report.statuses().values(), report.model_dump()
 
 
 def test_nothing_generated_is_absent_everywhere() -> None:
     report = probe(CaptureResult(), observed("mutation_2"))
     assert set(report.statuses().values()) == {"absent"}
-    assert report.to_json()["seen"] == []
+    assert report.seen == ()
 
 
 def test_scalar_sweep_verdicts() -> None:
@@ -527,7 +527,7 @@ def test_end_to_end_installed_build_conforms(program: str) -> None:
         out = compiled(*make())
         (out[0] if isinstance(out, tuple) else out).sum().backward()
     report = probe(cap, observe(fn, make()), keep_input_mutations=not aot)
-    assert "diverges" not in report.statuses().values(), report.to_json()
+    assert "diverges" not in report.statuses().values(), report.model_dump()
     if cap.artifacts:  # the build generates wrappers: the ones this program needs conform
         assert report["runtime_wrapper"].status == "conforms" or not cap.sources(
             "runtime_wrapper_orchestration"
