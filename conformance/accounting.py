@@ -70,6 +70,7 @@ class ResultsSink:
         self.written: set[str] = set()
         self.manifest: RunManifest | None = None
         self.skips: Counter[str] = Counter()
+        self.recompiled: list[str] = []
         self._refs: dict[str, ItemRef] = {}
 
     # ------------------------------------------------------------------ collection
@@ -137,6 +138,8 @@ class ResultsSink:
             self.used.add(known["source"])
         if data.get("status") == "skip":
             self.skips[str(data.get("reason") or "")] += 1
+        if data.get("recompiles"):
+            self.recompiled.append(f"{data['case_id']} [{data['variant']}]: {data['recompiles']}")
         durations = data.get("durations") or {}
         self.slowest.append((float(durations.get("total", 0.0)), data["case_id"], data["variant"], durations))
         self.slowest = sorted(self.slowest, reverse=True)[:SLOWEST]
@@ -170,6 +173,13 @@ class ResultsSink:
             terminalreporter.section(f"skipped {sum(self.skips.values())} items")
             for reason, count in sorted(self.skips.items(), key=lambda kv: (-kv[1], kv[0]))[:10]:
                 terminalreporter.write_line(f"{count:6d}  {reason}")
+        if self.recompiled:
+            terminalreporter.section(f"{len(self.recompiled)} items recompiled where no case bounds it")
+            terminalreporter.write_line("not a verdict (set expect.compiles where the count is the contract):")
+            for line in self.recompiled[:10]:
+                terminalreporter.write_line(f"  {line}")
+            if len(self.recompiled) > 10:
+                terminalreporter.write_line(f"  ... {len(self.recompiled) - 10} more (the records' recompiles field)")
         if getattr(self, "missing", 0):
             terminalreporter.section("items without a result")
             terminalreporter.write_line(f"{self.missing} collected item(s) had no record; each was written as an "

@@ -34,6 +34,7 @@ from conformance.core.state import (
     is_subclass,
     output_structure,
     relations,
+    restore,
     storage_key,
     storage_sharing,
     tensor_state,
@@ -200,6 +201,17 @@ def write_through(side: Side) -> None:
         if isinstance(o, torch.Tensor):
             states[f"out[{k}]"] = tensor_state(o)
     side.after_write = states
+
+
+def undo_write_through(side: Side) -> None:
+    """Put back what the write-through changed (from the snapshot), so that persisted inputs and
+    the `out` of the caller's next action hold what the program and the caller left: the
+    write-through is the harness's probe, not part of the program."""
+    for name, t in tensors_of(side.inputs.named).items():
+        restore(t, side.after.get(name))
+    for o, state in zip(side.outputs, side.out_states, strict=False):
+        if isinstance(o, torch.Tensor):
+            restore(o, state)
 
 
 def mark_dynamic(inputs: BuiltInputs) -> None:

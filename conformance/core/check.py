@@ -24,6 +24,7 @@ from conformance.core.call import (
     mark_dynamic,
     program_raised,
     snapshot,
+    undo_write_through,
     write_through,
 )
 from conformance.core.compile import CountingBackend, fresh_compile_caches, isolated, make_compiled, make_function
@@ -216,6 +217,10 @@ def _run_pass(case: Spec, target: Target, hooks: Hooks, *, eager_fn: Callable[..
                     if side.exc is None:
                         write_through(side)
             found += [m.at(prefix) for m in pending] + compare_call(eager, comp, case, prefix, training)
+            if case["expect"]["write_through"]:
+                for side in (eager, comp):
+                    if side.exc is None:
+                        undo_write_through(side)
         e_env.out, c_env.out = eager.result, comp.result
     return found
 

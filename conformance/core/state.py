@@ -38,11 +38,12 @@ def storage_key(t: torch.Tensor) -> tuple[str, int] | None:
         return None
     try:
         st = t.untyped_storage()
+        if st.nbytes() == 0:
+            return None
+        # a wrapper subclass without the flatten protocol has a storage that refuses its pointer
+        return (str(t.device), st.data_ptr())
     except (RuntimeError, NotImplementedError):
         return None
-    if st.nbytes() == 0:
-        return None
-    return (str(t.device), st.data_ptr())
 
 
 @dataclass
@@ -108,14 +109,34 @@ def _autograd_field(t: torch.Tensor, name: str) -> bool | str:
         return f"raises {type(exc).__name__}: {str(exc).split('.')[0]}"
 
 
-def _whole_storage(t: torch.Tensor) -> torch.Tensor | None:
-    """The full storage the tensor lives in, as its dtype: catches writes outside its geometry."""
+def whole_storage_view(t: torch.Tensor) -> torch.Tensor | None:
+    """A tensor over the full storage `t` lives in, as its dtype (None if it has no such storage)."""
     st = t.untyped_storage()
     if st.nbytes() % t.element_size():
         return None
+    st.data_ptr()  # raises for a wrapper subclass's storage, which set_ would crash on (segfault)
     whole = torch.empty(0, dtype=t.dtype, device=t.device)
     whole.set_(st, 0, (st.nbytes() // t.element_size(),), (1,))
-    return whole.detach().clone()
+    return whole
+
+
+def _whole_storage(t: torch.Tensor) -> torch.Tensor | None:
+    """The full storage's contents: catches writes outside the tensor's geometry."""
+    whole = whole_storage_view(t)
+    return None if whole is None else whole.detach().clone()
+
+
+def restore(t: torch.Tensor, state: TensorState | None) -> None:
+    """Put back the storage contents `state` saw (recursing into a subclass's inner tensors)."""
+    if state is None:
+        return
+    for name, inner in state.inner.items():
+        restore(getattr(t, name), inner)
+    if state.storage_values is not None:
+        whole = _safe(lambda: whole_storage_view(t))
+        if whole is not None and whole.shape == state.storage_values.shape:
+            with torch.no_grad():
+                whole.copy_(state.storage_values)
 
 
 @dataclass

@@ -20,6 +20,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from conformance.behaviors import IDS as BEHAVIORS
+from conformance.core.entry import AOT_FUNCTION
 from conformance.report.read import (
     ReportInputError,
     RunInfo,
@@ -38,6 +39,7 @@ from conformance.results import (
 )
 
 FAILING = ("fail", "error", "xpass")
+RAN = ("pass", "fail", "xfail", "xpass")  # the item compared compiled with eager
 RAN = ("pass", "fail", "xfail", "xpass", "error")
 PROBE_STATUSES = ("conforms", "diverges", "absent")
 NO_DEVICE = "case file"  # the column of records that belong to no device (a case file that does not load)
@@ -241,6 +243,19 @@ class Report:
     @property
     def xpasses(self) -> list[Sourced]:
         return [s for s in self.records if s.record.status == "xpass"]
+
+    @property
+    def recompiled(self) -> list[Sourced]:
+        """Items that compiled graphs after their first call where the case sets no expect.compiles:
+        not a verdict, never silent (the case owner decides whether the count is part of the contract)."""
+        return [s for s in self.records if s.record.recompiles]
+
+    @property
+    def compiled_nothing(self) -> list[Sourced]:
+        """Items that ran but whose torch.compile backend compiled no graph (dynamo ran the program
+        eagerly): their verdict says nothing about the compiled path."""
+        return [s for s in self.records if s.record.status in RAN and s.record.backend is not None
+                and not s.record.backend.startswith(AOT_FUNCTION) and s.record.compile_counts.get("cold_graphs") == 0]
 
     def build(self, build_id_: str) -> Build:
         return next(b for b in self.builds if b.id == build_id_)

@@ -56,7 +56,7 @@ def _leaves(values: Any) -> list[Any]:
     while stack:
         v = stack.pop()
         if isinstance(v, list):
-            stack.extend(v)
+            stack.extend(reversed(v))  # document order, so the first bad value is named
         else:
             out.append(v)
     return out
