@@ -9,7 +9,10 @@ its reason) when it collects the case, so that a wrong class is a line error, no
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
 
 from conformance.core.build import load_classes, resolve_class
 from conformance.core.entry import AOT_FUNCTION
@@ -17,15 +20,51 @@ from conformance.core.mismatch import CaseBroken
 from conformance.loader import CaseError, LoadedCase, field_name
 from conformance.schema.case import class_refs
 
+CLASSES_SECONDS = 30  # a classes block defines things; one that runs longer is broken
+
+
+class _TooLong(BaseException):  # past the classes block's own except Exception
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: int) -> Iterator[None]:
+    """Interrupt the block after `seconds` (main thread only: the checks run outside any item, so
+    no --timeout guards them)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _TooLong
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
 
 def torch_problems(lc: LoadedCase, *, backends: bool) -> list[CaseError]:
     import torch
 
+    from conformance.selection import device_error
+
     errors: list[CaseError] = []
     try:
-        classes = load_classes(lc.classes_source, lc.classes_filename)
+        with _time_limit(CLASSES_SECONDS):
+            classes = load_classes(lc.classes_source, lc.classes_filename)
     except CaseBroken as exc:
         return [CaseError(lc.display_path, exc.line or lc.line_of("classes"), "classes", str(exc))]
+    except _TooLong:
+        return [CaseError(lc.display_path, lc.line_of("classes"), "classes",
+                          f"the classes block ran for more than {CLASSES_SECONDS} s; it should only define things")]
+    for i, device in enumerate(lc.case.devices or ()):
+        why = device_error(device)
+        if why is not None:
+            errors.append(CaseError(lc.display_path, lc.line_of("devices", i), f"devices[{i}]", why))
     bases: dict[str, tuple[type, str]] = {
         "subclass": (torch.Tensor, "subclass"), "module": (torch.nn.Module, "module"),
         "optimizer": (torch.optim.Optimizer, "optimizer"),

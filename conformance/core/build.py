@@ -54,7 +54,7 @@ def load_classes(source: str | None, filename: str) -> dict[str, Any]:
     sys.modules[name] = module
     try:
         exec(compile(source, filename, "exec"), module.__dict__)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a real Ctrl-C still stops the run
         where = source_line(exc, filename)
         line = int(where.rsplit(":", 1)[1]) if where else None
         raise CaseBroken(f"the classes block raised {exception_summary(exc)}{where}", line) from None

@@ -202,27 +202,26 @@ def _run_pass(case: Spec, target: Target, hooks: Hooks, *, eager_fn: Callable[..
         per_call.append(counter.count - before)
         if training:
             with hooks.timed("eager"):
-                if eager.exc is None:
-                    backward(eager, case, hooks.program_exception)
+                _each([eager], lambda side: backward(side, case, hooks.program_exception))
             with hooks.timed("compiled_calls"):
-                if comp.exc is None:
-                    backward(comp, case, hooks.program_exception)
+                _each([comp], lambda side: backward(side, case, hooks.program_exception))
         pending += _actions(target, hooks, point, "after", sides=[(eager, e_env), (comp, c_env)], prefix=prefix)
         with hooks.timed("oracles"):
-            for side in (eager, comp):
-                if side.exc is None:
-                    snapshot(side)
+            _each([eager, comp], snapshot)
             if case["expect"]["write_through"]:
-                for side in (eager, comp):
-                    if side.exc is None:
-                        write_through(side)
+                _each([eager, comp], write_through)
             found += [m.at(prefix) for m in pending] + compare_call(eager, comp, case, prefix, training)
             if case["expect"]["write_through"]:
-                for side in (eager, comp):
-                    if side.exc is None:
-                        undo_write_through(side)
+                _each([eager, comp], undo_write_through)
         e_env.out, c_env.out = eager.result, comp.result
     return found
+
+
+def _each(sides: list[Side], step: Callable[[Side], None]) -> None:
+    """`step` on every side whose call returned (a side that raised has nothing to snapshot)."""
+    for side in sides:
+        if side.exc is None:
+            step(side)
 
 
 def _compiled_call(case: Spec, hooks: Hooks, compiled: Callable[..., Any], counter: CountingBackend,

@@ -106,9 +106,20 @@ def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section afte
         out.append(f"- {_esc(e['source'])}: `{_esc(e['case'])}` matched no item of any build; retire or fix it "
                    f"({_esc(e['link'])})")
 
-    out += ["", f"## Recompiles no case bounds ({len(report.recompiled)})", "",
-            "Items that compiled graphs after their first call where the case sets no `expect.compiles`: not a "
-            "verdict, and never silent. Set `expect.compiles` where the count is part of the contract.", ""]
+    out += _compile_counts(report)
+
+    if report.dropped:
+        out += ["", "## Superseded records", ""]
+        out += [f"- {_esc(d['case_id'])} [{_esc(d['variant'])}] on {_esc(d['build'])}: {_esc(d['dropped'])} "
+                f"superseded by {_esc(d['kept'])}" for d in report.dropped]
+    return "\n".join(out) + "\n"
+
+
+def _compile_counts(report: Report) -> list[str]:
+    """Recompiles no case bounds, and items that compiled nothing: never verdicts, never silent."""
+    out = ["", f"## Recompiles no case bounds ({len(report.recompiled)})", "",
+           "Items that compiled graphs after their first call where the case sets no `expect.compiles`: not a "
+           "verdict, and never silent. Set `expect.compiles` where the count is part of the contract.", ""]
     out += [f"- `{_esc(s.record.case_id)}` [{_esc(s.record.variant)}] on {_esc(report.build(s.build).label)}: "
             f"{_esc(s.record.recompiles)}" for s in report.recompiled] or ["None."]
     if report.compiled_nothing:
@@ -117,12 +128,7 @@ def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section afte
                 "the compiled path.", ""]
         out += [f"- `{_esc(s.record.case_id)}` [{_esc(s.record.variant)}] on {_esc(report.build(s.build).label)}"
                 for s in report.compiled_nothing]
-
-    if report.dropped:
-        out += ["", "## Superseded records", ""]
-        out += [f"- {_esc(d['case_id'])} [{_esc(d['variant'])}] on {_esc(d['build'])}: {_esc(d['dropped'])} "
-                f"superseded by {_esc(d['kept'])}" for d in report.dropped]
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _failure(report: Report, s: Sourced) -> list[str]:

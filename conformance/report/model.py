@@ -39,7 +39,7 @@ from conformance.results import (
 )
 
 FAILING = ("fail", "error", "xpass")
-RAN = ("pass", "fail", "xfail", "xpass")  # the item compared compiled with eager
+COMPARED = ("pass", "fail", "xfail", "xpass")  # the item compared compiled with eager
 RAN = ("pass", "fail", "xfail", "xpass", "error")
 PROBE_STATUSES = ("conforms", "diverges", "absent")
 NO_DEVICE = "case file"  # the column of records that belong to no device (a case file that does not load)
@@ -254,7 +254,7 @@ class Report:
     def compiled_nothing(self) -> list[Sourced]:
         """Items that ran but whose torch.compile backend compiled no graph (dynamo ran the program
         eagerly): their verdict says nothing about the compiled path."""
-        return [s for s in self.records if s.record.status in RAN and s.record.backend is not None
+        return [s for s in self.records if s.record.status in COMPARED and s.record.backend is not None
                 and not s.record.backend.startswith(AOT_FUNCTION) and s.record.compile_counts.get("cold_graphs") == 0]
 
     def build(self, build_id_: str) -> Build:

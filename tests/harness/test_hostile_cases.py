@@ -66,7 +66,7 @@ TENSOR_SPECS = [
     "{tensor: {shape: [4], stride: [-1]}}",
     "{tensor: {shape: [4], storage_offset: 1.0e+20}}",
     "{tensor: {shape: [100000, 100000]}}",
-    "{tensor: {shape: [4, 4], stride: [1048576, 1048576]}}",
+    "{tensor: {shape: [16, 16], stride: [1048576, 1048576]}}",  # spans 31,457,281 elements
     "{tensor: {shape: [4], dtype: float33}}",
     "{tensor: {shape: [1, 1, 1, 1, 1, 1, 1, 1, 1]}}",
     "{tensor: {shape: [4], dynamic_dims: [0, 0]}}",

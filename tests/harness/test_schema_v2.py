@@ -41,10 +41,11 @@ def run(lc: LoadedCase, mode: str = "inference", backend: str = "aot_eager") -> 
     return run_variant(lc, Variant("cpu", backend, mode))
 
 
-def errors(tmp_path: Path, body: str, *, deep: bool = True) -> list[str]:
+def errors(tmp_path: Path, body: str, *, deep: bool = True, devices: str = "[cpu]") -> list[str]:
     path = tmp_path / "cases" / "bad.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(HEAD.format(behavior="subclass_wrapper") + textwrap.dedent(body))
+    head = HEAD.format(behavior="subclass_wrapper").replace("devices: [cpu]", f"devices: {devices}")
+    path.write_text(head + textwrap.dedent(body))
     try:
         load_case(path, tmp_path / "cases", display="bad.yaml", check=checker(backends=True) if deep else None)
     except CaseLoadError as exc:
@@ -156,7 +157,8 @@ def test_syntax_errors_in_classes_and_actions_are_at_their_lines(tmp_path: Path)
           - before: |
               x.add_(1)
               y = (
-        """, deep=False) == ["bad.yaml:9: classes: invalid syntax", "bad.yaml:18: calls[0].before: '(' was never closed"]
+        """, deep=False) == ["bad.yaml:9: classes: invalid syntax",
+                             "bad.yaml:18: calls[0].before: '(' was never closed"]
 
 
 def test_a_version_1_file_using_a_version_2_key_names_the_key(tmp_path: Path) -> None:
@@ -256,8 +258,7 @@ def test_persisted_inputs_and_optimizers_are_built_once_per_pass(make_case: Case
     assert first.named["net"] is second.named["net"] and first.named["opt"] is second.named["opt"]
     assert first.named["x"] is not second.named["x"]
     assert set(first.grad_leaves) == set(second.grad_leaves) == {"net.weight", "net.bias"}
-    lc.case.program  # the step, by hand: its state is named after the module's parameters
-    opt, net = first.named["opt"], first.named["net"]
+    opt, net = first.named["opt"], first.named["net"]  # the step, by hand: state named after the parameters
     net(first.named["x"]).sum().backward()
     opt.step()
     assert {n for n in tensors_of(first.named) if n.startswith("opt.")} == {
@@ -503,3 +504,39 @@ def test_validate_reports_v2_problems_of_a_folder_with_exit_2(tmp_path: Path,
     out = capsys.readouterr().out
     assert f"{folder / 'a.yaml'}:7: inputs.m.module.class: module class 'no.such.Module' is neither a class the " \
            "classes block defines nor an importable dotted name of a class" in out
+
+
+def test_a_classes_block_that_never_ends_or_exits_is_a_line_error_not_a_hang(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.deep_check
+
+    monkeypatch.setattr(conformance.deep_check, "CLASSES_SECONDS", 1)
+    assert errors(tmp_path, """\
+        classes: |
+          while True:
+              pass
+        inputs:
+          x: {tensor: {shape: [2]}}
+        program: |
+          def f(x):
+              return x
+        """) == ["bad.yaml:6: classes: the classes block ran for more than 1 s; it should only define things"]
+    assert errors(tmp_path, """\
+        classes: |
+          raise SystemExit(3)
+        inputs:
+          x: {tensor: {shape: [2]}}
+        program: |
+          def f(x):
+              return x
+        """) == ["bad.yaml:7: classes: the classes block raised SystemExit: 3 at classes of bad.yaml:7"]
+
+
+def test_a_device_type_torch_does_not_know_is_a_validate_error(tmp_path: Path) -> None:
+    assert [e.split(" (")[0] for e in errors(tmp_path, devices="[cpu, gpu]", body="""\
+        inputs:
+          x: {tensor: {shape: [2]}}
+        program: |
+          def f(x):
+              return x
+        """)] == ["bad.yaml:4: devices[1]: 'gpu' is not a device this torch build knows"]
