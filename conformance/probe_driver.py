@@ -122,13 +122,21 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
             outputs = None
             if samples is not None:
                 symbolic = counter.output_symbolic[k]
-                matched = match_outputs(samples, obs.raw_outputs)
+                needs_grad = counter.output_requires_grad[k]
+                matched = [
+                    # a graph output that requires grad is not a program output that does not
+                    # (a loss the program returns detached after its backward)
+                    None if m is not None and needs_grad is not None and j < len(needs_grad) and needs_grad[j]
+                    and not getattr(obs.raw_outputs[m], "requires_grad", False) else m
+                    for j, m in enumerate(match_outputs(samples, obs.raw_outputs))
+                ]
                 outputs = tuple(
                     GraphInput(
                         "output" if m is not None else "other",
                         None,
                         m,
                         symbolic[j] if symbolic is not None and j < len(symbolic) else (),
+                        needs_grad is not None and j < len(needs_grad) and needs_grad[j],
                     )
                     for j, m in enumerate(matched)
                 )

@@ -32,18 +32,22 @@ class GraphInput:
     the program does not see (symbolic sizes, lifted or tensorified values); for a graph
     output, ``"output"`` with the program output `index` it is, or ``"other"``.
     `symbolic`: per subclass attribute path (``""`` for the value itself), the size and
-    stride dims that were symbolic at compile time.
+    stride dims that were symbolic at compile time. `requires_grad`: for a graph output, what
+    dynamo's tracing (eager semantics on fake tensors) says.
     """
 
     kind: str
     name: str | None = None
     index: int | None = None
     symbolic: Symbolic = ()
+    requires_grad: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "name": self.name, "index": self.index}
         if self.symbolic:
             out["symbolic"] = [[path, list(sizes), list(strides)] for path, sizes, strides in self.symbolic]
+        if self.requires_grad:
+            out["requires_grad"] = True
         return out
 
 
@@ -64,6 +68,7 @@ class CompileCounter(CountingBackend):
         self._sampled: int | None = None
         self.graph_inputs: list[tuple[GraphInput, ...]] = []
         self.output_symbolic: list[tuple[Symbolic, ...] | None] = []
+        self.output_requires_grad: list[tuple[bool, ...] | None] = []
         self.output_samples: list[tuple[Any, ...] | None] = []
         self.compile_calls: list[int] = []
         self.partial: list[bool] = []
@@ -127,11 +132,14 @@ class CompileCounter(CountingBackend):
         outs = [n for n in nodes if n.op == "output"]
         if outs:
             values = outs[0].args[0] if isinstance(outs[0].args[0], tuple | list) else (outs[0].args[0],)
-            self.output_symbolic.append(
-                tuple(self._symbolic(getattr(v, "meta", {}).get("example_value")) for v in values)
+            examples = [getattr(v, "meta", {}).get("example_value") for v in values]
+            self.output_symbolic.append(tuple(self._symbolic(e) for e in examples))
+            self.output_requires_grad.append(
+                tuple(isinstance(e, torch.Tensor) and bool(e.requires_grad) for e in examples)
             )
         else:
             self.output_symbolic.append(None)
+            self.output_requires_grad.append(None)
         self.output_samples.append(None)
         with contextlib.ExitStack() as stack:
             cap = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
@@ -200,6 +208,7 @@ class _AotCounter(CompileCounter):
         args = self.current.args if self.current is not None else []
         self.graph_inputs.append(tuple(GraphInput("input", None, i) for i in range(len(args))))
         self.output_symbolic.append(None)
+        self.output_requires_grad.append(None)
         self.output_samples.append(None)
         self.partial.append(False)
         self.captures.append(None)

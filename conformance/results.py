@@ -74,6 +74,7 @@ class GraphValueRecord(_Record):
     name: Name | None = None
     index: int | None = None
     symbolic: tuple[tuple[Name, tuple[int, ...], tuple[int, ...]], ...] = ()
+    requires_grad: bool = False
 
 
 class ProbeRecord(_Record):

@@ -31,6 +31,7 @@ the probe compares forms, printing a line diff of their ``describe()`` output.
 from __future__ import annotations
 
 import ast
+import builtins
 import difflib
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
@@ -59,7 +60,7 @@ from reference_impl.terms import (
     is_pure_call,
 )
 
-__all__ = ["diff_lines", "find_function", "trace_function"]
+__all__ = ["diff_lines", "find_function", "free_roles", "trace_function"]
 
 
 _BINOPS: dict[type[ast.operator], tuple[str, Callable[[int, int], int]]] = {
@@ -436,6 +437,23 @@ def trace_function(source: str, params: Sequence[str], name: str | None = None) 
     ev = _Evaluator(fn, params)
     ev.run(fn.body)
     return Trace(fn.name, ev.param_names, tuple(ev.effects))
+
+
+def free_roles(source: str, name: str | None = None) -> frozenset[str]:
+    """The roles of the helpers function ``name`` reads besides its arguments, Python's
+    builtins and ``torch``: what the build injects into its generated function."""
+    fn = find_function(source, name)
+    bound = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    loaded: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return frozenset(global_role(n) for n in loaded - bound - _PYTHON_BUILTINS if n not in BUILTINS and n != "torch")
+
+
+_PYTHON_BUILTINS = frozenset(dir(builtins))
 
 
 def diff_lines(

@@ -6,11 +6,15 @@ A compiled graph only sees plain tensors. Around it, a wrapper
   ``__tensor_flatten__`` attribute order (nested subclasses recurse), after checking the
   argument really is of the subclass type the graph was compiled for (``type(x) is T``:
   a different subclass would be silently mis-unwrapped); sizes/strides that were symbolic
-  at compile time are passed as extra integer arguments after the inner tensors;
+  at compile time are passed as extra integer arguments (see SymintLayout for where);
 * passes ``None`` for subclass inputs that inductor freezing baked into the graph;
 * passes trailing arguments the metadata does not cover through unchanged;
 * rebuilds each subclass output with ``T.__tensor_unflatten__(inner, ctx, size, stride)``
   from consecutive graph outputs, and appends the saved activations of a training graph.
+
+Where the symbolic sizes go is a calling convention between the wrapper and the graph, and
+builds differ (SYMINT_LAYOUTS). Either is the same contract; the probe compares a build
+with the layout it follows.
 
 The codegen bakes attribute names, types and indices into ``inner_fn``; the interpreted
 form walks the metadata (and the live ``__tensor_flatten__``) for every call.
@@ -20,19 +24,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import torch
 
 from reference_impl._source import SourceBuilder, exec_function
 from reference_impl.structural import trace_function
-from reference_impl.terms import Attr, Call, Effect, Name, Op, Trace
+from reference_impl.terms import Attr, Call, Const, Effect, Item, Name, Op, Seq, SliceT, Star, Trace
 
 __all__ = [
+    "SYMINT_LAYOUTS",
     "PlainMeta",
     "SubclassMeta",
     "SubclassWrapperForm",
     "SubclassWrapperMeta",
+    "SymintLayout",
     "codegen_subclass_wrapper",
     "compile_subclass_wrapper",
     "is_wrapper_subclass",
@@ -44,10 +50,29 @@ __all__ = [
 
 PARAMS = ("args",)
 
+SymintLayout = Literal["outer", "per-tensor"]
+SYMINT_LAYOUTS: tuple[SymintLayout, ...] = ("outer", "per-tensor")
+"""Where the symbolic sizes/strides of a subclass travel.
+
+``"outer"`` (2.12-2.14): only each subclass's own symbolic sizes, then strides, after its
+inner tensors, in and out at fixed positions. ``"per-tensor"`` (2.15): every tensor of the
+tree, each inner tensor and each subclass, is followed by its own symbolic sizes then
+strides on the way in; on the way out each of those positions is optional (the graph may
+return the integer or not) and is skipped when it holds one and enough outputs remain.
+"""
+
 
 @dataclass(frozen=True)
 class PlainMeta:
-    """A plain tensor (or a non-tensor) in a position where a subclass could be."""
+    """A plain tensor (or a non-tensor) in a position where a subclass could be; as the
+    inner tensor of a subclass, the size and stride dims that were symbolic at compile time."""
+
+    symbolic_size: tuple[int, ...] = ()
+    symbolic_stride: tuple[int, ...] = ()
+
+    @property
+    def symbolic_count(self) -> int:
+        return len(self.symbolic_size) + len(self.symbolic_stride)
 
 
 @dataclass(frozen=True)
@@ -63,10 +88,27 @@ class SubclassMeta:
 
     @property
     def arg_count(self) -> int:
-        """Graph values this subclass occupies: inner leaves, then symbolic sizes/strides."""
+        """Graph values this subclass occupies in the outer layout: inner leaves, then
+        symbolic sizes/strides."""
         inner = sum(m.arg_count if isinstance(m, SubclassMeta) else 1 for _, m in self.attrs)
-        symbolic = [s for s in (*self.outer_size, *self.outer_stride) if s is None]
-        return inner + len(symbolic)
+        return inner + self.symbolic_count
+
+    @property
+    def symbolic_count(self) -> int:
+        return sum(s is None for s in (*self.outer_size, *self.outer_stride))
+
+    def slots(self, layout: SymintLayout) -> list[bool]:
+        """The graph positions this subclass occupies, in order: ``True`` for a tensor,
+        ``False`` for a symbolic size or stride."""
+        out: list[bool] = []
+        for _, m in self.attrs:
+            if isinstance(m, SubclassMeta):
+                out += m.slots(layout)
+            else:
+                out.append(True)
+                if layout == "per-tensor":
+                    out += [False] * m.symbolic_count
+        return out + [False] * self.symbolic_count
 
 
 Meta = Union[PlainMeta, SubclassMeta]  # noqa: UP007  # used at runtime in isinstance-free aliases
@@ -81,6 +123,7 @@ class SubclassWrapperMeta:
     outputs: tuple[Meta, ...]
     frozen_inputs: frozenset[int] = frozenset()
     num_saved_activations: int | None = None
+    layout: SymintLayout = "outer"
 
 
 def is_wrapper_subclass(x: object) -> bool:
@@ -107,14 +150,15 @@ def subclass_meta_of(x: object, *, symbolic_dims: frozenset[int] = frozenset()) 
 def mark_symbolic(
     meta: Meta, symbolic: Mapping[str, tuple[Collection[int], Collection[int]]], path: str = ""
 ) -> Meta:
-    """``meta`` with the outer size/stride entries that were symbolic at compile time set to
-    ``None``. ``symbolic`` maps a subclass's attribute path (``""`` for the value itself,
-    ``"a"``, ``"a.b"`` for nested ones) to its symbolic size dims and stride dims; which
+    """``meta`` with the size/stride entries that were symbolic at compile time set to
+    ``None`` (listed, for an inner plain tensor). ``symbolic`` maps a subclass's attribute
+    path (``""`` for the value itself, ``"a"``, ``"a.b"`` for nested ones) to its symbolic
+    size dims and stride dims; which
     ones are symbolic is the compiler's choice (dynamic shapes), so the caller supplies it.
     """
-    if not isinstance(meta, SubclassMeta):
-        return meta
     sizes, strides = symbolic.get(path, ((), ()))
+    if not isinstance(meta, SubclassMeta):
+        return PlainMeta(tuple(sorted(sizes)), tuple(sorted(strides))) if path else meta
     attrs = tuple(
         (name, mark_symbolic(m, symbolic, f"{path}.{name}" if path else name))
         for name, m in meta.attrs
@@ -127,19 +171,60 @@ def mark_symbolic(
     )
 
 
-def _flatten(x: Any, meta: SubclassMeta, out: list[Any]) -> None:
+def _sizes(x: Any, sizes: Sequence[int], strides: Sequence[int], out: list[Any]) -> None:
+    size, stride = x.size(), x.stride()
+    out.extend(size[d] for d in sizes)
+    out.extend(stride[d] for d in strides)
+
+
+def _symbolic_dims(meta: SubclassMeta) -> tuple[list[int], list[int]]:
+    return (
+        [d for d, s in enumerate(meta.outer_size) if s is None],
+        [d for d, s in enumerate(meta.outer_stride) if s is None],
+    )
+
+
+def _flatten(x: Any, meta: SubclassMeta, out: list[Any], layout: SymintLayout) -> None:
     names, _ = x.__tensor_flatten__()
     inner_metas = dict(meta.attrs)
     for name in names:
         inner = getattr(x, name)
         inner_meta = inner_metas.get(name, PlainMeta())
         if isinstance(inner_meta, SubclassMeta):
-            _flatten(inner, inner_meta, out)
+            _flatten(inner, inner_meta, out, layout)
         else:
             out.append(inner)
-    size, stride = x.size(), x.stride()
-    out.extend(size[d] for d, s in enumerate(meta.outer_size) if s is None)
-    out.extend(stride[d] for d, s in enumerate(meta.outer_stride) if s is None)
+            if layout == "per-tensor":
+                _sizes(inner, inner_meta.symbolic_size, inner_meta.symbolic_stride, out)
+    _sizes(x, *_symbolic_dims(meta), out)
+
+
+def is_optional_symint_output(value: object) -> bool:
+    """An output position the per-tensor layout may skip holds a plain integer."""
+    return isinstance(value, int | torch.SymInt) and not isinstance(value, bool)
+
+
+class _Outputs:
+    """The graph's outputs, read in order; in the per-tensor layout a symbolic position is
+    taken only when it holds an integer and the outputs left still fit the tensors to come."""
+
+    def __init__(self, outs: Sequence[Any], slots: Sequence[bool], count: int) -> None:
+        self.outs, self.count, self.pos = outs, count, 0
+        self.after = [(sum(slots[k + 1 :]), sum(not t for t in slots[k + 1 :])) for k in range(len(slots))]
+        self.slot = 0
+
+    def tensor(self) -> Any:
+        value = self.outs[self.pos]
+        self.pos += 1
+        self.slot += 1
+        return value
+
+    def optional(self) -> None:
+        tensors, optional = self.after[self.slot]
+        left = self.count - self.pos - 1
+        if tensors <= left <= tensors + optional and is_optional_symint_output(self.outs[self.pos]):
+            self.pos += 1
+        self.slot += 1
 
 
 def _unflatten(meta: SubclassMeta, outs: Sequence[Any], pos: int) -> tuple[Any, int]:
@@ -163,6 +248,25 @@ def _unflatten(meta: SubclassMeta, outs: Sequence[Any], pos: int) -> tuple[Any, 
     return meta.cls.__tensor_unflatten__(inner, meta.ctx, dims[0], dims[1]), pos  # type: ignore[attr-defined]  # protocol method
 
 
+def _unflatten_per_tensor(meta: SubclassMeta, outs: _Outputs) -> Any:
+    inner: dict[str, Any] = {}
+    for name, m in meta.attrs:
+        if isinstance(m, SubclassMeta):
+            inner[name] = _unflatten_per_tensor(m, outs)
+        else:
+            inner[name] = outs.tensor()
+            for _ in range(m.symbolic_count):
+                outs.optional()
+    for _ in range(meta.symbolic_count):
+        outs.optional()
+    first = next(iter(inner.values()))
+    return meta.cls.__tensor_unflatten__(inner, meta.ctx, first.size(), first.stride())  # type: ignore[attr-defined]  # protocol method
+
+
+def _slots(outputs: Sequence[Meta], layout: SymintLayout) -> list[bool]:
+    return [s for m in outputs for s in (m.slots(layout) if isinstance(m, SubclassMeta) else [True])]
+
+
 def _type_error(expected: type, got: object) -> AssertionError:
     return AssertionError(f"expected {expected}, got {type(got)}")
 
@@ -181,40 +285,51 @@ def run_subclass_wrapper_interpreted(
         else:
             if type(x) is not m.cls:
                 raise _type_error(m.cls, x)
-            _flatten(x, m, unwrapped)
+            _flatten(x, m, unwrapped, meta.layout)
     unwrapped.extend(args[len(meta.inputs) :])
     args.clear()
     outs = compiled_fn(unwrapped)
     wrapped: list[Any] = []
+    saved = meta.num_saved_activations or 0
+    if meta.layout == "per-tensor":
+        reader = _Outputs(outs, _slots(meta.outputs, meta.layout), len(outs) - saved)
+        for m in meta.outputs:
+            wrapped.append(_unflatten_per_tensor(m, reader) if isinstance(m, SubclassMeta) else reader.tensor())
     pos = 0
-    for m in meta.outputs:
-        if isinstance(m, SubclassMeta):
-            value, pos = _unflatten(m, outs, pos)
-            wrapped.append(value)
-        else:
-            wrapped.append(outs[pos])
-            pos += 1
-    if meta.num_saved_activations is not None:
-        return tuple(wrapped) + tuple(outs[pos:])
-    return tuple(wrapped)
+    if meta.layout == "outer":
+        for m in meta.outputs:
+            if isinstance(m, SubclassMeta):
+                value, pos = _unflatten(m, outs, pos)
+                wrapped.append(value)
+            else:
+                wrapped.append(outs[pos])
+                pos += 1
+    if meta.num_saved_activations is None:
+        return tuple(wrapped)
+    return tuple(wrapped) + tuple(outs[len(outs) - saved :] if meta.layout == "per-tensor" else outs[pos:])
 
 
 def _attr(var: str, name: str) -> str:
     return f"{var}.{name}" if name.isidentifier() else f"getattr({var}, {name!r})"
 
 
-def _emit_unwrap(b: SourceBuilder, meta: SubclassMeta, var: str) -> None:
+def _emit_sizes(b: SourceBuilder, var: str, sizes: Sequence[int], strides: Sequence[int]) -> None:
+    for method, dims in (("size", sizes), ("stride", strides)):
+        for d in dims:
+            b.emit(f"unwrapped_args.append({var}.{method}()[{d}])")
+
+
+def _emit_unwrap(b: SourceBuilder, meta: SubclassMeta, var: str, layout: SymintLayout) -> None:
     for name, m in meta.attrs:
         if isinstance(m, SubclassMeta):
             inner = b.fresh("_inner")
             b.emit(f"{inner} = {_attr(var, name)}")
-            _emit_unwrap(b, m, inner)
+            _emit_unwrap(b, m, inner, layout)
         else:
             b.emit(f"unwrapped_args.append({_attr(var, name)})")
-    for method, entries in (("size", meta.outer_size), ("stride", meta.outer_stride)):
-        for d, s in enumerate(entries):
-            if s is None:
-                b.emit(f"unwrapped_args.append({var}.{method}()[{d}])")
+            if layout == "per-tensor":
+                _emit_sizes(b, _attr(var, name), m.symbolic_size, m.symbolic_stride)
+    _emit_sizes(b, var, *_symbolic_dims(meta))
 
 
 def _emit_wrap(b: SourceBuilder, meta: SubclassMeta, pos: list[int], outs: str) -> str:
@@ -244,6 +359,56 @@ def _emit_wrap(b: SourceBuilder, meta: SubclassMeta, pos: list[int], outs: str) 
     return result
 
 
+class _PerTensorEmitter:
+    """Emits the per-tensor layout's reads: `_out_idx` walks the outputs, and each symbolic
+    position is skipped when it holds an integer and the outputs left still fit."""
+
+    def __init__(self, b: SourceBuilder, slots: Sequence[bool]) -> None:
+        self.b = b
+        self.after = [(sum(slots[k + 1 :]), sum(not t for t in slots[k + 1 :])) for k in range(len(slots))]
+        self.slot = 0
+        self.is_symint = b.bind("_is_optional_symint_output", is_optional_symint_output)
+
+    def tensor(self, prefix: str) -> str:
+        var = self.b.fresh(prefix)
+        self.b.emit(f"{var} = unwrapped_outs[_out_idx]")
+        self.b.emit("_out_idx += 1")
+        self.slot += 1
+        return var
+
+    def optional(self) -> None:
+        tensors, optional = self.after[self.slot]
+        left, include = self.b.fresh("_remaining_outs"), self.b.fresh("_include_symints")
+        self.b.emit(f"{left} = _num_wrapped_outs - _out_idx")
+        self.b.emit(
+            f"{include} = ({left} - 1 >= {tensors} and {left} - 1 <= {tensors + optional})"
+            f" and {self.is_symint}(unwrapped_outs[_out_idx])"
+        )
+        self.b.emit(f"if {include}:")
+        self.b.emit("_out_idx += 1", 2)
+        self.slot += 1
+
+    def wrap(self, meta: SubclassMeta) -> str:
+        entries = []
+        for name, m in meta.attrs:
+            if isinstance(m, SubclassMeta):
+                entries.append((name, self.wrap(m)))
+            else:
+                entries.append((name, self.tensor("_out_attr")))
+                for _ in range(m.symbolic_count):
+                    self.optional()
+        inner = self.b.fresh("_out_inner")
+        self.b.emit(f"{inner} = {{{', '.join(f'{n!r}: {v}' for n, v in entries)}}}")
+        for _ in range(meta.symbolic_count):
+            self.optional()
+        cls = self.b.bind("_subclass_type", meta.cls)
+        ctx = self.b.bind("_meta", meta.ctx)
+        result = self.b.fresh("_out")
+        first = entries[0][1]
+        self.b.emit(f"{result} = {cls}.__tensor_unflatten__({inner}, {ctx}, {first}.size(), {first}.stride())")
+        return result
+
+
 def codegen_subclass_wrapper(
     meta: SubclassWrapperMeta, compiled_fn: Callable[[list[Any]], Any] | None = None
 ) -> tuple[str, dict[str, object]]:
@@ -262,22 +427,32 @@ def codegen_subclass_wrapper(
             cls = b.bind("_expected_type", m.cls)
             b.emit(f"{var} = args[{i}]")
             b.emit(f"if type({var}) is not {cls}: raise _type_error_({cls}, {var})")
-            _emit_unwrap(b, m, var)
+            _emit_unwrap(b, m, var, meta.layout)
     b.globals["_type_error_"] = _type_error
     b.emit(f"unwrapped_args.extend(args[{len(meta.inputs)}:])")
     b.emit("args.clear()")
     b.emit("unwrapped_outs = compiled_fn(unwrapped_args)")
-    pos = [0]
     results = []
-    for m in meta.outputs:
-        if isinstance(m, SubclassMeta):
-            results.append(_emit_wrap(b, m, pos, "unwrapped_outs"))
-        else:
-            results.append(f"unwrapped_outs[{pos[0]}]")
-            pos[0] += 1
+    saved = meta.num_saved_activations
+    if meta.layout == "per-tensor":
+        b.emit("_out_idx = 0")
+        b.emit(f"_num_wrapped_outs = len(unwrapped_outs){f' - {saved}' if saved else ''}")
+        emitter = _PerTensorEmitter(b, _slots(meta.outputs, meta.layout))
+        for m in meta.outputs:
+            results.append(emitter.wrap(m) if isinstance(m, SubclassMeta) else emitter.tensor("_out_plain"))
+        rest = f"len(unwrapped_outs) - {saved}"
+    else:
+        pos = [0]
+        for m in meta.outputs:
+            if isinstance(m, SubclassMeta):
+                results.append(_emit_wrap(b, m, pos, "unwrapped_outs"))
+            else:
+                results.append(f"unwrapped_outs[{pos[0]}]")
+                pos[0] += 1
+        rest = str(pos[0])
     tup = f"({', '.join(results)},)" if results else "()"
-    if meta.num_saved_activations is not None:
-        b.emit(f"return {tup} + tuple(unwrapped_outs[{pos[0]}:])")
+    if saved is not None:
+        b.emit(f"return {tup} + tuple(unwrapped_outs[{rest}:])")
     else:
         b.emit(f"return {tup}")
     return b.source(), b.globals
@@ -327,6 +502,33 @@ def _erase_geometry(effect: Effect) -> str:
     return effect.describe()
 
 
+def _passed_through(args: Seq) -> Seq:
+    """``[..., args[k], *args[k + 1:]]`` is ``[..., *args[k:]]``: a trailing plain input the
+    build's metadata names (a tensorified float, say) is passed through all the same."""
+    items = list(args.items)
+    while len(items) >= 2:
+        star, last = items[-1], items[-2]
+        if not (isinstance(star, Star) and isinstance(star.value, Item) and isinstance(star.value.index, SliceT)):
+            break
+        lower, base = star.value.index.lower, star.value.base
+        if not (
+            star.value.index.upper is None
+            and isinstance(lower, Const)
+            and isinstance(lower.value, int)
+            and last == Item(base, Const(lower.value - 1))
+        ):
+            break
+        items[-2:] = [Star(Item(base, SliceT(Const(lower.value - 1), None)))]
+    return Seq(args.kind, tuple(items))
+
+
+def _normalised(effect: Effect) -> Effect:
+    term = effect.term
+    if isinstance(term, Call) and len(term.args) == 1 and isinstance(term.args[0], Seq):
+        return Effect(effect.kind, Call(term.func, (_passed_through(term.args[0]),), term.kwargs), effect.guards)
+    return effect
+
+
 def form_from_trace(trace: Trace) -> SubclassWrapperForm:
     lines = []
     for e in trace.effects:
@@ -337,7 +539,7 @@ def form_from_trace(trace: Trace) -> SubclassWrapperForm:
         if e.kind == "raise" and len(e.guards) == 1 and _is_type_check(_negated(e.guards[0])):
             lines.append(f"check {_negated(e.guards[0])}")
             continue
-        lines.append(_erase_geometry(e))
+        lines.append(_erase_geometry(_normalised(e)))
     return SubclassWrapperForm(tuple(lines))
 
 

@@ -219,6 +219,7 @@ GLOBAL_ROLES: Mapping[str, str] = {
     "_subclass_type": "subclass_type",
     "_meta": "flatten_meta",
     "_vms": "view_meta",
+    "_is_optional_symint_output": "optional_symint_output",
 }
 
 # Calls whose only job is to compute a value; they are inlined, never effects.

@@ -33,6 +33,8 @@ class GraphValue(Protocol):
     def index(self) -> int | None: ...
     @property
     def symbolic(self) -> Symbolic: ...
+    @property
+    def requires_grad(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,8 @@ class GraphSignature:
     tensors the program does not see (tensorified floats, lifted constants). ``partial``:
     the program also ran outside this region during the call (a graph break, an in-place
     op dynamo ran before the graph), so the observation of the whole call does not say
-    which inputs the region itself mutates.
+    which inputs the region itself mutates. ``unseen_outputs_need_grad``: some output the
+    program does not see requires grad (a loss the program consumes outside the region).
     """
 
     inputs: tuple[int | str | None, ...]
@@ -59,6 +62,7 @@ class GraphSignature:
     frozen: frozenset[int] = field(default_factory=frozenset)
     unseen_tensors: frozenset[int] = field(default_factory=frozenset)
     partial: bool = False
+    unseen_outputs_need_grad: bool = False
 
     @staticmethod
     def of(
@@ -87,8 +91,10 @@ class GraphSignature:
         unseen = frozenset(
             k for k, g in enumerate(graph_inputs) if refs[k] is None and g.kind in ("tensor", "param")
         )
+        need_grad = graph_outputs is not None and any(g.requires_grad for g in graph_outputs if g.kind != "output")
         return GraphSignature(
-            refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen, partial
+            refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen, partial,
+            need_grad,
         )
 
 
@@ -213,7 +219,15 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
             )
         else:
             dynamic = tuple(None for _ in outs)
-    robs = replace(robs, input_subclasses=ins, outputs=outs)
+    # A region whose result the program consumes outside it (a loss for a backward, a step)
+    # trains although no program output requires grad.
+    joint = robs.trace_joint or (
+        graph.partial
+        and graph.unseen_outputs_need_grad
+        and robs.grad_enabled_before
+        and any(i is not None and i.before.requires_grad for i in robs.inputs)
+    )
+    robs = replace(robs, input_subclasses=ins, outputs=outs, trace_joint=joint)
     return Region(robs, graph.outputs is not None, dynamic, frozen, graph.partial)
 
 

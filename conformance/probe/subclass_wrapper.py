@@ -3,12 +3,16 @@ conformance/behaviors.py, SUBCLASS_WRAPPER)."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 from conformance.probe.region import CompileToProbe
 from conformance.probe.runtime_wrapper import runtime_indices
 from conformance.probe.verdict import compare, sources
 from conformance.results import ProbeResult
 from reference_impl import subclass_wrapper
 from reference_impl.meta import subclass_wrapper_meta
+from reference_impl.terms import StructuralError
 
 
 def probe(c: CompileToProbe) -> ProbeResult:
@@ -32,7 +36,30 @@ def probe(c: CompileToProbe) -> ProbeResult:
             "",
             found[0],
         )
-    source, _ = subclass_wrapper.codegen_subclass_wrapper(meta)
-    return compare(name, ("subclass_wrapper",), source, found, subclass_wrapper.structural_form)
+    note = ""
+    saved = _saved_by_build(found[0])
+    if meta.num_saved_activations is not None and saved is not None and saved != meta.num_saved_activations:
+        # How many activations a training graph saves (symbolic sizes too) is the partitioner's choice.
+        meta = replace(meta, num_saved_activations=saved)
+        note = "saved activations counted from the build's wrapper"
+    conventions: dict[str, str] = {
+        layout: subclass_wrapper.codegen_subclass_wrapper(replace(meta, layout=layout))[0]
+        for layout in subclass_wrapper.SYMINT_LAYOUTS
+    }
+    return compare(name, ("subclass_wrapper",), conventions, found, subclass_wrapper.structural_form, note=note)
+
+
+_SAVED = re.compile(r"\+ tuple\(\$compiled_fn\[\(len\(\$compiled_fn\) - (\d+)\):\]\)\)$")
+
+
+def _saved_by_build(source: str) -> int | None:
+    """The number of saved activations a build's wrapper returns after the user outputs,
+    where it counts them from the end."""
+    try:
+        lines = subclass_wrapper.structural_form(source).describe()
+    except StructuralError:
+        return None
+    found = _SAVED.search(lines[-1]) if lines else None
+    return int(found.group(1)) if found else None
 
 

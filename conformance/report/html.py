@@ -69,7 +69,7 @@ def _item(report: Report, s: Sourced) -> dict[str, Any]:
     failing = r.status in FAILING
     probes = []
     for p in r.probes.results:
-        diverges = p.status == "diverges"
+        diverges = p.status in ("diverges", "unknown-form")
         probes.append({
             "behavior": p.behavior, "status": p.status, "note": clip(p.note),
             "diff": clip(p.diff),

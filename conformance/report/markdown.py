@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.report.model import NO_DEVICE, VERDICT_WORD, Cell, Report, behavior_of, clip
+from conformance.report.model import NO_DEVICE, PROBE_STATUSES, VERDICT_WORD, Cell, Report, behavior_of, clip
 from conformance.report.read import Sourced
 from conformance.results import STATUSES
 
@@ -64,15 +64,15 @@ def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section afte
             for c, (_, d) in zip(cells, columns, strict=True)) + " |")
 
     out += ["", "## Mechanisms each build was seen to generate", "",
-            "Internals-probe verdicts per behaviour (conforms / diverges / absent, counted over items), and the "
-            "generated-code artifacts captured.", ""]
+            "Internals-probe verdicts per behaviour (conforms / diverges / unknown-form / absent, counted over "
+            "items; unknown-form: the build follows a calling convention the reference does not model yet), and "
+            "the generated-code artifacts captured.", ""]
     out.append("| build | " + " | ".join(report.declared) + " | artifacts seen |")
     out.append("|---|" + "---|" * 6)
     for b in report.builds:
         mech = report.mechanisms(b.id)
         probes = mech["probes"]
-        row = [f"{probes[x]['conforms']} / {probes[x]['diverges']} / {probes[x]['absent']}"
-               for x in report.declared]
+        row = [" / ".join(str(probes[x][st]) for st in PROBE_STATUSES) for x in report.declared]
         seen = ", ".join(f"`{_esc(k)}` ({v})" for k, v in mech["seen"].items()) or "none"
         out.append(f"| {_esc(b.label)} | " + " | ".join(row) + f" | {seen} |")
 
@@ -152,8 +152,10 @@ def _failure(report: Report, s: Sourced) -> list[str]:
             out.append(f"\n… {len(r.mismatches) - 20} more in compat.json")
     elif r.reason:
         out += ["", _code(clip(r.reason))]
-    diverging = [p for p in r.probes.results if p.status == "diverges"]
-    for p in diverging:
-        out += ["", f"Internals probe `{_esc(p.behavior)}` diverges:", "", _code(clip(p.diff, 5_000))]
+    for p in r.probes.results:
+        if p.status in ("diverges", "unknown-form"):
+            said = "diverges" if p.status == "diverges" else "follows a convention the reference does not model"
+            note = f" ({_esc(p.note)})" if p.note else ""
+            out += ["", f"Internals probe `{_esc(p.behavior)}` {said}{note}:", "", _code(clip(p.diff, 5_000))]
     return out
 

@@ -41,7 +41,7 @@ from conformance.results import (
 FAILING = ("fail", "error", "xpass")
 COMPARED = ("pass", "fail", "xfail", "xpass")  # the item compared compiled with eager
 RAN = ("pass", "fail", "xfail", "xpass", "error")
-PROBE_STATUSES = ("conforms", "diverges", "absent")
+PROBE_STATUSES = ("conforms", "diverges", "unknown-form", "absent")
 NO_DEVICE = "case file"  # the column of records that belong to no device (a case file that does not load)
 
 
@@ -274,7 +274,7 @@ class Report:
         return {
             "seen": dict(sorted(seen.items())),
             "probes": {b: {st: c[st] for st in PROBE_STATUSES} for b, c in sorted(probes.items())},
-            "generated": sorted(b for b, c in probes.items() if c["conforms"] or c["diverges"]),
+            "generated": sorted(b for b, c in probes.items() if c["conforms"] or c["diverges"] or c["unknown-form"]),
         }
 
     def exit_code(self) -> int:

@@ -96,6 +96,8 @@ RECORDED = [
     ("2.14.1", "output_alias_second", ["runtime_wrapper"]),
     ("2.14.1", "subclass_twotensor", ["subclass_wrapper"]),
     ("2.15.0-combined", "metadata_mutation_aot_function", ["mutation_epilogue", "runtime_wrapper"]),
+    # 2.15's per-tensor symint layout: inner tensors pass their own sizes, outputs skip optional ones
+    ("2.15.0", "subclass_dynamic", ["runtime_wrapper", "subclass_wrapper"]),
     (
         "2.15.0-combined",
         "subclass_twotensor",
@@ -252,6 +254,33 @@ SEMANTIC = [
         "subclass_wrapper",
     ),
     (
+        "inner symint read from the other inner tensor",
+        "2.15.0",
+        "subclass_dynamic",
+        "subclass_wrapper",
+        "_size_4 = _inp_0.b.size()",
+        "_size_4 = _inp_0.a.size()",
+        "subclass_wrapper",
+    ),
+    (
+        "optional symint output never skipped",
+        "2.15.0",
+        "subclass_dynamic",
+        "subclass_wrapper",
+        "    if _include_symints_12:\n        _out_idx += 1\n",
+        "",
+        "subclass_wrapper",
+    ),
+    (
+        "optional symint skipped without the bounds check",
+        "2.15.0",
+        "subclass_dynamic",
+        "subclass_wrapper",
+        "(_remaining_outs_18 - 1 >= 1 and _remaining_outs_18 - 1 <= 6) and ",
+        "",
+        "subclass_wrapper",
+    ),
+    (
         "dynamic output left unmarked",
         "2.13.0",
         "subclass_dynamic",
@@ -289,6 +318,20 @@ def test_one_semantic_change_diverges(
     )
     result = report[behaviour]
     assert result.status == "diverges", (label, result)
+    assert result.diff and result.build_source and result.reference_source
+
+
+def test_a_helper_no_convention_uses_is_an_unknown_form_not_a_divergence() -> None:
+    """A build that changes its calling convention in a way the reference does not model
+    (here: a new helper decides which outputs are SymInts) is reported as such, with both
+    sources, and is not counted as a divergence; the same source with a known helper conforms."""
+    known = "_is_optional_symint_output_8"
+    assert probe(recorded("2.15.0", "subclass_dynamic"), observed("subclass_dynamic"),
+                 graph=REGIONS["subclass_dynamic"])["subclass_wrapper"].note == "convention: per-tensor"
+    changed = _variant("2.15.0", "subclass_dynamic", "subclass_wrapper", known, "_symint_or_none_8")
+    result = probe(changed, observed("subclass_dynamic"), graph=REGIONS["subclass_dynamic"])["subclass_wrapper"]
+    assert result.status == "unknown-form", result
+    assert "_symint_or_none" in result.note and "per-tensor" in result.note
     assert result.diff and result.build_source and result.reference_source
 
 

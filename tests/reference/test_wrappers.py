@@ -259,6 +259,51 @@ def test_subclass_wrapper_interpreted_equals_codegen(scenario: tuple[Any, ...]) 
     assert _run_subclass(*scenario, generated=True) == _run_subclass(*scenario, generated=False)
 
 
+@given(
+    returns_symints=st.lists(st.booleans(), min_size=9, max_size=9),
+    saved=st.sampled_from([None, 0, 2]),
+)
+def test_per_tensor_layout_passes_every_tensors_symints_and_skips_optional_outputs(
+    returns_symints: list[bool], saved: int | None
+) -> None:
+    """2.15's layout: each inner tensor is followed by its own symbolic sizes/strides, then the
+    subclass's; a graph may return any of those as an integer or not, and both forms rebuild
+    the same outputs either way (the plain output after them lands where it should)."""
+    x = TwoTensor(torch.randn(4, 3), torch.randn(4, 3) + 10)
+    dims = (0, 1), (0,)
+    sym = {"": dims, "a": dims, "b": dims}
+    m = sw.mark_symbolic(sw.subclass_meta_of(x), sym)
+    assert isinstance(m, sw.SubclassMeta)
+    assert m.slots("per-tensor") == [True, False, False, False, True, False, False, False, False, False, False]
+    meta = sw.SubclassWrapperMeta((m, sw.PlainMeta()), (m, sw.PlainMeta()), frozenset(), saved, "per-tensor")
+    plain = torch.full((1,), -1.0)
+    activations = [torch.full((1,), 100.0 + k) for k in range(saved or 0)]
+    seen: list[Any] = []
+
+    def compiled_fn(flat: list[Any]) -> list[Any]:
+        seen[:] = flat
+        outs: list[Any] = []
+        slot = 0
+        for tensor in (x.a, x.b):
+            outs.append(tensor * 2)
+            for v in (4, 3, 3):
+                if returns_symints[slot]:
+                    outs.append(v)
+                slot += 1
+        outs += [v for v, keep in zip((4, 3, 3), returns_symints[6:], strict=True) if keep]
+        return [*outs, plain, *activations]
+
+    for run in (sw.compile_subclass_wrapper(meta, compiled_fn),
+                lambda a: sw.run_subclass_wrapper_interpreted(meta, compiled_fn, a)):
+        out = run([x, torch.zeros(2)])
+        assert [type(v) for v in seen] == [torch.Tensor, int, int, int, torch.Tensor, int, int, int, int, int, int,
+                                           torch.Tensor]
+        assert seen[1:4] == [4, 3, 3] and seen[8:11] == [4, 3, 3]
+        assert type(out[0]) is TwoTensor and torch.equal(out[0].a, x.a * 2) and torch.equal(out[0].b, x.b * 2)
+        assert out[1] is plain
+        assert list(out[2:]) == activations
+
+
 def test_subclass_type_check_is_enforced_by_both_forms() -> None:
     scenario = (["plain", ("plain", "plain")], ["plain"], frozenset(), None, 0, 1)
     generated = _run_subclass(*scenario, generated=True)
