@@ -1,5 +1,5 @@
 """nox sessions: `conformance` (run every case, write results and the report), `report`, `tests`,
-`lint`, `typecheck`.
+`explore` (generated programs, findings), `selftest`, `bench`, `lint`, `typecheck`.
 
 Which torch a session tests is chosen by `--torch CHOICE` in the posargs or the
 TORCH_CONFORMANCE_TORCH environment variable (posargs win):
@@ -244,6 +244,17 @@ def selftest(session: nox.Session) -> None:
     session.install("-e", ".")
     install_torch(session, choice)
     session.run("torch-conformance", "selftest", *rest)
+
+
+@nox.session
+def explore(session: nox.Session) -> None:
+    """Generate programs, run them eagerly and compiled, write findings (results/explore/findings.md);
+    `-- --time-budget 600`, `-- --backends none` (the control), `-- --fault NAME` (the explorer checking itself)."""
+    choice, rest = split_torch_arg(list(session.posargs))
+    session.install("-e", ".")
+    install_torch(session, choice)
+    # findings are the session's output, not its failure (exit 1 says some were written)
+    session.run("torch-conformance", "explore", *rest, success_codes=[0, 1])
 
 
 @nox.session

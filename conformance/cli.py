@@ -271,6 +271,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     selftest.register(sub)
 
+    from conformance.explore import cli as explore
+
+    explore.register(sub)
+
     p = sub.add_parser("schema", help="print a JSON Schema (case files, result records, run manifests), or "
                        "write/check a committed copy")
     p.add_argument("--of", choices=("case", "result", "manifest"), default="case",

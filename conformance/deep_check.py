@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from conformance.core.build import load_classes, resolve_class
-from conformance.core.entry import AOT_FUNCTION
+from conformance.core.entry import AOT_FUNCTION, NONE
 from conformance.core.mismatch import CaseBroken
 from conformance.loader import CaseError, LoadedCase, field_name
 from conformance.schema.case import class_refs
@@ -81,7 +81,7 @@ def torch_problems(lc: LoadedCase, *, backends: bool) -> list[CaseError]:
 
         known = registered_backends()
         for i, name in enumerate(lc.case.backends):
-            if name != AOT_FUNCTION and name not in known:
+            if name not in (AOT_FUNCTION, NONE) and name not in known:
                 errors.append(CaseError(lc.display_path, lc.line_of("backends", i), f"backends[{i}]",
                                         f"{name!r} is not a torch.compile backend registered on this build "
                                         f"(registered: {', '.join(known)}); a run skips it with this reason"))

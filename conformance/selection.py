@@ -9,10 +9,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from conformance.core.entry import AOT_FUNCTION, KIIM_LABEL
+from conformance.core.entry import AOT_FUNCTION, KIIM_LABEL, NONE
 from conformance.schema import MODES
 
 AOT_FUNCTION_LABELS = (AOT_FUNCTION, KIIM_LABEL)
+OWN_ENTRIES = (*AOT_FUNCTION_LABELS, NONE)  # entry points that are not torch.compile backends
 
 
 def registered_backends() -> tuple[str, ...]:
@@ -50,11 +51,11 @@ def check_selection(devices: Sequence[str], backends: Sequence[str], modes: Sequ
         if mode not in MODES:
             errors.append(f"--modes {mode}: not a mode; choose from {', '.join(MODES)}{_suggest(mode, MODES)}")
     if backends:
-        known = (*registered_backends(), *AOT_FUNCTION_LABELS)
+        known = (*registered_backends(), *OWN_ENTRIES)
         for backend in backends:
             if backend not in known:
                 errors.append(f"--backends {backend}: not a torch.compile backend registered on this build, nor "
-                              f"{' or '.join(AOT_FUNCTION_LABELS)}{_suggest(backend, known)}; registered: "
+                              f"{' or '.join(OWN_ENTRIES)}{_suggest(backend, known)}; registered: "
                               f"{', '.join(registered_backends())}")
     for device in devices:
         why = device_error(device)

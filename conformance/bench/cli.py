@@ -32,7 +32,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--target-ms", type=float, help="duration of one repeat in ms (default 20)")
     p.add_argument("--quick", action="store_true", help="tiny repeats: checks the machinery, figures meaningless")
     p.set_defaults(func=cmd_bench, bench_command=None, needs_torch=True)
-    bsub = p.add_subparsers(dest="bench_command", metavar="[compare|harness]")
+    bsub = p.add_subparsers(dest="bench_command", metavar="[compare|harness|explore]")
 
     c = bsub.add_parser("compare", help="before/after of two bench.json files (e.g. two builds)")
     c.add_argument("before", type=Path)
@@ -50,6 +50,42 @@ def add_parser(sub: Any) -> None:
                    help="extra argument for every `torch-conformance run` (repeatable), e.g. --run-arg=--devices=cpu")
     h.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
     h.set_defaults(func=cmd_harness)
+
+    e = bsub.add_parser("explore", help="the explorer's throughput: programs per hour per core, and the share of "
+                        "the time spent compiling, per entry point and mode")
+    e.add_argument("--seconds", type=float, default=60.0, help="seconds per configuration (default 60)")
+    e.add_argument("--configs", default="aot_eager:inference,aot_eager:training,none:inference",
+                   help="backend:mode pairs (default aot_eager:inference,aot_eager:training,none:inference)")
+    e.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    e.set_defaults(func=cmd_explore_bench)
+
+
+def cmd_explore_bench(args: argparse.Namespace) -> int:
+    """One fixed-seed exploration per configuration, in this process (one core)."""
+    import tempfile
+
+    from conformance.explore.engine import Explorer
+    from conformance.fingerprint import build_fingerprint
+
+    rows = []
+    for config in args.configs.split(","):
+        backend, _, mode = config.partition(":")
+        with tempfile.TemporaryDirectory() as tmp:
+            ex = Explorer(Path(tmp), backends=(backend,), modes=(mode or "inference",), time_budget=args.seconds)
+            ex.explore()
+        s = ex.stats
+        rows.append({"backend": backend, "mode": mode or "inference", "programs": s.programs,
+                     "seconds": round(s.seconds, 1), "per_hour_per_core": round(s.programs / s.seconds * 3600),
+                     "compile_share": round(s.seconds_compiling / s.seconds, 3),
+                     "valid_share": round(1 - s.rejected / max(s.programs, 1), 3)})
+        print(f"{backend:>10} {mode or 'inference':<9} {rows[-1]['per_hour_per_core']:>9} programs/hour/core  "
+              f"compile {rows[-1]['compile_share']:.0%} of the time  valid {rows[-1]['valid_share']:.0%}  "
+              f"({s.programs} programs in {s.seconds:.0f} s)", flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    doc = {"fingerprint": build_fingerprint(), "rows": rows}
+    (args.out / "explore.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    print(f"wrote {args.out / 'explore.json'}")
+    return 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from conformance.core.build import Spec
-from conformance.core.entry import AOT_FUNCTION
+from conformance.core.entry import AOT_FUNCTION, NONE
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 
 
@@ -77,6 +77,8 @@ def make_compiled(
 ) -> tuple[Callable[..., Any], CountingBackend]:
     """`fn` compiled with the variant's entry point; `counting(inner, aot)` wraps the backend."""
     options = case["compile"]
+    if backend == NONE:
+        return fn, counting(lambda gm, _example_inputs, **_kw: gm, False)
     if backend == AOT_FUNCTION:
         try:
             from functorch.compile import aot_function, nop  # type: ignore[attr-defined]  # re-exported without __all__

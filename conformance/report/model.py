@@ -20,7 +20,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from conformance.behaviors import IDS as BEHAVIORS
-from conformance.core.entry import AOT_FUNCTION
+from conformance.core.entry import AOT_FUNCTION, NONE
 from conformance.report.read import (
     ReportInputError,
     RunInfo,
@@ -255,7 +255,8 @@ class Report:
         """Items that ran but whose torch.compile backend compiled no graph (dynamo ran the program
         eagerly): their verdict says nothing about the compiled path."""
         return [s for s in self.records if s.record.status in COMPARED and s.record.backend is not None
-                and not s.record.backend.startswith(AOT_FUNCTION) and s.record.compile_counts.get("cold_graphs") == 0]
+                and not s.record.backend.startswith(AOT_FUNCTION) and s.record.backend != NONE
+                and s.record.compile_counts.get("cold_graphs") == 0]
 
     def build(self, build_id_: str) -> Build:
         return next(b for b in self.builds if b.id == build_id_)

@@ -1,0 +1,270 @@
+"""The explorer's loop: draw programs (grammar.py), run each as a case through the runner and
+oracles every case goes through, confirm and shrink each discrepancy with Hypothesis, and keep
+one finding per signature.
+
+Hypothesis drives generation and shrinking. A discrepancy raises an exception of a class made
+for its signature, so that Hypothesis shrinks each distinct one on its own
+(report_multiple_bugs); once shrunk, a signature is known and no longer raises, and the next
+round (a new seed) looks for others. A round ends when Hypothesis has shrunk what it found or
+the time budget is spent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from conformance.explore.grammar import Program, programs
+from conformance.loader import CaseLoadError, LoadedCase, load_case
+from conformance.results import ResultRecord
+from conformance.runner import RunOptions, run_variant
+from conformance.variants import Variant, variants_of
+
+_PREFIX = re.compile(r"^(?:(?:call|pass) [^:]*: )+")
+_INDEX = re.compile(r"\[\d+\]")
+ROUND_EXAMPLES = 100  # programs per Hypothesis round: each round shrinks what it found before the next
+SHRINK_GRACE = 0.25  # of the time budget, for shrinking what the last round found
+
+
+def _where(where: str) -> str:
+    return _INDEX.sub("[]", _PREFIX.sub("", where).split(" ", 1)[0])
+
+
+def signature_of(record: ResultRecord) -> str:
+    """What a discrepancy is, apart from the program that shows it: the entry point and mode,
+    the first check that differed (an exception's type), and where things differed (input /
+    output / grad / call ...), without names, indices or values."""
+    variant = record.variant.split("-", 1)[1]
+    if record.status == "error":
+        words = record.reason.split(":")
+        return f"{variant} error {words[1].strip().split(' ')[0] if len(words) > 1 else words[0][:40]}"
+    if not record.mismatches:
+        return f"{variant} {record.status}"
+    first = record.mismatches[0]
+    what = f"{first.check} @ {_where(first.where)}"
+    if first.check == "exception":
+        what += f" ({first.actual.split(':', 1)[0]} vs {first.expected.split(':', 1)[0]})"
+    places = sorted({_where(m.where) for m in record.mismatches})
+    return f"{variant} {what} [{', '.join(places)}]"
+
+
+@dataclass
+class Ran:
+    """One program's records, and what they say."""
+
+    program: Program
+    text: str
+    records: list[ResultRecord]
+
+    @property
+    def rejected(self) -> bool:
+        """Eager rejects the program (a negative case: compiled rejected it too, or it is a finding)."""
+        return any(r.status == "error" and r.reason.startswith("case error") for r in self.records)
+
+    def discrepancies(self) -> dict[str, ResultRecord]:
+        out: dict[str, ResultRecord] = {}
+        for r in self.records:
+            if r.status == "fail" or (r.status == "error" and not r.reason.startswith("case error")):
+                out.setdefault(signature_of(r), r)
+        return out
+
+
+@dataclass
+class Finding:
+    signature: str
+    program: Program
+    record: ResultRecord
+    found_after: float  # seconds into the exploration when first seen (before shrinking)
+    programs_before: int
+    case_path: str = ""
+    reproducer_path: str = ""
+    reproduces: bool | None = None
+
+
+@dataclass
+class Stats:
+    programs: int = 0
+    rejected: int = 0
+    flaky: list[str] = field(default_factory=list)
+    seconds_in_runs: float = 0.0  # in the runner (inputs, eager, compile, compiled calls, oracles)
+    seconds_compiling: float = 0.0  # of which compiling
+    seconds: float = 0.0
+
+
+class _Stop(Exception):
+    """The time or example budget is spent."""
+
+
+class FindingError(AssertionError):
+    def __init__(self, signature: str, ran: Ran, record: ResultRecord) -> None:
+        super().__init__(signature)
+        self.signature, self.ran, self.record = signature, ran, record
+
+
+_CLASSES: dict[str, type[FindingError]] = {}
+
+
+def _error_class(signature: str) -> type[FindingError]:
+    """One exception class per signature: Hypothesis tells bugs apart by their exception's type."""
+    if signature not in _CLASSES:
+        digest = hashlib.sha1(signature.encode()).hexdigest()[:10]  # noqa: S324  # a name, not security
+        _CLASSES[signature] = type(f"Finding_{digest}", (FindingError,), {})
+    return _CLASSES[signature]
+
+
+def case_text(program: Program, **kw: Any) -> str:
+    return yaml.safe_dump(program.case(**kw), sort_keys=False, width=120)
+
+
+@dataclass
+class Explorer:
+    """One exploration: where it writes, what it runs, its budgets."""
+
+    out: Path
+    backends: tuple[str, ...] = ("aot_eager",)
+    modes: tuple[str, ...] = ("inference", "training")
+    hooks: Sequence[Any] = ()
+    time_budget: float = 60.0
+    max_examples: int = 1_000_000
+    seed: int = 0
+    float_sweeps: bool = True
+    progress: Callable[[str], None] | None = None
+    findings: dict[str, Finding] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
+    _cache: dict[str, Ran] = field(default_factory=dict)
+    _start: float = 0.0
+    _said: float = 0.0
+    _first_seen: dict[str, tuple[float, int]] = field(default_factory=dict)
+
+    @property
+    def work(self) -> Path:
+        return self.out / "work"
+
+    def load(self, text: str) -> LoadedCase:
+        """The program's case, loaded from a file under work/ as any case is (validation included)."""
+        name = hashlib.sha1(text.encode()).hexdigest()[:16]  # noqa: S324  # a file name
+        path = self.work / f"explore_{name}.yaml"
+        if not path.exists():
+            self.work.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        return load_case(path, self.work)
+
+    def variants(self, lc: LoadedCase) -> list[Variant]:
+        return variants_of(lc.case, devices=["cpu"])
+
+    def run(self, program: Program) -> Ran:
+        text = case_text(program, seed=self.seed, backends=self.backends, modes=self.modes)
+        if text in self._cache:
+            return self._cache[text]
+        start = time.perf_counter()
+        try:
+            lc = self.load(text)
+        except CaseLoadError as exc:  # the grammar wrote a case the schema refuses: a bug of ours
+            raise AssertionError(f"the explorer wrote an invalid case:\n{exc}\n{text}") from None
+        options = RunOptions(probe=False, hooks=tuple(self.hooks))
+        records = [run_variant(lc, v, options) for v in self.variants(lc)]
+        self.stats.seconds_in_runs += time.perf_counter() - start
+        self.stats.seconds_compiling += sum(r.durations.get("compile", 0.0) for r in records)
+        ran = Ran(program, text, records)
+        self._cache[text] = ran
+        return ran
+
+    def _body(self, program: Program) -> None:
+        cached = case_text(program, seed=self.seed, backends=self.backends, modes=self.modes) in self._cache
+        spent = time.monotonic() - self._start
+        # a program already run costs nothing: Hypothesis replays a shrunk finding, which must fail again
+        if not cached and (spent > self.time_budget * (1 + SHRINK_GRACE) or self.stats.programs >= self.max_examples):
+            raise _Stop
+        ran = self.run(program)
+        if not cached:
+            self.stats.programs += 1
+            self.stats.rejected += ran.rejected
+            self._say()
+        for sig, record in ran.discrepancies().items():
+            if sig in self.findings:
+                continue
+            if not cached and not self._confirmed(ran, sig):
+                self.stats.flaky.append(sig)
+                continue
+            self._first_seen.setdefault(sig, (time.monotonic() - self._start, self.stats.programs))
+            raise _error_class(sig)(sig, ran, record)
+
+    def _confirmed(self, ran: Ran, sig: str) -> bool:
+        """A discrepancy counts only if a second run of the same program shows it again."""
+        lc = self.load(ran.text)
+        options = RunOptions(probe=False, hooks=tuple(self.hooks))
+        again = [run_variant(lc, v, options) for v in self.variants(lc)]
+        return sig in Ran(ran.program, ran.text, again).discrepancies()
+
+    def _say(self, *, now: bool = False) -> None:
+        if self.progress is None or (not now and time.monotonic() - self._said < 0.5):
+            return
+        self._said = time.monotonic()
+        spent = time.monotonic() - self._start
+        rate = self.stats.programs / spent if spent > 0 else 0.0
+        valid = 1 - self.stats.rejected / max(self.stats.programs, 1)
+        self.progress(f"{self.stats.programs} programs, {rate:.2f}/s, {valid:.0%} valid, "
+                      f"{len(self.findings)} finding(s), {spent:.0f}/{self.time_budget:.0f} s")
+
+    def explore(self) -> dict[str, Finding]:
+        """Rounds of search and shrink until a budget is spent; the distinct findings."""
+        self._start = time.monotonic()
+        database = DirectoryBasedExampleDatabase(str(self.out / "hypothesis"))
+        strategy = programs(float_sweeps=self.float_sweeps)
+        for round_ in range(10_000):
+            @settings(database=database, max_examples=ROUND_EXAMPLES, deadline=None, report_multiple_bugs=True,
+                      suppress_health_check=list(HealthCheck), phases=(Phase.reuse, Phase.generate, Phase.shrink),
+                      print_blob=False)
+            @seed(self.seed * 10_000 + round_)
+            @given(strategy)
+            def search(program: Program) -> None:
+                self._body(program)
+
+            stop = False
+            try:
+                with _quiet():
+                    search()
+            except BaseException as exc:  # Hypothesis raises what the body raised, grouped
+                for leaf in _leaves(exc):
+                    if isinstance(leaf, FindingError) and leaf.signature not in self.findings:
+                        first = self._first_seen.get(leaf.signature, (time.monotonic() - self._start,
+                                                                      self.stats.programs))
+                        self.findings[leaf.signature] = Finding(leaf.signature, leaf.ran.program, leaf.record, *first)
+                        self._say(now=True)
+                    elif isinstance(leaf, _Stop):
+                        stop = True
+                    elif not isinstance(leaf, FindingError):
+                        raise
+            if stop or time.monotonic() - self._start > self.time_budget or self.stats.programs >= self.max_examples:
+                break
+        self.stats.seconds = time.monotonic() - self._start
+        return self.findings
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    """The exceptions in an exception group (Hypothesis's several bugs), or the one."""
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, tuple | list) and all(isinstance(e, BaseException) for e in inner):
+        for e in inner:
+            yield from _leaves(e)
+    else:
+        yield exc
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Hypothesis prints each falsifying example; the explorer writes its own report."""
+    import hypothesis.reporting
+
+    with hypothesis.reporting.with_reporter(lambda _value: None):
+        yield
