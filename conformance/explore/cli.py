@@ -58,9 +58,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     hooks = (FAULTS[args.fault].hook(),) if args.fault else ()
     # the build's own error logs (a guard that fails to build) are findings' details, not progress
-    import torch._logging
+    from torch._logging import set_logs  # type: ignore[attr-defined]  # public API, not in the stub's exports
 
-    torch._logging.set_logs(all=logging.CRITICAL)
+    set_logs(all=logging.CRITICAL)
 
     def progress(line: str) -> None:
         print(f"\r{line}   ", end="", file=sys.stderr, flush=True)
