@@ -7,6 +7,7 @@ import hashlib
 import json
 import platform
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -88,13 +89,22 @@ def to_json(explorer: Explorer, findings: list[Finding]) -> dict[str, Any]:
                 "reason": f.record.reason[:2000],
                 "found_after_s": round(f.found_after, 1),
                 "programs_before": f.programs_before,
-                "case": f.case_path,
-                "reproducer": f.reproducer_path,
+                "case": _relative(f.case_path, explorer.out),
+                "case_yaml": Path(f.case_path).read_text(encoding="utf-8") if f.case_path else "",
+                "reproducer": _relative(f.reproducer_path, explorer.out),
                 "reproduces": f.reproduces,
             }
             for f in findings
         ],
     }
+
+
+def _relative(path: str, root: Path) -> str:
+    """A path under the output folder as written there, so that the findings can move with it."""
+    try:
+        return Path(path).relative_to(root).as_posix() if path else ""
+    except ValueError:
+        return path
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -124,7 +134,11 @@ def to_markdown(report: dict[str, Any]) -> str:
             *[f"- {m}" for m in f["mismatches"]],
             *([f"- {f['reason'].splitlines()[0]}"] if not f["mismatches"] and f["reason"] else []),
             "",
-            f"Case file: `{f['case']}`; reproducer: `{f['reproducer'] or 'none'}`.",
+            f"Case file (`{f['case']}`; reproducer: `{f['reproducer'] or 'none'}`):",
+            "",
+            "```yaml",
+            f["case_yaml"].rstrip(),
+            "```",
             "",
         ]
     if report["flaky"]:
