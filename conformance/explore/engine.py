@@ -172,6 +172,8 @@ class Explorer:
         except CaseLoadError as exc:  # the grammar wrote a case the schema refuses: a bug of ours
             raise AssertionError(f"the explorer wrote an invalid case:\n{exc}\n{text}") from None
         options = RunOptions(probe=False, hooks=tuple(self.hooks))
+        # a program that kills the process (a segfault in the build) is left here to be read
+        (self.out / "running.yaml").write_text(text, encoding="utf-8")
         records = [run_variant(lc, v, options) for v in self.variants(lc)]
         self.stats.seconds_in_runs += time.perf_counter() - start
         self.stats.seconds_compiling += sum(r.durations.get("compile", 0.0) for r in records)

@@ -134,6 +134,9 @@ TEMPLATES: dict[str, str] = {
     "addcmul_": "{t}.addcmul_({o}, {o}, value=0.5)",
     "index_add_dup": "{t}.index_add_(0, torch.tensor([0, 0]), {o}[:2])",
     "detach_mul_": "{t}.detach().mul_(3)",
+    # storage ops
+    "set_": "{t}.set_({o}.detach().clone())",
+    "data_assign": "{t}.data = {o} * 2",
     # floats in every position
     "mul_lr": "{t}.mul_(lr)",
     "mul_half_lr": "{t}.mul_(0.5 * lr)",
@@ -154,11 +157,12 @@ TEMPLATES: dict[str, str] = {
     "fresh_sin": "{out} = {t}.sin()",
 }
 MUTATING = frozenset(
-    {"mul_", "add_alpha", "copy_", "fill_", "zero_", "clamp_", "addcmul_", "index_add_dup", "detach_mul_",
+    {"mul_", "add_alpha", "copy_", "fill_", "zero_", "clamp_", "addcmul_", "index_add_dup", "detach_mul_", "set_",
+     "data_assign",
      "mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "t_", "unsqueeze_", "transpose_"}
 )
 FLOAT_KINDS = ("mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr")
-BINARY = frozenset({"add_alpha", "copy_", "addcmul_", "index_add_dup", "fresh", "add_alpha_lr"})
+BINARY = frozenset({"add_alpha", "copy_", "addcmul_", "index_add_dup", "fresh", "add_alpha_lr", "set_", "data_assign"})
 
 
 def _new_shape(kind: str, shape: Shape) -> Shape | None:  # noqa: PLR0911  # one return per statement kind
