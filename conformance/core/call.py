@@ -78,6 +78,16 @@ class Side:
     backward_exc: BaseException | None = None
     write_errors: list[str | None] = field(default_factory=list)
     after_write: dict[str, TensorState] = field(default_factory=dict)
+    # the inputs' storages from before the call, kept alive while the side is: a storage freed by a
+    # set_ could otherwise be reallocated at the same address and the swap would go unseen
+    held: list[Any] = field(default_factory=list)
+
+
+def _held(t: torch.Tensor) -> Any:
+    try:
+        return t.untyped_storage()
+    except (RuntimeError, NotImplementedError):
+        return None
 
 
 def _light(t: torch.Tensor) -> tuple[tuple[str, int] | None, int | None]:
@@ -102,7 +112,9 @@ def _program_line(exc: BaseException) -> str:
 
 def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
          is_program_exception: Callable[[BaseException], bool] = program_raised) -> Side:
-    side = Side(inputs=inputs, before={n: _light(t) for n, t in tensors_of(inputs.named).items()})
+    tensors = tensors_of(inputs.named)
+    side = Side(inputs=inputs, before={n: _light(t) for n, t in tensors.items()},
+                held=[_held(t) for t in tensors.values()])
     result = None
     with torch.set_grad_enabled(case["grad_enabled"]):
         try:

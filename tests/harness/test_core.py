@@ -64,3 +64,35 @@ def test_the_bundle_is_one_valid_block_without_core_imports() -> None:
     namespace: dict[str, object] = {}
     exec(compile("from __future__ import annotations\n" + source, "<bundle>", "exec"), namespace)
     assert {"run_passes", "Target", "build_inputs", "compare_call", "Mismatch"} <= set(namespace)
+
+
+def test_a_storage_swapped_twice_is_seen_though_the_allocator_reuses_the_freed_address(tmp_path: Path) -> None:
+    """`x.set_(x.clone())` twice frees the original storage after the first swap; the second clone
+    is then usually allocated at its address. Found by the explorer's control (both sides eager):
+    eager and compiled disagreed on "storage swapped" at random. The call keeps the inputs' old
+    storages alive, so the swap is always seen, on both sides alike."""
+    import textwrap
+
+    from conformance.loader import load_case
+    from conformance.runner import RunOptions, run_variant
+    from conformance.variants import Variant
+
+    case = tmp_path / "set_twice.yaml"
+    case.write_text(textwrap.dedent("""\
+        behavior: mutation_epilogue
+        summary: set_ twice under no_grad, both sides eager.
+        upstream: [https://github.com/pytorch/pytorch/pull/179600]
+        inputs:
+          a: {tensor: {shape: [2, 3, 4]}}
+        calls: [{a: {tensor: {shape: [2, 3, 4]}}}, {a: {tensor: {shape: [2, 3, 4]}}}]
+        program: |
+          def f(a):
+              with torch.no_grad():
+                  a.set_(a.detach().clone())
+                  a.set_(a.detach().clone())
+              return a
+        backends: [none]
+        """))
+    lc = load_case(case, tmp_path)
+    statuses = [run_variant(lc, Variant("cpu", "none", "inference"), RunOptions(probe=False)) for _ in range(5)]
+    assert [r.status for r in statuses] == ["pass"] * 5, [m.message() for r in statuses for m in r.mismatches]
