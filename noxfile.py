@@ -13,7 +13,7 @@ TORCH_CONFORMANCE_TORCH environment variable (posargs win):
   2.13.0      a pinned release (any PEP 440 specifier works too: '>=2.12,<2.14')
 
 Each choice's torch is installed once, into an environment of its own under .nox/_torch/<choice>,
-which every session (tests, conformance, selftest, bench, typecheck) reuses; each session says
+which every session (tests, conformance, explore, selftest, bench, typecheck) reuses; each session says
 which torch it tests. On a machine without a GPU, set TORCH_CONFORMANCE_CPU_INDEX to a CPU-only
 wheel index to keep CUDA packages out (the public index's torch is a CUDA build).
 
