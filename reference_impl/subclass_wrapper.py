@@ -204,13 +204,19 @@ def is_optional_symint_output(value: object) -> bool:
     return isinstance(value, int | torch.SymInt) and not isinstance(value, bool)
 
 
+def _after(slots: Sequence[bool]) -> list[tuple[int, int]]:
+    """Per output position: how many tensors, and how many optional SymInts, come after it (the
+    bounds within which a per-tensor layout may skip an optional position)."""
+    return [(sum(slots[k + 1 :]), sum(not t for t in slots[k + 1 :])) for k in range(len(slots))]
+
+
 class _Outputs:
     """The graph's outputs, read in order; in the per-tensor layout a symbolic position is
     taken only when it holds an integer and the outputs left still fit the tensors to come."""
 
     def __init__(self, outs: Sequence[Any], slots: Sequence[bool], count: int) -> None:
         self.outs, self.count, self.pos = outs, count, 0
-        self.after = [(sum(slots[k + 1 :]), sum(not t for t in slots[k + 1 :])) for k in range(len(slots))]
+        self.after = _after(slots)
         self.slot = 0
 
     def tensor(self) -> Any:
@@ -365,7 +371,7 @@ class _PerTensorEmitter:
 
     def __init__(self, b: SourceBuilder, slots: Sequence[bool]) -> None:
         self.b = b
-        self.after = [(sum(slots[k + 1 :]), sum(not t for t in slots[k + 1 :])) for k in range(len(slots))]
+        self.after = _after(slots)
         self.slot = 0
         self.is_symint = b.bind("_is_optional_symint_output", is_optional_symint_output)
 

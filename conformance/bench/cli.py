@@ -75,9 +75,8 @@ def cmd_explore_bench(args: argparse.Namespace) -> int:
             ex.explore()
         s = ex.stats
         rows.append({"backend": backend, "mode": mode or "inference", "programs": s.programs,
-                     "seconds": round(s.seconds, 1), "per_hour_per_core": round(s.programs / s.seconds * 3600),
-                     "compile_share": round(s.seconds_compiling / s.seconds, 3),
-                     "valid_share": round(1 - s.rejected / max(s.programs, 1), 3)})
+                     "seconds": round(s.seconds, 1), "per_hour_per_core": s.per_hour,
+                     "compile_share": round(s.compile_share, 3), "valid_share": round(s.valid_share, 3)})
         print(f"{backend:>10} {mode or 'inference':<9} {rows[-1]['per_hour_per_core']:>9} programs/hour/core  "
               f"compile {rows[-1]['compile_share']:.0%} of the time  valid {rows[-1]['valid_share']:.0%}  "
               f"({s.programs} programs in {s.seconds:.0f} s)", flush=True)

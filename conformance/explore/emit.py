@@ -15,8 +15,6 @@ import yaml
 from conformance.explore.engine import Explorer, Finding, Ran
 from conformance.files import write_atomic
 from conformance.loader import load_case
-from conformance.runner import RunOptions, run_variant
-from conformance.variants import variants_of
 
 
 def _slug(signature: str) -> str:
@@ -40,13 +38,10 @@ def emit(explorer: Explorer, finding: Finding) -> Finding:
               f"# {finding.signature}\n")
     write_atomic(case_path, header + yaml.safe_dump(data, sort_keys=False, width=120))
     lc = load_case(case_path, folder)
-    options = RunOptions(probe=False, hooks=tuple(explorer.hooks))
-    variants = variants_of(lc.case, devices=["cpu"])
-    records = [run_variant(lc, v, options) for v in variants]
-    again = Ran(finding.program, "", records).discrepancies()
-    reproduces = finding.signature in again
+    ran = explorer.records(lc)
+    reproduces = finding.signature in Ran(finding.program, "", [r for _, r in ran]).discrepancies()
     script = ""
-    for v, r in zip(variants, records, strict=True):
+    for v, r in ran:
         if r.status in ("fail", "error"):
             script = render_short(lc, v, r) or render_full(lc, v, r)
             break
@@ -73,10 +68,10 @@ def to_json(explorer: Explorer, findings: list[Finding]) -> dict[str, Any]:
         "seconds": round(s.seconds, 1),
         "programs": s.programs,
         "eager_rejected": s.rejected,
-        "valid_share": round(1 - s.rejected / max(s.programs, 1), 3),
-        "programs_per_hour": round(s.programs / s.seconds * 3600) if s.seconds else 0,
-        "compile_share": round(s.seconds_compiling / s.seconds, 3) if s.seconds else 0.0,
-        "harness_share": round(1 - s.seconds_compiling / s.seconds, 3) if s.seconds else 0.0,
+        "valid_share": round(s.valid_share, 3),
+        "programs_per_hour": s.per_hour,
+        "compile_share": round(s.compile_share, 3),
+        "harness_share": round(1 - s.compile_share, 3) if s.seconds else 0.0,
         "flaky": sorted(set(s.flaky)),
         "findings": [
             {

@@ -100,6 +100,20 @@ class Stats:
     seconds_compiling: float = 0.0  # of which compiling
     seconds: float = 0.0
 
+    @property
+    def valid_share(self) -> float:
+        """Of the programs run, the share eager accepted."""
+        return 1 - self.rejected / max(self.programs, 1)
+
+    @property
+    def per_hour(self) -> int:
+        return round(self.programs / self.seconds * 3600) if self.seconds else 0
+
+    @property
+    def compile_share(self) -> float:
+        """Of the exploration's time, the share spent compiling."""
+        return self.seconds_compiling / self.seconds if self.seconds else 0.0
+
 
 class _Stop(Exception):
     """The time or example budget is spent."""
@@ -159,11 +173,16 @@ class Explorer:
             path.write_text(text, encoding="utf-8")
         return load_case(path, self.work)
 
-    def variants(self, lc: LoadedCase) -> list[Variant]:
-        return variants_of(lc.case, devices=["cpu"])
+    def records(self, lc: LoadedCase) -> list[tuple[Variant, ResultRecord]]:
+        """Every CPU variant of a case, run as the runner runs it (no probe: speed), with the hooks."""
+        options = RunOptions(probe=False, hooks=tuple(self.hooks))
+        return [(v, run_variant(lc, v, options)) for v in variants_of(lc.case, devices=["cpu"])]
+
+    def text(self, program: Program) -> str:
+        return case_text(program, seed=self.seed, backends=self.backends, modes=self.modes)
 
     def run(self, program: Program) -> Ran:
-        text = case_text(program, seed=self.seed, backends=self.backends, modes=self.modes)
+        text = self.text(program)
         if text in self._cache:
             return self._cache[text]
         start = time.perf_counter()
@@ -171,10 +190,9 @@ class Explorer:
             lc = self.load(text)
         except CaseLoadError as exc:  # the grammar wrote a case the schema refuses: a bug of ours
             raise AssertionError(f"the explorer wrote an invalid case:\n{exc}\n{text}") from None
-        options = RunOptions(probe=False, hooks=tuple(self.hooks))
         # a program that kills the process (a segfault in the build) is left here to be read
         (self.out / "running.yaml").write_text(text, encoding="utf-8")
-        records = [run_variant(lc, v, options) for v in self.variants(lc)]
+        records = [r for _, r in self.records(lc)]
         self.stats.seconds_in_runs += time.perf_counter() - start
         self.stats.seconds_compiling += sum(r.durations.get("compile", 0.0) for r in records)
         ran = Ran(program, text, records)
@@ -182,7 +200,7 @@ class Explorer:
         return ran
 
     def _body(self, program: Program) -> None:
-        cached = case_text(program, seed=self.seed, backends=self.backends, modes=self.modes) in self._cache
+        cached = self.text(program) in self._cache
         spent = time.monotonic() - self._start
         # a program already run costs nothing: Hypothesis replays a shrunk finding, which must fail again
         if not cached and (spent > self.time_budget * (1 + SHRINK_GRACE) or self.stats.programs >= self.max_examples):
@@ -203,9 +221,7 @@ class Explorer:
 
     def _confirmed(self, ran: Ran, sig: str) -> bool:
         """A discrepancy counts only if a second run of the same program shows it again."""
-        lc = self.load(ran.text)
-        options = RunOptions(probe=False, hooks=tuple(self.hooks))
-        again = [run_variant(lc, v, options) for v in self.variants(lc)]
+        again = [r for _, r in self.records(self.load(ran.text))]
         return sig in Ran(ran.program, ran.text, again).discrepancies()
 
     def _say(self, *, now: bool = False) -> None:
@@ -214,7 +230,7 @@ class Explorer:
         self._said = time.monotonic()
         spent = time.monotonic() - self._start
         rate = self.stats.programs / spent if spent > 0 else 0.0
-        valid = 1 - self.stats.rejected / max(self.stats.programs, 1)
+        valid = self.stats.valid_share
         self.progress(f"{self.stats.programs} programs, {rate:.2f}/s, {valid:.0%} valid, "
                       f"{len(self.findings)} finding(s), {spent:.0f}/{self.time_budget:.0f} s")
 
