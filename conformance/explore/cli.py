@@ -52,6 +52,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
         errors.append(f"--fault {args.fault}: no such fault; choose from {', '.join(sorted(FAULTS))}")
     if args.time_budget <= 0 or args.max_examples <= 0:
         errors.append("--time-budget and --max-examples must be positive")
+    out = Path(args.output)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission: a usage error, before any work
+        errors.append(f"-o {out}: cannot be the output folder ({exc.strerror or exc})")
     if errors:
         for e in errors:
             print(f"explore: {e}", file=sys.stderr)

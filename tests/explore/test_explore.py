@@ -84,6 +84,12 @@ def test_the_cli_refuses_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "no such fault" in capsys.readouterr().err
     assert main(["explore", "-o", str(tmp_path), "--backends", "no_such_backend"]) == 2
     assert main(["explore", "-o", str(tmp_path), "--time-budget", "0"]) == 2
+    in_the_way = tmp_path / "a_file"
+    in_the_way.write_text("not a folder")
+    capsys.readouterr()
+    assert main(["explore", "-o", str(in_the_way), "--backends", "none", "--time-budget", "1"]) == 2
+    assert f"-o {in_the_way}: cannot be the output folder" in capsys.readouterr().err
+    assert in_the_way.read_text() == "not a folder"
 
 
 def test_the_cli_writes_findings_and_exits_by_them(tmp_path: Path) -> None:

@@ -668,3 +668,18 @@ def test_committed_cases_conform(case_id: str, backend: str, mode: str, conformi
 )
 def test_committed_cases_conform_under_inductor(case_id: str, backend: str, mode: str, conforming: set[str]) -> None:
     _run_committed(case_id, backend, mode, conforming)
+
+
+def test_the_saved_activation_count_is_read_only_from_a_count_from_the_end() -> None:
+    """How many activations a training graph saves is the partitioner's choice; the probe reads it
+    from the build's wrapper only where the wrapper counts them from the end."""
+    from conformance.probe.subclass_wrapper import _saved_by_build
+
+    body = ("def inner_fn(args):\n    unwrapped_args = []\n    unwrapped_args.append(args[0].a)\n"
+            "    args.clear()\n    unwrapped_outs = compiled_fn(unwrapped_args)\n")
+    from_end = body + ("    start = len(unwrapped_outs) - 3\n"
+                       "    return (unwrapped_outs[0],) + tuple(unwrapped_outs[start:])\n")
+    assert _saved_by_build(from_end) == 3
+    assert _saved_by_build(body + "    return (unwrapped_outs[0],) + tuple(unwrapped_outs[1:])\n") is None
+    assert _saved_by_build(body + "    return (unwrapped_outs[0],)\n") is None
+    assert _saved_by_build("not python (") is None

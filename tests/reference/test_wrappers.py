@@ -304,6 +304,26 @@ def test_per_tensor_layout_passes_every_tensors_symints_and_skips_optional_outpu
         assert list(out[2:]) == activations
 
 
+def _inner_fn(unwrapped: str) -> str:
+    return ("def inner_fn(args):\n    unwrapped_args = []\n" + unwrapped
+            + "    args.clear()\n    unwrapped_outs = compiled_fn(unwrapped_args)\n    return (unwrapped_outs[0],)\n")
+
+
+def test_a_trailing_input_named_by_the_build_is_the_pass_through_and_nothing_else_is() -> None:
+    head = "    unwrapped_args.append(args[0].a)\n"
+    passed = sw.structural_form(_inner_fn(head + "    unwrapped_args.extend(args[1:])\n"))
+    named = head + "    unwrapped_args.append(args[1])\n    unwrapped_args.extend(args[2:])\n"
+    assert sw.structural_form(_inner_fn(named)) == passed
+    # the same slot twice, a skipped slot, two slots swapped: other programs, other forms
+    for wrong in (
+        head + "    unwrapped_args.append(args[2])\n    unwrapped_args.extend(args[2:])\n",
+        head + "    unwrapped_args.append(args[2])\n    unwrapped_args.extend(args[3:])\n",
+        head + "    unwrapped_args.append(args[2])\n    unwrapped_args.append(args[1])\n"
+        "    unwrapped_args.extend(args[3:])\n",
+    ):
+        assert sw.structural_form(_inner_fn(wrong)) != passed, wrong
+
+
 def test_subclass_type_check_is_enforced_by_both_forms() -> None:
     scenario = (["plain", ("plain", "plain")], ["plain"], frozenset(), None, 0, 1)
     generated = _run_subclass(*scenario, generated=True)
