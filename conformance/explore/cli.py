@@ -4,11 +4,13 @@ every distinct discrepancy (findings.md, findings.json, a case file and a reprod
 from __future__ import annotations
 
 import argparse
-import logging
+import json
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
-EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,7 +21,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Draw programs (in-place data and metadata ops, views written through, grad-mode "
         "contexts, aliased inputs, float sweeps) with Hypothesis, run each as a case through the runner and "
         "oracles, confirm each discrepancy by a second run, shrink it, and write one finding per signature. "
-        "Exit status 1 when a finding was written, 2 on bad usage.",
+        "Each worker runs in its own process. Exit status 1 when a finding or crash was written, 2 on bad usage, "
+        "130 when interrupted (what was found is written all the same).",
     )
     p.add_argument("-o", "--output", default="results/explore", metavar="DIR",
                    help="where findings.md, findings.json, findings/ and the Hypothesis database (for resuming) "
@@ -35,53 +38,103 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-float-sweeps", action="store_true", help="leave Python float sweeps out of the programs")
     p.add_argument("--fault", metavar="NAME", help="run against one of the selftest's seeded faults "
                    "(`torch-conformance selftest --list`): the explorer checking itself")
+    p.add_argument("-n", "--workers", type=int, default=1, metavar="N",
+                   help="worker processes, each exploring its own rounds (default 1); a worker that dies (a "
+                   "segfault in the build) is recorded as a crash and started again on its next round")
+    p.add_argument("--shard", default="1/1", metavar="I/N",
+                   help="explore shard I of N only (the rounds I, I+N, ...): one per CI job, merged with --merge")
+    p.add_argument("--merge", nargs="+", metavar="DIR",
+                   help="no exploring: merge the findings.json of these output folders (shards of one seed) into -o")
+    p.add_argument("--known", metavar="RESULTS",
+                   help="a results file of a corpus run on this build: a finding that one of its known failures "
+                   "shows the same way is marked known (default: results/results.jsonl when it exists)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=cmd_explore, needs_torch=True)
 
 
-def cmd_explore(args: argparse.Namespace) -> int:
-    from conformance.explore.emit import emit, write_findings
-    from conformance.explore.engine import Explorer
+def _shard(text: str) -> tuple[int, int] | None:
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        return None
+    return int(match.group(1)) - 1, int(match.group(2))
+
+
+def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[str, Any]]]]:
+    """Every usage error at once, before any work; and the findings to merge, read."""
     from conformance.selection import check_selection
     from conformance.selftest.faults import FAULTS
 
-    backends = tuple(b for b in args.backends.split(",") if b)
-    modes = tuple(m for m in args.modes.split(",") if m)
-    errors = check_selection([], backends, modes)
+    errors = check_selection([], args.backends, args.modes)
     if args.fault is not None and args.fault not in FAULTS:
         errors.append(f"--fault {args.fault}: no such fault; choose from {', '.join(sorted(FAULTS))}")
-    if args.time_budget <= 0 or args.max_examples <= 0:
-        errors.append("--time-budget and --max-examples must be positive")
-    out = Path(args.output)
+    if args.time_budget <= 0 or args.max_examples <= 0 or args.workers <= 0:
+        errors.append("--time-budget, --max-examples and --workers must be positive")
+    if _shard(args.shard) is None:
+        errors.append(f"--shard {args.shard}: expected I/N with 1 <= I <= N, e.g. 2/4")
+    parts = []
+    for d in args.merge or ():
+        try:
+            parts.append((Path(d).resolve(), json.loads((Path(d) / "findings.json").read_text(encoding="utf-8"))))
+        except (OSError, ValueError) as exc:
+            errors.append(f"--merge {d}: no readable findings.json there ({exc})")
+    if args.known and not Path(args.known).is_file():
+        errors.append(f"--known {args.known}: no such results file")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        Path(args.output).mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file in the way, no permission: a usage error, before any work
-        errors.append(f"-o {out}: cannot be the output folder ({exc.strerror or exc})")
-    if errors:
+        errors.append(f"-o {args.output}: cannot be the output folder ({exc.strerror or exc})")
+    return errors, parts
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    from conformance.explore.emit import mark_known, write_report
+    from conformance.explore.supervise import Config, merge_into, supervise, totals_report
+
+    args.backends = tuple(b for b in args.backends.split(",") if b)
+    args.modes = tuple(m for m in args.modes.split(",") if m)
+    errors, parts = _usage(args)
+    shard = _shard(args.shard)
+    if errors or shard is None:
         for e in errors:
             print(f"explore: {e}", file=sys.stderr)
         return EXIT_USAGE
-    hooks = (FAULTS[args.fault].hook(),) if args.fault else ()
-    # the build's own error logs (a guard that fails to build) are findings' details, not progress
-    from torch._logging import set_logs  # type: ignore[attr-defined]  # public API, not in the stub's exports
-
-    set_logs(all=logging.CRITICAL)
-
-    def progress(line: str) -> None:
-        print(f"\r{line}   ", end="", file=sys.stderr, flush=True)
-
-    explorer = Explorer(Path(args.output), backends=backends, modes=modes, hooks=hooks,
+    out = Path(args.output).resolve()
+    if parts:
+        report = merge_into(out, parts)
+    else:
+        config = Config(out=str(out), backends=args.backends, modes=args.modes, fault=args.fault,
                         time_budget=args.time_budget, max_examples=args.max_examples, seed=args.seed,
-                        float_sweeps=not args.no_float_sweeps, progress=None if args.quiet else progress)
-    found = explorer.explore()
-    if not args.quiet:
-        print(file=sys.stderr)
-    emitted = [emit(explorer, f) for f in found.values()]
-    report = write_findings(explorer, emitted)
+                        float_sweeps=not args.no_float_sweeps, shard=shard, workers=args.workers)
+
+        def progress(line: str) -> None:
+            print(f"\r{line}   ", end="", file=sys.stderr, flush=True)
+
+        totals, seconds = supervise(config, None if args.quiet else progress)
+        if not args.quiet:
+            print(file=sys.stderr)
+        report = totals_report(config, totals, seconds)
+    known = Path(args.known or "results/results.jsonl")
+    if known.is_file():
+        for w in mark_known(report, known):
+            print(f"explore: {w}", file=sys.stderr)
+    write_report(out, report)
+    _summary(report, Path(args.output))
+    if report["interrupted"]:
+        return EXIT_INTERRUPTED
+    return EXIT_FOUND if report["findings"] or report["crashes"] else EXIT_OK
+
+
+def _summary(report: dict[str, Any], out: Path) -> None:
+    found, crashes = report["findings"], report["crashes"]
     print(f"explore: {report['programs']} programs in {report['seconds']} s ({report['programs_per_hour']}/hour), "
-          f"{report['valid_share']:.0%} accepted by eager; {len(emitted)} finding(s), {len(report['flaky'])} flaky; "
-          f"wrote {Path(args.output) / 'findings.md'}")
-    for f in emitted:
-        print(f"  {f.signature}  [{len(f.program.statements)} statement(s); "
-              f"{'reproduces' if f.reproduces else 'DOES NOT reproduce'}: {f.case_path}]")
-    return EXIT_FOUND if emitted else EXIT_OK
+          f"{report['valid_share']:.0%} accepted by eager; {len(found)} finding(s), {len(crashes)} crash(es), "
+          f"{len(report['flaky'])} flaky{'; INTERRUPTED' if report['interrupted'] else ''}; "
+          f"wrote {out / 'findings.md'}")
+    for f in found:
+        print(f"  {f['signature']}  [{f['statements']} statement(s); "
+              f"{'reproduces' if f['reproduces'] else 'DOES NOT reproduce'}: {f['case']}"
+              f"{'; known: ' + ', '.join(f['known_by']) if f.get('known_by') else ''}]")
+    for c in crashes:
+        print(f"  {c['signature']}  [{'reproduces' if c['reproduces'] else 'DOES NOT reproduce'}: {c['case']}]")
+    for e in report["worker_errors"]:
+        print(f"explore: {e}", file=sys.stderr)

@@ -34,7 +34,7 @@ def emit(explorer: Explorer, finding: Finding) -> Finding:
     data["summary"] = f"Explorer finding ({finding.signature}): compiled differs from eager."
     name = _slug(finding.signature)
     case_path = folder / f"{name}.yaml"
-    header = (f"# found by `torch-conformance explore` on torch {_torch_version()} ({platform.machine()})\n"
+    header = (f"# found by `torch-conformance explore` on torch {torch_version()} ({platform.machine()})\n"
               f"# {finding.signature}\n")
     write_atomic(case_path, header + yaml.safe_dump(data, sort_keys=False, width=120))
     lc = load_case(case_path, folder)
@@ -52,16 +52,37 @@ def emit(explorer: Explorer, finding: Finding) -> Finding:
                    reproduces=reproduces)
 
 
-def _torch_version() -> str:
+def torch_version() -> str:
     import torch
 
     return str(torch.__version__)
 
 
+def finding_record(f: Finding, out: Path) -> dict[str, Any]:
+    """A finding as findings.json holds it (paths relative to the explorer's output folder)."""
+    return {
+        "signature": f.signature,
+        "statements": len(f.program.statements),
+        "kinds": list(f.program.kinds),
+        "program": f.program.source(),
+        "variant": f.record.variant,
+        "where": f.signature.split(" [", 1)[0],
+        "mismatches": [m.message() for m in f.record.mismatches][:10],
+        "reason": f.record.reason[:2000],
+        "found_after_s": round(f.found_after, 1),
+        "programs_before": f.programs_before,
+        "shrunk": f.shrunk,
+        "case": _relative(f.case_path, out),
+        "case_yaml": Path(f.case_path).read_text(encoding="utf-8") if f.case_path else "",
+        "reproducer": _relative(f.reproducer_path, out),
+        "reproduces": f.reproduces,
+    }
+
+
 def to_json(explorer: Explorer, findings: list[Finding]) -> dict[str, Any]:
     s = explorer.stats
     return {
-        "torch": _torch_version(),
+        "torch": torch_version(),
         "backends": list(explorer.backends),
         "modes": list(explorer.modes),
         "seed": explorer.seed,
@@ -71,26 +92,10 @@ def to_json(explorer: Explorer, findings: list[Finding]) -> dict[str, Any]:
         "valid_share": round(s.valid_share, 3),
         "programs_per_hour": s.per_hour,
         "compile_share": round(s.compile_share, 3),
-        "harness_share": round(1 - s.compile_share, 3) if s.seconds else 0.0,
+        "interrupted": explorer.interrupted,
         "flaky": sorted(set(s.flaky)),
-        "findings": [
-            {
-                "signature": f.signature,
-                "statements": len(f.program.statements),
-                "kinds": list(f.program.kinds),
-                "program": f.program.source(),
-                "variant": f.record.variant,
-                "mismatches": [m.message() for m in f.record.mismatches][:10],
-                "reason": f.record.reason[:2000],
-                "found_after_s": round(f.found_after, 1),
-                "programs_before": f.programs_before,
-                "case": _relative(f.case_path, explorer.out),
-                "case_yaml": Path(f.case_path).read_text(encoding="utf-8") if f.case_path else "",
-                "reproducer": _relative(f.reproducer_path, explorer.out),
-                "reproduces": f.reproduces,
-            }
-            for f in findings
-        ],
+        "findings": [finding_record(f, explorer.out) for f in findings],
+        "crashes": [],
     }
 
 
@@ -103,23 +108,33 @@ def _relative(path: str, root: Path) -> str:
 
 
 def to_markdown(report: dict[str, Any]) -> str:
+    new = [f for f in report["findings"] if not f.get("known_by")]
     out = [
         "# Explorer findings",
         "",
         f"torch {report['torch']}, backends {', '.join(report['backends'])}, modes {', '.join(report['modes'])}, "
         f"seed {report['seed']}: {report['programs']} programs in {report['seconds']} s "
         f"({report['programs_per_hour']}/hour), {report['valid_share']:.0%} accepted by eager, "
-        f"{len(report['findings'])} distinct finding(s), {len(report['flaky'])} flaky.",
+        f"{len(report['findings'])} distinct finding(s) ({len(new)} not among the corpus's known failures), "
+        f"{len(report.get('crashes', []))} crash(es), {len(report['flaky'])} flaky.",
         "",
     ]
+    if report.get("interrupted"):
+        out += ["**Interrupted**: what was found until then is below; a finding not yet shrunk is as first seen.", ""]
+    if report.get("known_from"):
+        out += [f"Known failures read from `{report['known_from']}`.", ""]
     for i, f in enumerate(report["findings"], 1):
+        known = (f"**Known**: the corpus's known failure(s) {', '.join(f'`{k}`' for k in f['known_by'])} fail "
+                 "the same way on this build." if f.get("known_by") else "")
         out += [
             f"## {i}. {f['signature']}",
             "",
-            f"Variant `{f['variant']}`; {f['statements']} statement(s) after shrinking; found after "
+            f"Variant `{f['variant']}`; {f['statements']} statement(s) "
+            f"{'after shrinking' if f.get('shrunk', True) else '(NOT shrunk: interrupted)'}; found after "
             f"{f['found_after_s']} s ({f['programs_before']} programs); the case file "
             f"{'reproduces it' if f['reproduces'] else 'does NOT reproduce it'}.",
             "",
+            *([known, ""] if known else []),
             "```python",
             f["program"].rstrip(),
             "```",
@@ -136,14 +151,59 @@ def to_markdown(report: dict[str, Any]) -> str:
             "```",
             "",
         ]
+    for c in report.get("crashes", []):
+        out += [
+            f"## {c['signature']} ({c['count']} program(s))",
+            "",
+            f"The worker process died running the program below; it was started again on the next round. "
+            f"Rerun: {c['rerun']} ({'reproduces' if c['reproduces'] else 'does NOT reproduce'}). "
+            f"Case file: `{c['case']}`.",
+            "",
+            "```python",
+            c["program"].rstrip(),
+            "```",
+            "",
+        ]
     if report["flaky"]:
         out += ["## Flaky (did not reproduce on a second run; not findings)", ""]
         out += [f"- {s}" for s in report["flaky"]] + [""]
+    if report.get("worker_errors"):
+        out += ["## The explorer's own errors (a bug of ours: please report)", ""]
+        out += [f"- {e}" for e in report["worker_errors"]] + [""]
     return "\n".join(out)
+
+
+def write_report(out: Path, report: dict[str, Any]) -> None:
+    write_atomic(out / "findings.json", json.dumps(report, indent=2) + "\n")
+    write_atomic(out / "findings.md", to_markdown(report))
 
 
 def write_findings(explorer: Explorer, findings: list[Finding]) -> dict[str, Any]:
     report = to_json(explorer, findings)
-    write_atomic(explorer.out / "findings.json", json.dumps(report, indent=2) + "\n")
-    write_atomic(explorer.out / "findings.md", to_markdown(report))
+    write_report(explorer.out, report)
     return report
+
+
+def mark_known(report: dict[str, Any], known: Path) -> list[str]:
+    """Each finding that a known failure of the corpus shows the same way on this build (the same
+    entry point and mode, the same first check at the same place) names those cases; warnings."""
+    from conformance.explore.engine import signature_of
+    from conformance.report.read import ReportInputError, read_results
+
+    try:
+        records = [s.record for s in read_results(known, [])]
+    except ReportInputError as exc:
+        return [f"--known {known}: {exc}; findings not matched against known failures"]
+    warnings = []
+    builds = {r.fingerprint.torch_version for r in records if r.fingerprint.torch_version}
+    if builds and report["torch"] not in builds:
+        warnings.append(f"--known {known}: results of torch {', '.join(sorted(builds))}, not of this build "
+                        f"({report['torch']}); matched all the same")
+    by_where: dict[str, set[str]] = {}
+    for r in records:
+        if r.status in ("xfail", "fail") and r.mismatches:
+            by_where.setdefault(signature_of(r).split(" [", 1)[0], set()).add(r.case_id)
+    for f in report["findings"]:
+        f["known_by"] = sorted(by_where.get(f.get("where", f["signature"].split(" [", 1)[0]), ()))
+    report["known_from"] = str(known)
+    return warnings

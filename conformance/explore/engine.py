@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -89,6 +90,7 @@ class Finding:
     case_path: str = ""
     reproducer_path: str = ""
     reproduces: bool | None = None
+    shrunk: bool = True  # False: kept as first seen, the run interrupted before Hypothesis shrank it
 
 
 @dataclass
@@ -153,12 +155,19 @@ class Explorer:
     seed: int = 0
     float_sweeps: bool = True
     progress: Callable[[str], None] | None = None
+    shard: tuple[int, int] = (0, 1)  # (index, count): this explorer runs rounds index, index + count, ...
+    first_round: int = 0  # of this shard's rounds: where a restarted worker goes on
+    on_finding: Callable[[Finding], None] | None = None  # each finding as soon as it is shrunk
+    on_round: Callable[[int], None] | None = None  # the next round of this shard, after each round
     findings: dict[str, Finding] = field(default_factory=dict)
+    interrupted: bool = False
+    stopping: bool = False  # set (by a signal handler) to stop before the next program
     stats: Stats = field(default_factory=Stats)
     _cache: dict[str, Ran] = field(default_factory=dict)
     _start: float = 0.0
     _said: float = 0.0
     _first_seen: dict[str, tuple[float, int]] = field(default_factory=dict)
+    _pending: dict[str, FindingError] = field(default_factory=dict)  # raised, not yet shrunk
 
     @property
     def work(self) -> Path:
@@ -200,6 +209,8 @@ class Explorer:
         return ran
 
     def _body(self, program: Program) -> None:
+        if self.stopping:
+            raise KeyboardInterrupt
         cached = self.text(program) in self._cache
         spent = time.monotonic() - self._start
         # a program already run costs nothing: Hypothesis replays a shrunk finding, which must fail again
@@ -217,7 +228,9 @@ class Explorer:
                 self.stats.flaky.append(sig)
                 continue
             self._first_seen.setdefault(sig, (time.monotonic() - self._start, self.stats.programs))
-            raise _error_class(sig)(sig, ran, record)
+            error = _error_class(sig)(sig, ran, record)
+            self._pending.setdefault(sig, error)
+            raise error
 
     def _confirmed(self, ran: Ran, sig: str) -> bool:
         """A discrepancy counts only if a second run of the same program shows it again."""
@@ -235,38 +248,60 @@ class Explorer:
                       f"{len(self.findings)} finding(s), {spent:.0f}/{self.time_budget:.0f} s")
 
     def explore(self) -> dict[str, Finding]:
-        """Rounds of search and shrink until a budget is spent; the distinct findings."""
+        """Rounds of search and shrink until a budget is spent or the user interrupts (then the
+        discrepancies seen but not yet shrunk are kept as they were first seen); the distinct findings."""
         self._start = time.monotonic()
         database = DirectoryBasedExampleDatabase(str(self.out / "hypothesis"))
         strategy = programs(float_sweeps=self.float_sweeps)
-        for round_ in range(10_000):
-            @settings(database=database, max_examples=ROUND_EXAMPLES, deadline=None, report_multiple_bugs=True,
-                      suppress_health_check=list(HealthCheck), phases=(Phase.reuse, Phase.generate, Phase.shrink),
-                      print_blob=False)
-            @seed(self.seed * 10_000 + round_)
-            @given(strategy)
-            def search(program: Program) -> None:
-                self._body(program)
-
-            stop = False
-            try:
-                with _quiet():
-                    search()
-            except BaseException as exc:  # Hypothesis raises what the body raised, grouped
-                for leaf in _leaves(exc):
-                    if isinstance(leaf, FindingError) and leaf.signature not in self.findings:
-                        first = self._first_seen.get(leaf.signature, (time.monotonic() - self._start,
-                                                                      self.stats.programs))
-                        self.findings[leaf.signature] = Finding(leaf.signature, leaf.ran.program, leaf.record, *first)
-                        self._say(now=True)
-                    elif isinstance(leaf, _Stop):
-                        stop = True
-                    elif not isinstance(leaf, FindingError):
-                        raise
-            if stop or time.monotonic() - self._start > self.time_budget or self.stats.programs >= self.max_examples:
-                break
+        index, count = self.shard
+        try:
+            for local in itertools.count(self.first_round):
+                if self._round(database, strategy, self.seed * 10_000 + local * count + index):
+                    break
+                if self.on_round is not None:
+                    self.on_round(local + 1)
+                if time.monotonic() - self._start > self.time_budget or self.stats.programs >= self.max_examples:
+                    break
+        except KeyboardInterrupt:
+            self.interrupted = True
+            for sig, error in list(self._pending.items()):
+                if sig not in self.findings:
+                    self._add(error, shrunk=False)
         self.stats.seconds = time.monotonic() - self._start
         return self.findings
+
+    def _round(self, database: DirectoryBasedExampleDatabase, strategy: Any, round_seed: int) -> bool:
+        """One Hypothesis round; True when a budget stopped it."""
+        @settings(database=database, max_examples=ROUND_EXAMPLES, deadline=None, report_multiple_bugs=True,
+                  suppress_health_check=list(HealthCheck), phases=(Phase.reuse, Phase.generate, Phase.shrink),
+                  print_blob=False)
+        @seed(round_seed)
+        @given(strategy)
+        def search(program: Program) -> None:
+            self._body(program)
+
+        stop = False
+        try:
+            with _quiet():
+                search()
+        except BaseException as exc:  # Hypothesis raises what the body raised, grouped
+            for leaf in _leaves(exc):
+                if isinstance(leaf, FindingError) and leaf.signature not in self.findings:
+                    self._add(leaf)
+                elif isinstance(leaf, _Stop):
+                    stop = True
+                elif not isinstance(leaf, FindingError):
+                    raise
+        return stop
+
+    def _add(self, error: FindingError, shrunk: bool = True) -> None:
+        first = self._first_seen.get(error.signature, (time.monotonic() - self._start, self.stats.programs))
+        finding = Finding(error.signature, error.ran.program, error.record, *first, shrunk=shrunk)
+        self.findings[error.signature] = finding
+        self._pending.pop(error.signature, None)
+        self._say(now=True)
+        if self.on_finding is not None:
+            self.on_finding(finding)
 
 
 def _leaves(exc: BaseException) -> Iterator[BaseException]:

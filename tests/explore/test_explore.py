@@ -4,15 +4,22 @@ shrunk and handed back as a case file that fails the same way, and its signature
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conformance.cli import main
-from conformance.explore.emit import emit, write_findings
+from conformance.explore.emit import emit, mark_known, to_markdown, write_findings, write_report
 from conformance.explore.engine import Explorer, signature_of
 from conformance.explore.grammar import Program, programs
+from conformance.explore.supervise import Config, _run_case, merge_into, supervise, totals_report, worker_main
 from conformance.loader import load_case
 from conformance.results import MismatchRecord, ResultRecord
 from conformance.selftest.faults import FAULTS
@@ -113,3 +120,136 @@ def test_a_fixed_seed_smoke_run_under_aot_eager_hands_back_only_findings_that_re
     emitted = [emit(explorer, f) for f in found.values()]
     assert all(f.reproduces for f in emitted), [f.signature for f in emitted if not f.reproduces]
     assert all(len(f.program.statements) <= 8 for f in emitted)
+
+
+def _dies_on_its_third_program(config: Config, worker: int, first_round: int, budget: float) -> None:
+    """A worker whose build segfaults on the third program of its first life (in the worker process)."""
+    if first_round == 0:
+        ran = Explorer.run
+        count = [0]
+
+        def run(self: Explorer, program: Program) -> Any:
+            count[0] += 1
+            if count[0] == 3:
+                os.kill(os.getpid(), signal.SIGSEGV)
+            return ran(self, program)
+
+        Explorer.run = run  # type: ignore[method-assign]  # this process only: it is the worker
+    worker_main(config, worker, first_round, budget)
+
+
+def _dies_again(case: str, fault: str | None) -> None:
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+@pytest.mark.parametrize("confirm", [_run_case, _dies_again])
+def test_a_worker_that_dies_costs_the_program_it_ran_and_nothing_else(confirm: Any, tmp_path: Path) -> None:
+    config = Config(out=str(tmp_path), backends=("none",), modes=("inference",), fault="input_mutation_dropped",
+                    time_budget=25, max_examples=10_000, seed=0, float_sweeps=True)
+    totals, _ = supervise(config, target=_dies_on_its_third_program, confirm=confirm)
+    assert list(totals.crashes) == ["crash SIGSEGV"]
+    crash = totals.crashes["crash SIGSEGV"]
+    assert crash["reproduces"] is (confirm is _dies_again), crash["rerun"]
+    assert "def f(" in crash["program"] and Path(crash["case"]).is_file()
+    assert totals.programs > 2 and totals.findings, "the worker was not started again after its crash"
+    report = totals_report(config, totals, 25.0)
+    write_report(tmp_path, report)
+    assert "crash SIGSEGV" in (tmp_path / "findings.md").read_text()
+    assert (tmp_path / report["crashes"][0]["case"]).is_file()
+
+
+def test_an_interrupted_exploration_keeps_what_it_found(tmp_path: Path) -> None:
+    """Ctrl-C (or a cancelled CI job's SIGTERM) while a finding is being shrunk: the findings seen so far
+    are written, the one not yet shrunk as first seen, and the status says interrupted."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "conformance", "explore", "-o", str(out), "--backends", "none",
+                             "--time-budget", "300", "-q", "--fault", "input_mutation_dropped", "-n", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        states = [json.loads(p.read_text() or "{}") for p in out.glob("shards/*/state.json")]
+        if any(s.get("findings") for s in states):
+            break
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    text, _ = proc.communicate(timeout=200)
+    assert proc.returncode == 130, text
+    report = json.loads((out / "findings.json").read_text())
+    assert report["interrupted"] and report["findings"] and report["programs"] > 0
+    assert "Interrupted" in (out / "findings.md").read_text()
+
+
+def test_a_finding_not_yet_shrunk_when_interrupted_is_kept_as_first_seen(tmp_path: Path) -> None:
+    class StopAtFirstFinding(Explorer):
+        def _body(self, program: Program) -> None:
+            try:
+                super()._body(program)
+            except AssertionError:
+                self.stopping = True  # as the worker's SIGINT handler does
+                raise
+
+    explorer = StopAtFirstFinding(tmp_path, backends=("none",), hooks=(FAULTS["input_mutation_dropped"].hook(),),
+                                  time_budget=60, seed=1)
+    found = explorer.explore()
+    assert explorer.interrupted and len(found) == 1
+    assert next(iter(found.values())).shrunk is False
+
+
+def _part(root: Path, signature: str, statements: int, programs: int) -> tuple[Path, dict[str, Any]]:
+    (root / "findings").mkdir(parents=True)
+    (root / "findings" / f"{root.name}.yaml").write_text("# a case\n")
+    finding = {"signature": signature, "statements": statements, "found_after_s": 1.0, "case":
+               f"findings/{root.name}.yaml", "reproducer": "", "program": "def f(a): ...", "mismatches": [],
+               "variant": "cpu-aot_eager-inference", "programs_before": 1, "reproduces": True, "reason": "",
+               "case_yaml": "# a case\n"}
+    return root, {"torch": "x", "backends": ["aot_eager"], "modes": ["inference"], "seed": 0,
+                  "seconds": 10.0 + programs, "programs": programs, "eager_rejected": 1, "flaky": ["s"],
+                  "findings": [finding], "crashes": []}
+
+
+def test_shards_merge_into_one_report_one_finding_per_signature(tmp_path: Path) -> None:
+    parts = [_part(tmp_path / "a", "same", 4, 100), _part(tmp_path / "b", "same", 2, 50),
+             _part(tmp_path / "c", "other", 3, 10)]
+    report = merge_into(tmp_path / "merged", parts)
+    assert report["programs"] == 160 and report["eager_rejected"] == 3 and report["seconds"] == 110.0
+    kept = {f["signature"]: f for f in report["findings"]}
+    assert set(kept) == {"same", "other"} and kept["same"]["statements"] == 2  # the shorter program
+    assert (tmp_path / "merged" / kept["same"]["case"]).read_text() == "# a case\n"
+    assert kept["same"]["case"] == "findings/b.yaml"
+
+
+def test_the_cli_merges_shards_and_refuses_what_it_cannot_read(tmp_path: Path) -> None:
+    for root, report in (_part(tmp_path / "a", "same", 4, 100), _part(tmp_path / "b", "other", 1, 5)):
+        (root / "findings.json").write_text(json.dumps(report))
+    out = tmp_path / "merged"
+    assert main(["explore", "--merge", str(tmp_path / "a"), str(tmp_path / "b"), "-o", str(out),
+                 "--known", str(tmp_path / "none.jsonl")]) == 2  # a --known file that is not there
+    assert main(["explore", "--merge", str(tmp_path / "a"), str(tmp_path / "nowhere"), "-o", str(out)]) == 2
+    assert main(["explore", "--shard", "3/2", "-o", str(out)]) == 2
+    assert main(["explore", "--merge", str(tmp_path / "a"), str(tmp_path / "b"), "-o", str(out)]) == 1
+    assert len(json.loads((out / "findings.json").read_text())["findings"]) == 2
+
+
+def test_a_finding_that_a_known_failure_shows_the_same_way_is_marked_known(tmp_path: Path) -> None:
+    def record(case_id: str, status: str, where: str) -> ResultRecord:
+        return ResultRecord(case_id=case_id, variant="cpu-aot_eager-inference", status=status,
+                            mismatches=(MismatchRecord(check="storage_offset", where=where, expected="3", actual="0"),))
+
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(r.to_json_line() for r in (
+        record("mutation_epilogue/known_one", "xfail", "input a"),
+        record("mutation_epilogue/passing", "pass", "input a"),
+        record("mutation_epilogue/elsewhere", "xfail", "out[0]"))))
+    report: dict[str, Any] = {"torch": "2.13.0", "findings": [
+        {"signature": "aot_eager-inference storage_offset @ input [input]", "where":
+         "aot_eager-inference storage_offset @ input", "statements": 1},
+        {"signature": "aot_eager-training storage_offset @ input [input]", "where":
+         "aot_eager-training storage_offset @ input", "statements": 1}]}
+    mark_known(report, results)
+    assert [f["known_by"] for f in report["findings"]] == [["mutation_epilogue/known_one"], []]
+    assert "**Known**" in to_markdown({**report, "backends": [], "modes": [], "seed": 0, "programs": 1,
+                                       "seconds": 1, "programs_per_hour": 1, "valid_share": 1.0, "flaky": [],
+                                       "findings": [{**report["findings"][0], "variant": "v", "found_after_s": 0,
+                                                     "programs_before": 0, "reproduces": True, "program": "",
+                                                     "mismatches": [], "reason": "", "case": "", "case_yaml": "",
+                                                     "reproducer": ""}]})
