@@ -217,6 +217,54 @@ def conformance(session: nox.Session) -> None:
             session.log(f"the run selected no item: {results} and the report were left as they were")
 
 
+def matrix_choices(choice: str, session: nox.Session | None = None) -> list[str]:
+    """The builds of `--torch LIST` (comma-separated choices) or `--torch releases`: every release
+    since 2.10 that the index offers (scripts/torch_releases.py), plus nightly when its index is set."""
+    if choice != "releases":
+        choices = [c for c in choice.split(",") if c]
+        for c in choices:
+            torch_install_args(c, os.environ.get(NIGHTLY_ENV) or "-")  # a bad choice fails before any install
+        return choices
+    args = [sys.executable, str(ROOT / "scripts" / "torch_releases.py"), "--plain"]
+    if os.environ.get(NIGHTLY_ENV):
+        args.append("--nightly")
+    out = subprocess.run(args, capture_output=True, text=True, check=False)  # noqa: S603  # our own script
+    if out.returncode != 0:
+        raise ChoiceError(f"--torch releases: could not list the index's releases: {out.stderr.strip()[-500:]}")
+    return out.stdout.split()
+
+
+@nox.session
+def matrix(session: nox.Session) -> None:
+    """Every case on several builds, each from its own environment under .nox/_torch (reused), results
+    merged into one report: `-- --torch 2.10.0,2.11.0,2.15.0` or `-- --torch releases` (every release
+    since 2.10 the index offers, plus nightly when TORCH_CONFORMANCE_NIGHTLY_INDEX is set); `-o DIR`
+    for the report folder (default reports/); the rest goes to `torch-conformance run`."""
+    choice, rest = split_torch_arg(list(session.posargs))
+    out = _option_value(rest, "-o") or "reports"
+    rest = [a for i, a in enumerate(rest) if a != "-o" and (i == 0 or rest[i - 1] != "-o")]
+    try:
+        choices = matrix_choices("releases" if choice == "auto" else choice, session)
+    except ChoiceError as exc:
+        session.error(str(exc))
+    session.install("-e", ".")
+    if not any(a == "-n" or a.startswith("-n") for a in rest):
+        rest = ["-n", "auto", *rest]
+    results = []
+    for c in choices:
+        install_torch(session, c)  # the session's path now leads to this choice's environment
+        path = Path("results") / "matrix" / torch_env_dir(c).name / "results.jsonl"
+        started = time.time()
+        session.log(f"matrix: build {c} ({len(results) + 1} of {len(choices)})")
+        # a build's failures are the report's content, not the matrix's failure
+        session.run("torch-conformance", "run", "-q", "--results", str(path), *rest, success_codes=[0, 1])
+        if path.is_file() and path.stat().st_mtime >= started - 1:
+            results.append(str(path))
+    if not results:
+        session.error("matrix: no build produced results")
+    session.run("torch-conformance", "report", *results, "-o", out, "--exit-zero")
+
+
 @nox.session
 def report(session: nox.Session) -> None:
     """Render reports/ from results files (default results/results.jsonl), or `-- diff A B`; no torch needed."""

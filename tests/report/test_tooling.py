@@ -112,3 +112,9 @@ def test_workflow_runs_the_matrix_and_gates_on_the_merged_report() -> None:
     gate = merge_job["steps"][-1]
     assert "steps.report.outcome != 'success'" in gate["if"] and "exit 1" in gate["run"]
     assert "://" not in WORKFLOW.read_text()  # no package host: the nightly index is a repository variable
+
+
+def test_the_matrix_takes_a_list_of_builds_and_refuses_a_bad_one_before_installing() -> None:
+    assert noxfile.matrix_choices("2.10.0,2.15.0") == ["2.10.0", "2.15.0"]
+    with pytest.raises(noxfile.ChoiceError, match="tomorrow"):
+        noxfile.matrix_choices("2.13.0,tomorrow's")
