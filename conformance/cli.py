@@ -72,15 +72,41 @@ def cmd_validate(args: argparse.Namespace) -> int:
     cases, errors = load_all(paths, root if root.is_dir() else None, check)
     for err in errors:
         print(err)
+    parity_errors = _check_parity(root, paths, [c.id for c in cases])
+    for line in parity_errors:
+        print(line)
     files = len(cases) + len({e.path for e in errors})
     if errors:
         print(f"{len(errors)} error(s) in {len({e.path for e in errors})} of {files} case file(s)", file=sys.stderr)
         return EXIT_USAGE
-    if not cases:
+    if parity_errors:
+        print(f"{len(parity_errors)} error(s) in the upstream parity mapping", file=sys.stderr)
+        return EXIT_USAGE
+    if not cases and not any(p.name == "UPSTREAM.yaml" for p in paths):
         print(f"no case files (*.yaml) under {', '.join(map(str, paths))}", file=sys.stderr)
         return EXIT_USAGE
     print(f"{len(cases)} case file(s) valid")
     return EXIT_OK
+
+
+def _check_parity(root: Path, paths: list[Path], case_ids: list[str]) -> list[str]:
+    """The upstream parity mapping's errors: its schema, and (when the whole cases folder was
+    validated, so every id is known) each case id it names that no case has."""
+    from conformance.loader import CaseLoadError
+    from conformance.parity import load_parity, parity_path
+
+    path = parity_path(root)
+    if not path.is_file() or not any(p.resolve() in (root.resolve(), path.resolve()) for p in paths):
+        return []
+    try:
+        parity = load_parity(path)
+    except CaseLoadError as exc:
+        return [str(e) for e in exc.errors]
+    if not any(p.resolve() == root.resolve() for p in paths):
+        from conformance.loader import load_all
+
+        case_ids = [c.id for c in load_all([root], root)[0]]
+    return parity.dangling(case_ids)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

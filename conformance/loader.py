@@ -25,6 +25,11 @@ from pydantic import BaseModel, ValidationError
 from conformance.schema import Case
 
 CASE_SUFFIXES = (".yaml", ".yml")
+NOT_CASES = frozenset({"UPSTREAM.yaml"})  # data beside the cases, not a case: the upstream parity mapping
+
+
+def is_case_file(path: Path) -> bool:
+    return path.suffix in CASE_SUFFIXES and path.name not in NOT_CASES
 Loc = tuple[str | int, ...]
 
 
@@ -392,8 +397,8 @@ def discover(paths: Iterable[Path]) -> list[Path]:
     found: set[Path] = set()
     for p in paths:
         if p.is_dir():
-            found.update(q for q in p.rglob("*") if q.suffix in CASE_SUFFIXES and q.is_file())
-        elif p.suffix in CASE_SUFFIXES:
+            found.update(q for q in p.rglob("*") if is_case_file(q) and q.is_file())
+        elif is_case_file(p):
             found.add(p)
     return sorted(found, key=lambda q: q.as_posix())
 

@@ -34,7 +34,7 @@ from conformance.guard import (
     grace,
     set_memory_limit,
 )
-from conformance.loader import CASE_SUFFIXES, CaseError, CaseLoadError, LoadedCase, case_id_for, load_case
+from conformance.loader import CaseError, CaseLoadError, LoadedCase, case_id_for, is_case_file, load_case
 from conformance.options import BY_NAME, OPTIONS, check_number, csv, shard_of
 from conformance.results import ResultRecord, ResultsWriter
 
@@ -281,7 +281,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     config = parent.config
-    if not _active(config) or file_path.suffix not in CASE_SUFFIXES:
+    if not _active(config) or not is_case_file(file_path):
         return None
     root = config.stash[_STATE].root
     if not file_path.resolve().is_relative_to(root):

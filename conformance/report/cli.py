@@ -6,8 +6,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.options import BY_NAME, csv
+
+if TYPE_CHECKING:
+    from conformance.parity import ParityFile
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 DEFAULT_OUT = "reports"
@@ -47,6 +51,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--expectations", default=None, metavar="PATHS",
                    help="the expectation files the runs used (comma-separated); entries that matched no item of "
                    f"any build are listed as stale [env {BY_NAME['expectations'].env}]")
+    p.add_argument("--parity", default=None, metavar="PATH",
+                   help="the upstream parity mapping whose table the report shows (default: UPSTREAM.yaml in the "
+                   f"cases folder, {BY_NAME['cases'].env_default()}, when it is there)")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 once the report is written, whatever it shows (for a rendering step that is "
                    "not a gate)")
@@ -72,7 +79,7 @@ def cmd_report(args: argparse.Namespace) -> int:
               "report would overwrite or remove; write the report elsewhere, e.g. -o reports", file=sys.stderr)
         return EXIT_USAGE
     try:
-        report = merge(paths, expectations=expectations)
+        report = merge(paths, expectations=expectations, parity=_parity(args.parity))
     except ReportInputError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -89,6 +96,22 @@ def cmd_report(args: argparse.Namespace) -> int:
         src = s.record.known_failure.source if s.record.known_failure else "?"
         print(f"xpass: {s.record.case_id} [{s.record.variant}] passes; retire the expectation in {src}")
     return EXIT_OK if args.exit_zero else report.exit_code()
+
+
+def _parity(given: str | None) -> ParityFile | None:
+    from conformance.loader import CaseLoadError
+    from conformance.parity import load_parity, parity_path
+    from conformance.report import ReportInputError
+
+    path = Path(given) if given else parity_path(Path(BY_NAME["cases"].env_default()))
+    if not path.is_file():
+        if given:
+            raise ReportInputError(f"--parity {given}: no such file")
+        return None
+    try:
+        return load_parity(path).mapping
+    except CaseLoadError as exc:
+        raise ReportInputError("; ".join(str(e) for e in exc.errors[:3])) from None
 
 
 def diff_parser() -> argparse.ArgumentParser:

@@ -55,6 +55,7 @@ def compat_document(report: Report) -> dict[str, Any]:
             for s in report.xpasses
         ],
         "stale_expectations": report.stale,
+        "upstream_parity": report.parity_rows(),
         "recompiled": [{**ref(s), "recompiles": s.record.recompiles} for s in report.recompiled],
         "compiled_nothing": [ref(s) for s in report.compiled_nothing],
         "dropped_duplicates": report.dropped,

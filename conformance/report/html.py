@@ -116,4 +116,5 @@ def render_html(report: Report) -> str:
         devices=sorted({d for b in report.builds for d in report.devices(b.id)}),
         exit_code=report.exit_code(),
         verdict_word=VERDICT_WORD,
+        parity=report.parity_rows(),
     )

@@ -107,12 +107,36 @@ def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section afte
                    f"({_esc(e['link'])})")
 
     out += _compile_counts(report)
+    out += _parity(report)
 
     if report.dropped:
         out += ["", "## Superseded records", ""]
         out += [f"- {_esc(d['case_id'])} [{_esc(d['variant'])}] on {_esc(d['build'])}: {_esc(d['dropped'])} "
                 f"superseded by {_esc(d['kept'])}" for d in report.dropped]
     return "\n".join(out) + "\n"
+
+
+def _parity(report: Report) -> list[str]:
+    rows = report.parity_rows()
+    if not rows:
+        return []
+    builds = report.builds
+    out = ["", "## Upstream parity", "",
+           "PyTorch's own tests for these changes (`cases/UPSTREAM.yaml`): mapped = a case here checks the test's "
+           "scenario black-box; per build, how many mapped tests pass / are known failures / fail / did not run.", "",
+           "| upstream file | revision | tests | behavioural | mapped | white-box | not portable | "
+           + " | ".join(_esc(b.label) for b in builds) + " |",
+           "|---|---|---:|---:|---:|---:|---:|" + "---|" * len(builds)]
+    for r in rows:
+        cells = []
+        for b in builds:
+            c = r["builds"].get(b.id, {})
+            cells.append(f"{c.get('pass', 0)} / {c.get('known', 0)} / {c.get('fail', 0)} / {c.get('not run', 0)}")
+        share = f" ({r['mapped'] / r['behavioural']:.0%})" if r["behavioural"] else ""
+        name = "**total**" if r["file"] == "total" else f"`{_esc(r['file'])}`"
+        out.append(f"| {name} | {_esc(r['revision'])} | {r['tests']} | {r['behavioural']} | {r['mapped']}{share} | "
+                   f"{r['white_box']} | {r['not_portable']} | " + " | ".join(cells) + " |")
+    return out
 
 
 def _compile_counts(report: Report) -> list[str]:

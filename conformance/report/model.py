@@ -21,6 +21,8 @@ from packaging.version import InvalidVersion, Version
 
 from conformance.behaviors import IDS as BEHAVIORS
 from conformance.core.entry import AOT_FUNCTION, NONE
+from conformance.parity import ParityFile
+from conformance.parity import table as parity_table
 from conformance.report.read import (
     ReportInputError,
     RunInfo,
@@ -161,6 +163,17 @@ class Report:
     expectation_files: list[str] = field(default_factory=list)
     runs: list[RunInfo] = field(default_factory=list)
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
+    parity: ParityFile | None = None  # the upstream parity mapping, when given
+
+    def parity_rows(self) -> list[dict[str, Any]]:
+        """Per upstream test file and in total: tests, behavioural, mapped; per build, the mapped tests
+        whose cases pass / are known failures / fail / did not run there."""
+        if self.parity is None:
+            return []
+        statuses: dict[str, dict[str, list[str]]] = {b.id: {} for b in self.builds}
+        for s in self.records:
+            statuses.setdefault(s.build, {}).setdefault(s.record.case_id, []).append(s.record.status)
+        return parity_table(self.parity, statuses)
 
     # ------------------------------------------------------------------ derived views
     @property
@@ -303,7 +316,7 @@ def _date(s: Sourced) -> str:
     return s.record.fingerprint.date or ""
 
 
-def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = ()) -> Report:
+def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = (), parity: ParityFile | None = None) -> Report:
     """Read and merge results files (or compat.json reports) into one report model.
 
     A results file's run manifest (beside it) adds what the run selected and whether it
@@ -336,7 +349,8 @@ def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = ()) -> Report
         b.records = sum(1 for s in kept if s.build == b.id)
     stale = _stale(expectations, kept) if expectations else []
     report = Report(inputs=inputs, builds=builds, records=kept, dropped=dropped, problems=problems, stale=stale,
-                    expectation_files=[str(p) for p in expectations], runs=sorted(runs, key=lambda r: r.source))
+                    expectation_files=[str(p) for p in expectations], runs=sorted(runs, key=lambda r: r.source),
+                    parity=parity)
     for run in report.cut_short:
         problems.append(Problem("run-cut-short", f"{run.source}: the run started {run.manifest.started} never "
                                 "finished (its process was killed or crashed); items it had not finished are error "

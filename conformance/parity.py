@@ -1,0 +1,134 @@
+"""Upstream parity: which of PyTorch's own tests for the five changes run here, as which cases.
+
+The mapping is data, `cases/UPSTREAM.yaml`: per upstream test file the revision read, and per test
+either the case ids that check its scenario black-box, or why none does (`white_box`: it asserts
+generated source or graph text only; `not_portable`: it needs what a case cannot be). `validate`
+checks every case id it names; the report counts, per build, how many mapped tests pass.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+PARITY_FILE = "UPSTREAM.yaml"
+
+_Text = Annotated[str, StringConstraints(min_length=1, max_length=400)]
+_CaseId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(/[a-z0-9_.-]+)+$", max_length=200)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class UpstreamTest(_Strict):
+    file: Annotated[str, StringConstraints(pattern=r"^test/.+\.py$")]
+    test: Annotated[str, StringConstraints(pattern=r"^([A-Za-z_]\w*\.)?test\w*$")]
+    cases: tuple[_CaseId, ...] = Field((), description="cases that check this test's scenario black-box")
+    white_box: _Text | None = Field(None, description="why it has no behaviour to port (asserts generated text)")
+    not_portable: _Text | None = Field(None, description="what a case cannot express for it")
+    note: _Text | None = Field(None, description="how the case departs from the upstream scenario")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> UpstreamTest:
+        given = [k for k in ("cases", "white_box", "not_portable") if getattr(self, k)]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of cases, white_box, not_portable (got {', '.join(given) or 'none'})")
+        return self
+
+    @property
+    def behavioural(self) -> bool:
+        return self.white_box is None
+
+
+class ParityFile(_Strict):
+    revisions: dict[Annotated[str, StringConstraints(pattern=r"^test/.+\.py$")], _Text] = Field(
+        description="upstream test file -> the revision read (a commit, or `unknown` with where it was read)")
+    tests: tuple[UpstreamTest, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ParityFile:
+        seen: Counter[tuple[str, str]] = Counter((t.file, t.test) for t in self.tests)
+        twice = [f"{f}::{t}" for (f, t), n in seen.items() if n > 1]
+        if twice:
+            raise ValueError(f"tests listed twice: {', '.join(twice[:5])}")
+        unread = sorted({t.file for t in self.tests} - set(self.revisions))
+        if unread:
+            raise ValueError(f"no revision given for {', '.join(unread)}")
+        return self
+
+
+@dataclass(frozen=True)
+class Parity:
+    mapping: ParityFile
+    lines: Mapping[tuple[str | int, ...], int]
+    path: str
+
+    def dangling(self, case_ids: Iterable[str]) -> list[str]:
+        """`path:line: field: message` for every case id the mapping names that no case file has."""
+        known = set(case_ids)
+        out = []
+        for i, t in enumerate(self.mapping.tests):
+            for j, cid in enumerate(t.cases):
+                if cid not in known:
+                    line = self.lines.get(("tests", i, "cases", j), self.lines.get(("tests", i), 1))
+                    out.append(f"{self.path}:{line}: tests.{i}.cases.{j}: no case {cid!r} ({t.file}::{t.test})")
+        return out
+
+
+def parity_path(cases_root: Path) -> Path:
+    return cases_root / PARITY_FILE
+
+
+def load_parity(path: Path) -> Parity:
+    """The mapping, or CaseLoadError with `path:line: field: message` errors."""
+    from conformance.loader import load_model
+
+    mapping, lines = load_model(path, ParityFile, "an upstream parity file")
+    return Parity(mapping, lines, str(path))
+
+
+def summary(mapping: ParityFile) -> list[dict[str, Any]]:
+    """Per upstream file (then a total): tests, behavioural tests, mapped, white-box, not portable."""
+    rows: dict[str, Counter[str]] = {}
+    for t in mapping.tests:
+        c = rows.setdefault(t.file, Counter())
+        c["tests"] += 1
+        c["behavioural"] += t.behavioural
+        c["mapped"] += bool(t.cases)
+        c["white_box"] += t.white_box is not None
+        c["not_portable"] += t.not_portable is not None
+    total: Counter[str] = Counter()
+    for c in rows.values():
+        total.update(c)
+    out = [{"file": f, "revision": mapping.revisions[f], **c} for f, c in sorted(rows.items())]
+    return [*out, {"file": "total", "revision": "", **total}]
+
+
+def outcome(statuses: Iterable[str]) -> str:
+    """One mapped test on one build, from the statuses of its cases' items there: `pass` when every
+    item that ran passed; `known` when the rest are known failures; `fail` when any failed or
+    errored; `not run` when none ran (all skipped, or the cases are not in the results)."""
+    ran = [s for s in statuses if s not in ("skip",)]
+    if not ran:
+        return "not run"
+    if any(s in ("fail", "error", "xpass") for s in ran):
+        return "fail"
+    return "known" if any(s == "xfail" for s in ran) else "pass"
+
+
+def table(mapping: ParityFile, statuses: Mapping[str, Mapping[str, list[str]]]) -> list[dict[str, Any]]:
+    """`summary` with, per build, how the mapped tests fare: statuses[build][case_id] -> item statuses."""
+    rows = summary(mapping)
+    for row in rows:
+        tests = [t for t in mapping.tests if t.cases and row["file"] in (t.file, "total")]
+        row["builds"] = {
+            build: dict(Counter(outcome(s for cid in t.cases for s in by_case.get(cid, ())) for t in tests))
+            for build, by_case in statuses.items()
+        }
+    return rows

@@ -1,0 +1,106 @@
+"""Upstream parity: the mapping of PyTorch's own tests to cases is strict data, every case id it
+names exists, and the report counts per build how the mapped tests fare."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.loader import CaseLoadError, load_all
+from conformance.parity import PARITY_FILE, load_parity, outcome, summary
+from conformance.report import merge, write_report
+from tests.report.conftest import record, write_results
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "cases"
+MAPPING = CASES / PARITY_FILE
+
+
+def test_every_case_id_the_committed_mapping_names_exists() -> None:
+    parity = load_parity(MAPPING)
+    ids = [c.id for c in load_all([CASES], CASES)[0]]
+    assert parity.dangling(ids) == []
+
+
+def test_the_committed_mapping_maps_at_least_nine_in_ten_behavioural_tests() -> None:
+    total = summary(load_parity(MAPPING).mapping)[-1]
+    assert total["mapped"] >= 0.9 * total["behavioural"], total
+
+
+def _cases_with(tmp_path: Path, mapping: str) -> Path:
+    root = tmp_path / "cases"
+    (root / "mutation_epilogue").mkdir(parents=True)
+    shutil.copy(CASES / "mutation_epilogue" / "data_mutation_nonleaf.yaml", root / "mutation_epilogue" / "a.yaml")
+    (root / PARITY_FILE).write_text(mapping)
+    return root
+
+
+GOOD = """\
+revisions:
+  test/functorch/test_x.py: abc123
+tests:
+  - {file: test/functorch/test_x.py, test: test_mapped, cases: [mutation_epilogue/a]}
+  - {file: test/functorch/test_x.py, test: T.test_source_text, white_box: asserts the generated source only}
+  - {file: test/functorch/test_x.py, test: test_dist, not_portable: needs torch.distributed}
+"""
+
+
+def test_validate_checks_the_mapping_beside_the_cases(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _cases_with(tmp_path, GOOD)
+    assert main(["validate", "--cases", str(root), str(root)]) == 0
+    (root / PARITY_FILE).write_text(GOOD.replace("cases: [mutation_epilogue/a]", "cases: [mutation_epilogue/gone]"))
+    assert main(["validate", "--cases", str(root), str(root)]) == 2
+    assert f"{root / PARITY_FILE}:4: tests.0.cases.0: no case 'mutation_epilogue/gone'" in capsys.readouterr().out
+    # the mapping alone, named on the command line, is checked against every case too
+    assert main(["validate", "--cases", str(root), str(root / PARITY_FILE)]) == 2
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("{file: test/functorch/test_x.py, test: test_both, cases: [mutation_epilogue/a], white_box: x}",
+     "exactly one of cases, white_box, not_portable"),
+    ("{file: test/functorch/test_x.py, test: test_neither}", "exactly one of cases, white_box, not_portable"),
+    ("{file: test/functorch/test_y.py, test: test_unread, not_portable: x}", "no revision given"),
+    ("{file: test/functorch/test_x.py, test: test_mapped, not_portable: x}", "tests listed twice"),
+    ("{file: test/functorch/test_x.py, test: test_typo, cases: [mutation_epilogue/a], cass: []}", "cass"),
+])
+def test_a_bad_mapping_entry_is_an_error_at_a_line(entry: str, message: str, tmp_path: Path) -> None:
+    path = tmp_path / PARITY_FILE
+    path.write_text(GOOD + f"  - {entry}\n")
+    with pytest.raises(CaseLoadError) as exc:
+        load_parity(path)
+    assert message in str(exc.value) and f"{path}:" in str(exc.value)
+
+
+def test_the_mapping_is_not_collected_as_a_case(tmp_path: Path) -> None:
+    root = _cases_with(tmp_path, GOOD)
+    cases, errors = load_all([root], root)
+    assert [c.id for c in cases] == ["mutation_epilogue/a"] and errors == []
+
+
+def test_a_mapped_test_passes_only_when_every_item_that_ran_passed() -> None:
+    assert outcome(["pass", "skip", "pass"]) == "pass"
+    assert outcome(["pass", "xfail"]) == "known"
+    assert outcome(["pass", "xfail", "fail"]) == "fail"
+    assert outcome(["pass", "error"]) == "fail"
+    assert outcome(["xpass"]) == "fail"
+    assert outcome(["skip"]) == "not run" and outcome([]) == "not run"
+
+
+def test_the_report_shows_the_parity_table_per_build(tmp_path: Path) -> None:
+    mapping = load_parity(_cases_with(tmp_path, GOOD + "  - {file: test/functorch/test_x.py, test: test_other, "
+                                      "cases: [mutation_epilogue/b]}\n") / PARITY_FILE).mapping
+    results = write_results(tmp_path / "r.jsonl", [
+        record("mutation_epilogue/a", "cpu-aot_eager-inference", "pass"),
+        record("mutation_epilogue/a", "cpu-inductor-inference", "pass"),
+        record("mutation_epilogue/b", "cpu-aot_eager-inference", "fail")])
+    report = merge([results], parity=mapping)
+    rows = {r["file"]: r for r in report.parity_rows()}
+    assert rows["total"]["tests"] == 4 and rows["total"]["behavioural"] == 3 and rows["total"]["mapped"] == 2
+    assert rows["total"]["builds"][report.builds[0].id] == {"pass": 1, "fail": 1}
+    write_report(report, tmp_path / "out")
+    md = (tmp_path / "out" / "compat.md").read_text()
+    assert "## Upstream parity" in md and "| 1 / 0 / 1 / 0 |" in md and "2 (67%)" in md
+    assert 'id="parity"' in (tmp_path / "out" / "index.html").read_text()
