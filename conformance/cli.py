@@ -85,7 +85,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not cases and not any(p.name == "UPSTREAM.yaml" for p in paths):
         print(f"no case files (*.yaml) under {', '.join(map(str, paths))}", file=sys.stderr)
         return EXIT_USAGE
-    print(f"{len(cases)} case file(s) valid")
+    if cases:
+        print(f"{len(cases)} case file(s) valid")
+    parity = root / "UPSTREAM.yaml"
+    if parity.is_file() and any(p.resolve() in (parity.resolve(), root.resolve()) for p in paths):
+        print("the upstream parity mapping is valid: every case id it names exists")
     return EXIT_OK
 
 
