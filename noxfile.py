@@ -1,5 +1,6 @@
-"""nox sessions: `conformance` (run every case, write results and the report), `report`, `tests`,
-`explore` (generated programs, findings), `selftest`, `bench`, `lint`, `typecheck`.
+"""nox sessions: `conformance` (run every case, write results and the report), `matrix` (the same on
+several builds, one report), `report`, `tests`, `explore` (generated programs, findings), `selftest`,
+`bench`, `lint`, `typecheck`.
 
 Which torch a session tests is chosen by `--torch CHOICE` in the posargs or the
 TORCH_CONFORMANCE_TORCH environment variable (posargs win):
