@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,8 +59,21 @@ def short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
 def exception_summary(exc: BaseException | None) -> str:
+    """The exception's type and first line, and its cause's when it wraps one (a backend's failure
+    says only `backend=... raised:`); object addresses left out, so that runs compare equal."""
     if exc is None:
         return "no exception"
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {first}"[:300]
+    text = f"{type(exc).__name__}: {_first_line(exc)}"
+    cause = exc.__cause__ or getattr(exc, "inner_exception", None)
+    if isinstance(cause, BaseException) and cause is not exc:
+        text += f" (caused by {type(cause).__name__}: {_first_line(cause)})"
+    return _ADDRESS.sub(" at 0x...", text)[:400]

@@ -96,3 +96,21 @@ def test_a_storage_swapped_twice_is_seen_though_the_allocator_reuses_the_freed_a
     lc = load_case(case, tmp_path)
     statuses = [run_variant(lc, Variant("cpu", "none", "inference"), RunOptions(probe=False)) for _ in range(5)]
     assert [r.status for r in statuses] == ["pass"] * 5, [m.message() for r in statuses for m in r.mismatches]
+
+
+def test_an_exception_that_wraps_another_is_summarised_with_its_cause_and_without_addresses() -> None:
+    from conformance.core.mismatch import exception_summary
+
+    class Counter:
+        pass
+
+    try:
+        try:
+            raise AssertionError("the real reason")
+        except AssertionError as inner:
+            raise RuntimeError(f"backend={Counter()!r} raised:\n{inner}") from inner
+    except RuntimeError as exc:
+        text = exception_summary(exc)
+    assert "caused by AssertionError: the real reason" in text, text
+    assert " at 0x" not in text.replace(" at 0x...", ""), text
+    assert exception_summary(None) == "no exception"
