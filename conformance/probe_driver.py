@@ -14,6 +14,7 @@ from conformance.core.call import act, backward, call
 from conformance.core.compile import make_function
 from conformance.core.entry import AOT_FUNCTION
 from conformance.core.mismatch import exception_summary
+from conformance.core.state import ambient, restore_ambient
 from conformance.loader import LoadedCase
 from conformance.probe import GraphSignature, match_outputs, probe_compiles
 from conformance.probe.scalar_recompile import ScalarSweep
@@ -59,15 +60,15 @@ def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) 
 
     Tensors the program reaches through its arguments (module parameters and buffers, an
     optimizer's state) are observed as attributes, so that a region that lifts them can be described."""
-    inputs = _inputs_for(lc, variant, k, classes)
-    hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
-    grad = torch.is_grad_enabled()
+    modes = ambient()  # call k's `before:` runs here, its `after:` (which may reset them) does not
     try:
+        inputs = _inputs_for(lc, variant, k, classes)
+        hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
         with torch.set_grad_enabled(lc.case.grad_enabled):
             return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes),
                            inputs.args, attributes=hidden)
     finally:
-        torch.set_grad_enabled(grad)
+        restore_ambient(modes)
 
 
 def _scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:

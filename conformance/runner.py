@@ -29,6 +29,7 @@ from conformance.core.build import BuiltInputs
 from conformance.core.check import Hooks, Outcome, Target, run_passes
 from conformance.core.compile import CountingBackend
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable, exception_summary
+from conformance.core.state import ambient, restore_ambient
 from conformance.devices import probe as probe_device
 from conformance.expectations import BuildFacts
 from conformance.fingerprint import build_fingerprint, device_fingerprint
@@ -166,6 +167,7 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
     if not dev.available:
         return done("skip", reason=f"device {variant.device}: {dev.reason}", skip_kind="device")
     harness = _Harness(lc, variant, options, timer)
+    modes = ambient()  # an item leaves the worker's modes as it found them, whatever its actions did
     try:
         # the build's warnings are data for the record, never errors of ours (pytest may run
         # with filterwarnings=error)
@@ -175,6 +177,7 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
                 outcome = _execute(lc, variant, harness)
             finally:
                 caught.extend(log)
+                restore_ambient(modes)
     except FeatureUnavailable as exc:
         return done("skip", reason=str(exc), skip_kind="feature")
     except HookNotApplicable as exc:

@@ -201,6 +201,15 @@ class Ambient:
     autocast: tuple[tuple[str, bool], ...]
 
 
+def restore_ambient(before: Ambient) -> None:
+    """Put grad mode and autocast back as they were (a caller action may have changed them and
+    left the reset to an `after:` block that did not run: the probe replays `before:` only)."""
+    torch.set_grad_enabled(before.grad_enabled)
+    for dev, enabled in before.autocast:
+        if _safe(lambda d=dev: torch.is_autocast_enabled(d), None) != enabled:
+            _safe(lambda d=dev, e=enabled: torch.set_autocast_enabled(d, e), None)
+
+
 def ambient() -> Ambient:
     autocast = []
     for dev in ("cpu", "cuda"):

@@ -7,6 +7,8 @@ import ast
 import sys
 from pathlib import Path
 
+import pytest
+
 from conformance.core import CORE_MODULES
 from conformance.reproducer.bundle import core_source
 
@@ -114,3 +116,37 @@ def test_an_exception_that_wraps_another_is_summarised_with_its_cause_and_withou
     assert "caused by AssertionError: the real reason" in text, text
     assert " at 0x" not in text.replace(" at 0x...", ""), text
     assert exception_summary(None) == "no exception"
+
+
+@pytest.mark.parametrize("probe", [True, False])
+def test_an_item_leaves_the_workers_modes_as_it_found_them(probe: bool, tmp_path: Path) -> None:
+    """A caller action that turns autocast on (its reset left to `after:`, which the probe's replay
+    of `before:` does not run, or missing) must not leak into the items after it in the worker."""
+    import textwrap
+
+    import torch
+
+    from conformance.loader import load_case
+    from conformance.runner import RunOptions, run_variant
+    from conformance.variants import Variant
+
+    case = tmp_path / "autocast.yaml"
+    case.write_text(textwrap.dedent("""\
+        behavior: runtime_wrapper
+        summary: autocast turned on by the caller before the call and never reset.
+        upstream: [https://github.com/pytorch/pytorch/pull/181271]
+        inputs:
+          x: {tensor: {shape: [4, 4]}}
+        calls:
+          - before: |
+              torch.set_autocast_enabled(x.device.type, True)
+              torch.set_grad_enabled(False)
+        program: |
+          def f(x):
+              return x * 2
+        backends: [aot_eager]
+        """))
+    lc = load_case(case, tmp_path)
+    assert not torch.is_autocast_enabled("cpu") and torch.is_grad_enabled()
+    run_variant(lc, Variant("cpu", "aot_eager", "inference"), RunOptions(probe=probe))
+    assert not torch.is_autocast_enabled("cpu") and torch.is_grad_enabled()
