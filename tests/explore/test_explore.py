@@ -114,7 +114,7 @@ def test_the_cli_writes_findings_and_exits_by_them(tmp_path: Path) -> None:
 def test_a_fixed_seed_smoke_run_under_aot_eager_hands_back_only_findings_that_reproduce(tmp_path: Path) -> None:
     """What CI runs on every build: a short fixed-seed exploration of the real compiler. Whatever it
     finds on this build, each finding's emitted case file must fail the same way again."""
-    explorer = Explorer(tmp_path, backends=("aot_eager",), time_budget=30, seed=0)
+    explorer = Explorer(tmp_path, backends=("aot_eager",), time_budget=60, seed=0)
     found = explorer.explore()
     assert explorer.stats.programs >= 20
     emitted = [emit(explorer, f) for f in found.values()]
