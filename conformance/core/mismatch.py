@@ -62,7 +62,7 @@ def short(value: Any, limit: int = 160) -> str:
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def _first_line(exc: BaseException) -> str:
+def _exception_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else ""
 
@@ -72,8 +72,8 @@ def exception_summary(exc: BaseException | None) -> str:
     says only `backend=... raised:`); object addresses left out, so that runs compare equal."""
     if exc is None:
         return "no exception"
-    text = f"{type(exc).__name__}: {_first_line(exc)}"
+    text = f"{type(exc).__name__}: {_exception_line(exc)}"
     cause = exc.__cause__ or getattr(exc, "inner_exception", None)
     if isinstance(cause, BaseException) and cause is not exc:
-        text += f" (caused by {type(cause).__name__}: {_first_line(cause)})"
+        text += f" (caused by {type(cause).__name__}: {_exception_line(cause)})"
     return _ADDRESS.sub(" at 0x...", text)[:400]

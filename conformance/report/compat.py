@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from conformance import __version__
+from conformance.report.history import history, mechanism_history
 from conformance.report.model import Report
 from conformance.report.read import COMPAT_SCHEMA, Sourced
 from conformance.results import STATUSES
@@ -22,6 +23,17 @@ def record_json(report: Report, s: Sourced) -> dict[str, Any]:
 
 def ref(s: Sourced) -> dict[str, str]:
     return {"build": s.build, "case_id": s.record.case_id, "variant": s.record.variant, "status": s.record.status}
+
+
+def _history(report: Report) -> dict[str, Any]:
+    builds, rows = history(report)
+    return {
+        "builds": [b.id for b in builds],
+        "mechanisms": dict(mechanism_history(report)),
+        "changed": [{"case_id": r.case_id, "variant": r.variant, "statuses": list(r.statuses),
+                     "first_failing": r.first_failing, "first_fixed": r.first_fixed,
+                     "regressions": list(r.regressions)} for r in rows if r.changes],
+    }
 
 
 def compat_document(report: Report) -> dict[str, Any]:
@@ -56,6 +68,7 @@ def compat_document(report: Report) -> dict[str, Any]:
         ],
         "stale_expectations": report.stale,
         "upstream_parity": report.parity_rows(),
+        "history": _history(report),
         "recompiled": [{**ref(s), "recompiles": s.record.recompiles} for s in report.recompiled],
         "compiled_nothing": [ref(s) for s in report.compiled_nothing],
         "dropped_duplicates": report.dropped,

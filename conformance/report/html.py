@@ -18,6 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from conformance import __version__
+from conformance.report.history import history, mechanism_history
 from conformance.report.model import FAILING, NO_DEVICE, QUIET_VERDICTS, VERDICT_WORD, Cell, Report, behavior_of, clip
 from conformance.report.read import Sourced
 from conformance.results import STATUSES
@@ -117,4 +118,13 @@ def render_html(report: Report) -> str:
         exit_code=report.exit_code(),
         verdict_word=VERDICT_WORD,
         parity=report.parity_rows(),
+        timeline=_timeline(report),
     )
+
+
+def _timeline(report: Report) -> dict[str, Any] | None:
+    if len(report.builds) < 2:
+        return None
+    builds, rows = history(report)
+    return {"builds": builds, "total": len(rows), "changed": [r for r in rows if r.changes],
+            "mechanisms": mechanism_history(report), "label": {b.id: b.torch_version for b in builds}}

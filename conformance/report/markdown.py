@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from conformance.report.history import history, mechanism_history
 from conformance.report.model import NO_DEVICE, PROBE_STATUSES, VERDICT_WORD, Cell, Report, behavior_of, clip
 from conformance.report.read import Sourced
 from conformance.results import STATUSES
@@ -29,7 +30,7 @@ def _column(report: Report, build: str, device: str) -> str:
     return f"{_esc(report.build(build).label)} · {_esc(device)}"
 
 
-def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section after another
+def render_markdown(report: Report) -> str:  # one section after another
     out: list[str] = ["# torch-conformance compatibility report", ""]
     n_files = len(report.inputs)
     bad, note = report.headline()
@@ -63,18 +64,8 @@ def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section afte
             "—" if d == NO_DEVICE and not c.ran and not c.counts["skip"] else cell_text(c)
             for c, (_, d) in zip(cells, columns, strict=True)) + " |")
 
-    out += ["", "## Mechanisms each build was seen to generate", "",
-            "Internals-probe verdicts per behaviour (conforms / diverges / unknown-form / absent, counted over "
-            "items; unknown-form: the build follows a calling convention the reference does not model yet), and "
-            "the generated-code artifacts captured.", ""]
-    out.append("| build | " + " | ".join(report.declared) + " | artifacts seen |")
-    out.append("|---|" + "---|" * 6)
-    for b in report.builds:
-        mech = report.mechanisms(b.id)
-        probes = mech["probes"]
-        row = [" / ".join(str(probes[x][st]) for st in PROBE_STATUSES) for x in report.declared]
-        seen = ", ".join(f"`{_esc(k)}` ({v})" for k, v in mech["seen"].items()) or "none"
-        out.append(f"| {_esc(b.label)} | " + " | ".join(row) + f" | {seen} |")
+    out += _mechanisms(report)
+    out += _history(report)
 
     if report.problems:
         out += ["", "## Problems", ""]
@@ -114,6 +105,45 @@ def render_markdown(report: Report) -> str:  # noqa: PLR0912  # one section afte
         out += [f"- {_esc(d['case_id'])} [{_esc(d['variant'])}] on {_esc(d['build'])}: {_esc(d['dropped'])} "
                 f"superseded by {_esc(d['kept'])}" for d in report.dropped]
     return "\n".join(out) + "\n"
+
+
+def _mechanisms(report: Report) -> list[str]:
+    out = ["", "## Mechanisms each build was seen to generate", "",
+            "Internals-probe verdicts per behaviour (conforms / diverges / unknown-form / absent, counted over "
+            "items; unknown-form: the build follows a calling convention the reference does not model yet), and "
+            "the generated-code artifacts captured.", ""]
+    out.append("| build | " + " | ".join(report.declared) + " | artifacts seen |")
+    out.append("|---|" + "---|" * 6)
+    for b in report.builds:
+        mech = report.mechanisms(b.id)
+        probes = mech["probes"]
+        row = [" / ".join(str(probes[x][st]) for st in PROBE_STATUSES) for x in report.declared]
+        seen = ", ".join(f"`{_esc(k)}` ({v})" for k, v in mech["seen"].items()) or "none"
+        out.append(f"| {_esc(b.label)} | " + " | ".join(row) + f" | {seen} |")
+    return out
+
+
+def _history(report: Report) -> list[str]:
+    if len(report.builds) < 2:
+        return []
+    builds, rows = history(report)
+    changed = [r for r in rows if r.changes]
+    label = {b.id: b.torch_version for b in builds}
+    out = ["", f"## History across releases ({len(changed)} of {len(rows)} items change status)", "",
+           "Builds in release order. Per item that does not hold the same on every build: its status on each, "
+           "the first release where it fails (a known failure counts), the first after that where it passes "
+           "again, and each regression (fails where the release before passed).", "",
+           "| behaviour | " + " | ".join(report.declared) + " |", "|---|" + "---|" * len(report.declared)]
+    for b, words in zip(builds, zip(*[w for _, w in mechanism_history(report)], strict=True), strict=True):
+        out.append(f"| internals on {_esc(b.torch_version)} | " + " | ".join(words) + " |")
+    out += ["", "| item | " + " | ".join(_esc(b.torch_version) for b in builds)
+            + " | first failing | first fixed | regressions |", "|---|" + "---|" * (len(builds) + 3)]
+    for r in changed:
+        cells = [s or "—" for s in r.statuses]
+        out.append(f"| `{_esc(r.case_id)}` [{_esc(r.variant)}] | " + " | ".join(cells) + " | "
+                   f"{_esc(label.get(r.first_failing or '', '—'))} | {_esc(label.get(r.first_fixed or '', '—'))} | "
+                   f"{_esc(', '.join(label[b] for b in r.regressions) or '—')} |")
+    return out
 
 
 def _parity(report: Report) -> list[str]:

@@ -18,8 +18,10 @@ from tests.templates import case_text
 RecordFactory = Callable[..., ResultRecord]
 
 BUILDS = {
+    "2.12.1": ("2.12.1+cu130", "0d43ae8a1a94b34dbb58ffaeb6fd75e1fa4e9a2b"),
     "2.13.0": ("2.13.0+cpu", "cf30153c4c131c8164ee7798e5022d810682e2cb"),
     "2.14.1": ("2.14.1+cpu", "5c4886908584029761b579af026dcfb627c84070"),
+    "2.16.0.dev20261120": ("2.16.0.dev20261120+cpu", "9b2f6c1e0d1d4b8a8f3e2a7c5d6e4f3a2b1c0d9e"),
 }
 
 

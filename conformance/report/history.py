@@ -1,0 +1,97 @@
+"""A case's history across releases: its status on each build in release order, the first release
+where it fails, the first where it is fixed, and each regression between consecutive releases;
+and the same for each internals mechanism (absent -> conforms -> diverges)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from conformance.report.model import Build, Report
+
+BAD = frozenset({"fail", "xfail", "error"})  # the contract does not hold there (known or not)
+GOOD = frozenset({"pass", "xpass"})
+
+
+def release_key(build: Build) -> tuple[int, Version | str, str]:
+    """Builds in release order: by torch version (a local tag such as +cpu ignored; a nightly
+    2.16.0.devN sorts before 2.16.0), then by id; an unparsable version last."""
+    try:
+        return (0, Version(Version(build.torch_version).public), build.id)
+    except InvalidVersion:
+        return (1, build.torch_version, build.id)
+
+
+def in_release_order(builds: Sequence[Build]) -> list[Build]:
+    return sorted(builds, key=release_key)
+
+
+@dataclass(frozen=True)
+class Row:
+    case_id: str
+    variant: str
+    statuses: tuple[str | None, ...]  # per build in release order; None: not run there (or skipped)
+    first_failing: str | None  # the build id where it first fails
+    first_fixed: str | None  # the first build after a failing one where it passes again
+    regressions: tuple[str, ...]  # build ids where it fails after passing on the release before
+
+    @property
+    def changes(self) -> bool:
+        seen = {s in BAD for s in self.statuses if s is not None}
+        return len(seen) > 1
+
+
+def timeline(statuses: Sequence[str | None], ids: Sequence[str]) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """(first failing, first fixed after it, regressions) over statuses in release order."""
+    first_failing = first_fixed = None
+    regressions = []
+    previous: str | None = None
+    for status, build in zip(statuses, ids, strict=True):
+        if status is None:
+            continue
+        if status in BAD:
+            first_failing = first_failing or build
+            if previous in GOOD:
+                regressions.append(build)
+        elif first_failing is not None and first_fixed is None:
+            first_fixed = build
+        previous = status
+    return first_failing, first_fixed, tuple(regressions)
+
+
+def history(report: Report) -> tuple[list[Build], list[Row]]:
+    """Every case x variant of the report, with its status per build in release order."""
+    builds = in_release_order(report.builds)
+    ids = [b.id for b in builds]
+    by_item: dict[tuple[str, str], dict[str, str]] = {}
+    for s in report.records:
+        if s.record.status == "skip":
+            continue
+        by_item.setdefault((s.record.case_id, s.record.variant), {})[s.build] = s.record.status
+    rows = []
+    for (case_id, variant), per_build in sorted(by_item.items()):
+        statuses = tuple(per_build.get(b) for b in ids)
+        rows.append(Row(case_id, variant, statuses, *timeline(statuses, ids)))
+    return builds, rows
+
+
+def mechanism_word(counts: dict[str, int]) -> str:
+    """One word for a behaviour's probe verdicts on one build."""
+    if counts.get("diverges"):
+        return "diverges"
+    if counts.get("unknown-form"):
+        return "unknown-form"
+    if counts.get("conforms"):
+        return "conforms"
+    return "absent" if counts.get("absent") else "-"
+
+
+def mechanism_history(report: Report) -> list[tuple[str, list[str]]]:
+    """Per behaviour, its internals verdict on each build in release order."""
+    builds = in_release_order(report.builds)
+    per_build = {b.id: report.mechanisms(b.id)["probes"] for b in builds}
+    return [(beh, [mechanism_word(per_build[b.id].get(beh, {})) for b in builds]) for beh in report.declared]

@@ -1,0 +1,50 @@
+"""A case's history across releases: status per build in release order, first failing, first fixed,
+regressions; the same per internals mechanism; shown in compat.md, compat.json and index.html."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conformance.report import merge, write_report
+from conformance.report.history import history, timeline
+from tests.report.conftest import record, write_results
+
+
+def test_first_failing_first_fixed_and_regressions_follow_release_order() -> None:
+    ids = ["2.10", "2.11", "2.12", "2.13", "2.14"]
+    assert timeline(["pass", "fail", "xfail", "pass", "pass"], ids) == ("2.11", "2.13", ("2.11",))
+    assert timeline(["fail", "pass", "fail", None, "pass"], ids) == ("2.10", "2.11", ("2.12",))
+    assert timeline([None, "pass", "pass", "pass", "error"], ids) == ("2.14", None, ("2.14",))
+    assert timeline(["pass", None, "fail", "fail", "fail"], ids) == ("2.12", None, ("2.12",))  # a gap is skipped
+    assert timeline(["pass"] * 5, ids) == (None, None, ())
+
+
+def test_builds_are_ordered_by_release_not_by_input_and_a_nightly_comes_last(tmp_path: Path) -> None:
+    files = [write_results(tmp_path / f"{b}.jsonl", [record("mutation_epilogue/a", status=st, build=b)])
+             for b, st in (("2.16.0.dev20261120", "pass"), ("2.13.0", "fail"), ("2.12.1", "pass"),
+                           ("2.14.1", "fail"))]
+    report = merge(files)
+    builds, rows = history(report)
+    assert [b.torch_version for b in builds] == ["2.12.1+cu130", "2.13.0+cpu", "2.14.1+cpu", "2.16.0.dev20261120+cpu"]
+    (row,) = rows
+    assert row.statuses == ("pass", "fail", "fail", "pass") and row.changes
+    assert [report.build(b).torch_version for b in (row.first_failing, row.first_fixed)] == [
+        "2.13.0+cpu", "2.16.0.dev20261120+cpu"]
+    write_report(report, tmp_path / "out")
+    md = (tmp_path / "out" / "compat.md").read_text()
+    assert "## History across releases (1 of 1 items change status)" in md
+    assert "| `mutation_epilogue/a` [cpu-aot_eager-inference] | pass | fail | fail | pass | 2.13.0+cpu | " \
+           "2.16.0.dev20261120+cpu | 2.13.0+cpu |" in md
+    doc = json.loads((tmp_path / "out" / "compat.json").read_text())
+    assert doc["history"]["changed"][0]["statuses"] == ["pass", "fail", "fail", "pass"]
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert 'id="history"' in page and "first fixed" in page
+
+
+def test_an_item_that_holds_the_same_everywhere_is_not_listed_as_changing(tmp_path: Path) -> None:
+    files = [write_results(tmp_path / f"{b}.jsonl", [record("mutation_epilogue/a", status="xfail", build=b),
+                                                     record("mutation_epilogue/b", status="pass", build=b)])
+             for b in ("2.13.0", "2.14.1")]
+    _, rows = history(merge(files))
+    assert [r.changes for r in rows] == [False, False]
