@@ -54,7 +54,16 @@ def worker_shard(config: Config, worker: int) -> tuple[int, int]:
     return index + count * worker, count * config.workers
 
 
-def worker_main(config: Config, worker: int, first_round: int, budget: float) -> None:
+@dataclass(frozen=True)
+class Budget:
+    """What one worker life may spend: seconds, and programs (its share of --max-examples, less what
+    its earlier lives ran)."""
+
+    seconds: float
+    programs: int
+
+
+def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -> None:
     """One worker's life: explore its shard, saving state after each program batch, round and finding."""
     import logging
 
@@ -68,8 +77,8 @@ def worker_main(config: Config, worker: int, first_round: int, budget: float) ->
     out = shard_dir(config, worker)
     out.mkdir(parents=True, exist_ok=True)
     hooks = (FAULTS[config.fault].hook(),) if config.fault else ()
-    explorer = Explorer(out, backends=config.backends, modes=config.modes, hooks=hooks, time_budget=budget,
-                        max_examples=config.max_examples, seed=config.seed, float_sweeps=config.float_sweeps,
+    explorer = Explorer(out, backends=config.backends, modes=config.modes, hooks=hooks, time_budget=budget.seconds,
+                        max_examples=budget.programs, seed=config.seed, float_sweeps=config.float_sweeps,
                         shard=worker_shard(config, worker), first_round=first_round)
     records: list[dict[str, Any]] = []
     state = {"next_round": first_round, "done": False}
@@ -166,7 +175,7 @@ class _Life:
     first_round: int
 
 
-Target = Callable[[Config, int, int, float], None]
+Target = Callable[[Config, int, int, Budget], None]
 
 
 def supervise(config: Config, progress: Callable[[str], None] | None = None, target: Target = worker_main,
@@ -176,12 +185,14 @@ def supervise(config: Config, progress: Callable[[str], None] | None = None, tar
     start = time.monotonic()
     totals = Totals()
     lives: dict[int, _Life] = {}
+    ran: dict[int, int] = dict.fromkeys(range(config.workers), 0)  # programs per worker, over its lives
+    share = -(-config.max_examples // config.workers)
     for d in (shard_dir(config, w) for w in range(config.workers)):
         for stale in (STATE, RUNNING):
             (d / stale).unlink(missing_ok=True)
 
     def begin(w: int, first_round: int) -> None:
-        budget = config.time_budget - (time.monotonic() - start)
+        budget = Budget(config.time_budget - (time.monotonic() - start), share - ran[w])
         p = ctx.Process(target=target, args=(config, w, first_round, budget), daemon=True)
         p.start()
         lives[w] = _Life(p, time.monotonic() - start, first_round)
@@ -191,6 +202,7 @@ def supervise(config: Config, progress: Callable[[str], None] | None = None, tar
         d = shard_dir(config, w)
         state = _read(d / STATE)
         totals.absorb(state, d, life.started)
+        ran[w] += state.get("programs", 0)
         if state.get("done"):
             return
         why = _signal_name(life.process.exitcode)
@@ -199,7 +211,7 @@ def supervise(config: Config, progress: Callable[[str], None] | None = None, tar
         elif (d / RUNNING).exists():
             _crash(totals, d, why, fault=config.fault, confirm=confirm, when=time.monotonic() - start)
         left = config.time_budget - (time.monotonic() - start)
-        if left > RESTART_FLOOR and totals.programs < config.max_examples and not totals.interrupted:
+        if left > RESTART_FLOOR and ran[w] < share and not totals.interrupted:
             begin(w, state.get("next_round", life.first_round) + 1)  # the round that killed it is skipped
 
     for w in range(config.workers):
