@@ -240,9 +240,10 @@ def matrix(session: nox.Session) -> None:
     """Every case on several builds, each from its own environment under .nox/_torch (reused), results
     merged into one report: `-- --torch 2.10.0,2.11.0,2.15.0` or `-- --torch releases` (every release
     since 2.10 the index offers, plus nightly when TORCH_CONFORMANCE_NIGHTLY_INDEX is set); `-o DIR`
-    for the report folder (default reports/); the rest goes to `torch-conformance run`."""
+    for the report folder (default reports/releases: the published matrix; `conformance` writes reports/);
+    the rest goes to `torch-conformance run`."""
     choice, rest = split_torch_arg(list(session.posargs))
-    out = _option_value(rest, "-o") or "reports"
+    out = _option_value(rest, "-o") or "reports/releases"
     rest = [a for i, a in enumerate(rest) if a != "-o" and (i == 0 or rest[i - 1] != "-o")]
     try:
         choices = matrix_choices("releases" if choice == "auto" else choice, session)
