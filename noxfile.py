@@ -252,7 +252,7 @@ def matrix(session: nox.Session) -> None:
     session.install("-e", ".")
     if not any(a == "-n" or a.startswith("-n") for a in rest):
         rest = ["-n", "auto", *rest]
-    results = []
+    results: list[str] = []
     for c in choices:
         install_torch(session, c)  # the session's path now leads to this choice's environment
         path = Path("results") / "matrix" / torch_env_dir(c).name / "results.jsonl"

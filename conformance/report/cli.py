@@ -90,6 +90,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if report.dropped:
         print(f"inputs overlap: {len(report.dropped)} superseded record(s) left out (the latest per build, case "
               "and variant is kept; listed in compat.md)")
+    changed = report.changed_cases()
+    if changed:
+        print(f"stale: {len(changed)} case file(s) changed since their results were made (this report shows the "
+              f"old ones; rerun them): {', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}",
+              file=sys.stderr)
     for item in report.stale:
         print(f"stale expectation: {item['source']}: {item['case']} matched no item; retire or fix it")
     for s in report.xpasses:

@@ -10,6 +10,7 @@ depends on the time the report is made, so the same inputs give byte-identical f
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -164,6 +165,22 @@ class Report:
     runs: list[RunInfo] = field(default_factory=list)
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
     parity: ParityFile | None = None  # the upstream parity mapping, when given
+
+    def changed_cases(self) -> list[str]:
+        """Case files (relative paths, as the runs named them) that changed or went away since their
+        records were made: the report shows results of case files that are no longer these."""
+        made: dict[str, set[str]] = {}
+        for s in self.records:
+            if s.record.case_file and s.record.case_sha256 and not Path(s.record.case_file).is_absolute():
+                made.setdefault(s.record.case_file, set()).add(s.record.case_sha256)
+        out = []
+        for path, hashes in sorted(made.items()):
+            p = Path(path)
+            if not p.is_file():
+                out.append(f"{path} (gone)")
+            elif hashlib.sha256(p.read_bytes()).hexdigest() not in hashes:
+                out.append(path)
+        return out
 
     def parity_rows(self) -> list[dict[str, Any]]:
         """Per upstream test file and in total: tests, behavioural, mapped; per build, the mapped tests

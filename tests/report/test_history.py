@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from conformance.report import merge, write_report
 from conformance.report.history import history, timeline
@@ -48,3 +49,26 @@ def test_an_item_that_holds_the_same_everywhere_is_not_listed_as_changing(tmp_pa
              for b in ("2.13.0", "2.14.1")]
     _, rows = history(merge(files))
     assert [r.changes for r in rows] == [False, False]
+
+
+def test_the_report_warns_when_case_files_changed_since_their_results(tmp_path: Path, monkeypatch: Any,
+                                                                      capsys: Any) -> None:
+    import hashlib
+
+    from conformance.cli import main
+    from tests.report.conftest import changed
+
+    monkeypatch.chdir(tmp_path)
+    case = tmp_path / "cases" / "mutation_epilogue" / "a.yaml"
+    case.parent.mkdir(parents=True)
+    case.write_text("the case as it was run\n")
+    made = hashlib.sha256(case.read_bytes()).hexdigest()
+    results = write_results(tmp_path / "r.jsonl", [
+        changed(record("mutation_epilogue/a"), case_file="cases/mutation_epilogue/a.yaml", case_sha256=made),
+        changed(record("mutation_epilogue/b"), case_file="cases/mutation_epilogue/b.yaml", case_sha256=made)])
+    assert merge([results]).changed_cases() == ["cases/mutation_epilogue/b.yaml (gone)"]
+    case.write_text("edited since\n")
+    assert merge([results]).changed_cases() == ["cases/mutation_epilogue/a.yaml",
+                                                "cases/mutation_epilogue/b.yaml (gone)"]
+    main(["report", str(results), "-o", str(tmp_path / "out"), "--exit-zero"])
+    assert "stale: 2 case file(s) changed since their results were made" in capsys.readouterr().err
