@@ -22,9 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.cli import main
+from conformance.loader import discover
 
 REPO = Path(__file__).parents[2]
-CORPUS = sorted((REPO / "cases").rglob("*.yaml"))
+CORPUS = discover([REPO / "cases"])
 ERROR_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<field>[^:\n]+): (?P<message>.+)$")
 
 Mutation = Callable[[str, st.DataObject], str | bytes]
