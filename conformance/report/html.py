@@ -119,7 +119,23 @@ def render_html(report: Report) -> str:
         verdict_word=VERDICT_WORD,
         parity=report.parity_rows(),
         timeline=_timeline(report),
+        attention=_attention(report),
     )
+
+
+def _attention(report: Report) -> dict[str, Any]:
+    """What the page shows first: every failing item with its first mismatch, and every regression."""
+    failures = [{"status": s.record.status, "case_id": s.record.case_id, "variant": s.record.variant,
+                 "build": report.build(s.build).label, "link": report.links.get(report.key(s)),
+                 "first": clip(s.record.mismatches[0].message() if s.record.mismatches else s.record.reason, 300)}
+                for s in report.failures]
+    regressions = []
+    if len(report.builds) > 1:
+        builds, rows = history(report)
+        label = {b.id: b.torch_version for b in builds}
+        regressions = [{"case_id": r.case_id, "variant": r.variant, "on": ", ".join(label[b] for b in r.regressions)}
+                       for r in rows if r.regressions]
+    return {"failures": failures, "regressions": regressions}
 
 
 def _timeline(report: Report) -> dict[str, Any] | None:

@@ -42,6 +42,30 @@ def render_markdown(report: Report) -> str:  # one section after another
         out.append("")
         out.append(f"The inputs overlap: {len(report.dropped)} record(s) were superseded by a later record of the "
                    "same build, case and variant and left out (listed at the end).")
+    # what needs a person first: problems, failures, regressions, expectations to retire
+    if report.problems:
+        out += ["", "## Problems", ""]
+        out += [f"- **{_esc(p.kind)}**: {_esc(p.message)}" for p in report.problems]
+
+    failures = [s for s in report.failures if s.record.status != "xpass"]
+    out += ["", f"## Failures ({len(failures)})", ""]
+    if not failures:
+        out.append("None.")
+    for s in failures:
+        out += _failure(report, s)
+
+    out += ["", f"## Known failures that now pass: retire them ({len(report.xpasses)})", ""]
+    if not report.xpasses:
+        out.append("None.")
+    for s in report.xpasses:
+        kf = s.record.known_failure
+        where = f"{kf.source} ({kf.link})" if kf else "?"
+        link = report.links.get(report.key(s))
+        out.append(f"- `{_esc(s.record.case_id)}` [{_esc(s.record.variant)}] on {_esc(report.build(s.build).label)}: "
+                   f"retire the expectation in {_esc(where)}" + (f" — [reproducer]({link})" if link else ""))
+
+    out += _regressions(report)
+
     out += ["", "## Builds", "", "| build | torch | git | CUDA / ROCm | Python | platform | harness | records |",
             "|---|---|---|---|---|---|---|---|"]
     for b in report.builds:
@@ -66,27 +90,6 @@ def render_markdown(report: Report) -> str:  # one section after another
 
     out += _mechanisms(report)
     out += _history(report)
-
-    if report.problems:
-        out += ["", "## Problems", ""]
-        out += [f"- **{_esc(p.kind)}**: {_esc(p.message)}" for p in report.problems]
-
-    failures = [s for s in report.failures if s.record.status != "xpass"]
-    out += ["", f"## Failures ({len(failures)})", ""]
-    if not failures:
-        out.append("None.")
-    for s in failures:
-        out += _failure(report, s)
-
-    out += ["", f"## Known failures that now pass: retire them ({len(report.xpasses)})", ""]
-    if not report.xpasses:
-        out.append("None.")
-    for s in report.xpasses:
-        kf = s.record.known_failure
-        where = f"{kf.source} ({kf.link})" if kf else "?"
-        link = report.links.get(report.key(s))
-        out.append(f"- `{_esc(s.record.case_id)}` [{_esc(s.record.variant)}] on {_esc(report.build(s.build).label)}: "
-                   f"retire the expectation in {_esc(where)}" + (f" — [reproducer]({link})" if link else ""))
 
     out += ["", "## Stale expectations", ""]
     if not report.expectation_files:
@@ -120,6 +123,21 @@ def _mechanisms(report: Report) -> list[str]:
         row = [" / ".join(str(probes[x][st]) for st in PROBE_STATUSES) for x in report.declared]
         seen = ", ".join(f"`{_esc(k)}` ({v})" for k, v in mech["seen"].items()) or "none"
         out.append(f"| {_esc(b.label)} | " + " | ".join(row) + f" | {seen} |")
+    return out
+
+
+def _regressions(report: Report) -> list[str]:
+    if len(report.builds) < 2:
+        return []
+    builds, rows = history(report)
+    label = {b.id: b.torch_version for b in builds}
+    regressed = [r for r in rows if r.regressions]
+    out = ["", f"## Regressions between consecutive releases ({len(regressed)})", ""]
+    if not regressed:
+        out.append("None: no item fails on a release where it passed on the release before.")
+    out += [f"- `{_esc(r.case_id)}` [{_esc(r.variant)}]: fails on {', '.join(label[b] for b in r.regressions)} "
+            f"after passing on the release before (first failing {label.get(r.first_failing or '', '—')}, "
+            f"first fixed {label.get(r.first_fixed or '', '—')})" for r in regressed]
     return out
 
 

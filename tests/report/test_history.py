@@ -72,3 +72,19 @@ def test_the_report_warns_when_case_files_changed_since_their_results(tmp_path: 
                                                 "cases/mutation_epilogue/b.yaml (gone)"]
     main(["report", str(results), "-o", str(tmp_path / "out"), "--exit-zero"])
     assert "stale: 2 case file(s) changed since their results were made" in capsys.readouterr().err
+
+
+def test_what_needs_a_person_comes_first_in_both_pages(tmp_path: Path) -> None:
+    files = [write_results(tmp_path / f"{b}.jsonl", [record("mutation_epilogue/a", status=st, build=b),
+                                                     record("mutation_epilogue/b", status="pass", build=b)])
+             for b, st in (("2.13.0", "pass"), ("2.14.1", "fail"))]
+    report = merge(files)
+    write_report(report, tmp_path / "out")
+    md = (tmp_path / "out" / "compat.md").read_text()
+    assert md.index("## Failures (1)") < md.index("## Regressions between consecutive releases (1)") \
+        < md.index("## Builds") < md.index("## Matrix")
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert page.index('id="attention"') < page.index('id="builds"') < page.index('id="items-section"')
+    attention = page[page.index('id="attention"'):page.index('id="builds"')]
+    assert "mutation_epilogue/a" in attention and "mutation_epilogue/b" not in attention
+    assert "fails on 2.14.1+cpu after passing on the release before" in attention
