@@ -47,7 +47,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="no exploring: merge the findings.json of these output folders (shards of one seed) into -o")
     p.add_argument("--known", metavar="RESULTS",
                    help="a results file of a corpus run on this build: a finding that one of its known failures "
-                   "shows the same way is marked known (default: results/results.jsonl when it exists)")
+                   "shows the same way (entry point, mode, first check and place) is marked probably known (default: "
+                   "results/results.jsonl when it exists)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=cmd_explore, needs_torch=True)
 

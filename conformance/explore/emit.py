@@ -115,7 +115,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"torch {report['torch']}, backends {', '.join(report['backends'])}, modes {', '.join(report['modes'])}, "
         f"seed {report['seed']}: {report['programs']} programs in {report['seconds']} s "
         f"({report['programs_per_hour']}/hour), {report['valid_share']:.0%} accepted by eager, "
-        f"{len(report['findings'])} distinct finding(s) ({len(new)} not among the corpus's known failures), "
+        f"{len(report['findings'])} distinct finding(s) ({len(new)} unlike any of the corpus's known failures), "
         f"{len(report.get('crashes', []))} crash(es), {len(report['flaky'])} flaky.",
         "",
     ]
@@ -124,8 +124,9 @@ def to_markdown(report: dict[str, Any]) -> str:
     if report.get("known_from"):
         out += [f"Known failures read from `{report['known_from']}`.", ""]
     for i, f in enumerate(report["findings"], 1):
-        known = (f"**Known**: the corpus's known failure(s) {', '.join(f'`{k}`' for k in f['known_by'])} fail "
-                 "the same way on this build." if f.get("known_by") else "")
+        known = (f"**Probably known**: the corpus's known failure(s) {', '.join(f'`{k}`' for k in f['known_by'])} "
+                 "fail the same way on this build (same entry point and mode, same first check at the same place); "
+                 "compare the programs before filing." if f.get("known_by") else "")
         out += [
             f"## {i}. {f['signature']}",
             "",

@@ -315,7 +315,8 @@ def merge_into(out: Path, parts: Sequence[tuple[Path, dict[str, Any]]]) -> dict[
         totals.absorb(report, root)
     head = {k: parts[0][1].get(k) for k in ("torch", "backends", "modes", "seed")}
     seconds = max(report.get("seconds", 0.0) for _, report in parts)
-    return _report(out, head, totals, seconds, parts=len(parts), shard=(0, 1))
+    workers = sum(int(report.get("parts", 1)) for _, report in parts)  # each ran this many at once
+    return _report(out, head, totals, seconds, parts=workers, shard=(0, 1))
 
 
 def totals_report(config: Config, totals: Totals, seconds: float) -> dict[str, Any]:
