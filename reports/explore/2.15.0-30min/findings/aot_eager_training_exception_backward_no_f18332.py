@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""aot_eager_training_exception_backward_no_f18332 [cpu-aot_eager-training]: fail on torch 2.15.0+cu132 (git d0f2af8b66b20da4baa50644c0cd3f887a2eae2e)
+
+Explorer finding (aot_eager-training exception @ backward (no exception vs RuntimeError) [backward, grad]): compiled differs from eager.
+
+  backward: exception is no exception, but eager gives RuntimeError: invalid gradient at index 0 - got [4, 3] but expected shape compatible with [3, 4]
+  grad of a.leaf: .grad is a tensor, but eager gives None
+
+Case file: /work/research/discovery215/shards/1/findings/aot_eager_training_exception_backward_no_f18332.yaml (sha256 6479b9ae4254b1c7); upstream: https://github.com/pytorch/pytorch/pull/179600
+Recorded with python 3.11.7 on Linux-6.18.44-fc-v669-x86_64-with-glibc2.36 by torch-conformance 0.1.0.
+The short form: the first mismatch only; --full-reproducers writes the full check of every contract beside it.
+Exit status 3: compiled differs from eager; 0: it matches; 4: cannot tell (eager fails, no device).
+"""
+import sys
+
+import torch
+
+
+def f(a, b, c):
+    with torch.no_grad():
+        torch.ops.aten.t_.default(a)
+    return a
+
+
+def place(values, stride, offset, numel, device):  # exact geometry in a storage of its own
+    out = torch.empty(0, dtype=values.dtype, device=device)
+    with torch.no_grad():
+        out.set_(torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
+        out.copy_(values.to(device))
+    return out
+
+
+def non_leaf(leaf):  # leaf's geometry and values, made by an op (a grad_fn), in a storage of its own
+    t = place(torch.zeros(leaf.shape, dtype=leaf.dtype), leaf.stride(), leaf.storage_offset(),
+              leaf.untyped_storage().nbytes() // leaf.element_size(), leaf.device)
+    with torch.enable_grad():
+        t.copy_(leaf)
+    return t
+
+
+def flat(out):  # the outputs in order: tuples, lists and dicts (sorted keys) flattened
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flat(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flat(out[k])]
+    return [out]
+
+
+def tangent(out, gen):  # a seeded gradient; a subclass output gets one of its own subclass
+    if type(out) is not torch.Tensor and hasattr(type(out), "__tensor_flatten__"):
+        names, ctx = type(out).__tensor_flatten__(out)
+        inner = {n: tangent(getattr(out, n), gen) for n in names}
+        return type(out).__tensor_unflatten__(inner, ctx, out.size(), out.stride())
+    dtype = torch.complex64 if out.is_complex() else torch.float32
+    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
+
+
+def backward(out):  # through every differentiable output at once, as the harness does
+    diff = [o for o in flat(out) if isinstance(o, torch.Tensor) and o.requires_grad
+            and (o.is_floating_point() or o.is_complex())]
+    if diff:
+        gen = torch.Generator().manual_seed(7926)
+        with torch.enable_grad():
+            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
+
+
+def inputs():  # the harness's draws, in its order, from its seeded generator
+    g = torch.Generator().manual_seed(7)
+    a_leaf = torch.randn((3, 4), generator=g, dtype=torch.float32).requires_grad_()
+    a = non_leaf(a_leaf)
+    b = torch.randn((3, 4), generator=g, dtype=torch.float32)
+    c = torch.randn((3, 4), generator=g, dtype=torch.float32)
+    return [a, b, c], {'a': a, 'b': b, 'c': c}, {'a.leaf': a_leaf}
+
+
+torch.manual_seed(7)
+compiled = torch.compile(f, backend='aot_eager', dynamic=None, fullgraph=False)
+for values in [()]:
+    e_args, e_named, e_leaves = inputs(*values)
+    c_args, c_named, c_leaves = inputs(*values)
+    with torch.set_grad_enabled(True):  # each call in the case's grad mode, as the harness does
+        e_out = f(*e_args)
+    with torch.set_grad_enabled(True):
+        c_out = compiled(*c_args)
+    try:
+        backward(e_out)
+        e_backward = 'no exception'
+    except Exception as exc:
+        e_backward = f'{type(exc).__name__}: {str(exc).strip().splitlines()[0]}'
+    try:
+        backward(c_out)
+        c_backward = 'no exception'
+    except Exception as exc:
+        c_backward = f'{type(exc).__name__}: {str(exc).strip().splitlines()[0]}'
+expected, actual = e_backward, c_backward
+same = expected == actual
+print('the harness recorded:', 'backward: exception is no exception, but eager gives RuntimeError: invalid gradient at index 0 - got [4, 3] but expected shape compatible with [3, 4]')
+if same:
+    print(f'MATCHES: {expected!r} on both sides (the failure does not reproduce here)')
+    sys.exit(0)
+print(f'MISMATCH: backward: exception is {actual!r}, but eager gives {expected!r}')
+sys.exit(3)

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""aot_eager_training_stride_out_after_ce0d8a [cpu-aot_eager-training]: fail on torch 2.15.0+cu132 (git d0f2af8b66b20da4baa50644c0cd3f887a2eae2e)
+
+Explorer finding (aot_eager-training stride @ out[] [after, backward, grad, out[]]): compiled differs from eager.
+
+  call 1 (lr=0.1): out[0]: stride is (1,), but eager gives (2,)
+  call 1 (lr=0.1): out[0]: storage_offset is 1, but eager gives 2
+  call 1 (lr=0.1): out[0]: is_leaf is False, but eager gives True
+(+30 more in the results file)
+
+Case file: /work/research/discovery215/shards/1/findings/aot_eager_training_stride_out_after_ce0d8a.yaml (sha256 689a0d76a9a129fb); upstream: https://github.com/pytorch/pytorch/pull/179395
+Recorded with python 3.11.7 on Linux-6.18.44-fc-v669-x86_64-with-glibc2.36 by torch-conformance 0.1.0.
+The short form: the first mismatch only; --full-reproducers writes the full check of every contract beside it.
+Exit status 3: compiled differs from eager; 0: it matches; 4: cannot tell (eager fails, no device).
+"""
+import sys
+
+import torch
+
+
+def f(a, b, c, d, lr):
+    d.index_add_(0, torch.tensor([0, 0]), c[:2])
+    with torch.no_grad():
+        d.fill_(1.5)
+    d.zero_()
+    with torch.no_grad():
+        v3 = c[1:]
+    d.zero_()
+    a.mul_(2)
+    with torch.enable_grad():
+        c.data = c * 2
+    b.mul_(2)
+    return v3, b, c
+
+
+def flat(out):  # the outputs in order: tuples, lists and dicts (sorted keys) flattened
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flat(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flat(out[k])]
+    return [out]
+
+
+def place(values, stride, offset, numel, device):  # exact geometry in a storage of its own
+    out = torch.empty(0, dtype=values.dtype, device=device)
+    with torch.no_grad():
+        out.set_(torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
+        out.copy_(values.to(device))
+    return out
+
+
+def non_leaf(leaf):  # leaf's geometry and values, made by an op (a grad_fn), in a storage of its own
+    t = place(torch.zeros(leaf.shape, dtype=leaf.dtype), leaf.stride(), leaf.storage_offset(),
+              leaf.untyped_storage().nbytes() // leaf.element_size(), leaf.device)
+    with torch.enable_grad():
+        t.copy_(leaf)
+    return t
+
+
+def inputs(lr):  # the harness's draws, in its order, from its seeded generator
+    g = torch.Generator().manual_seed(7)
+    a = torch.randn((4,), generator=g, dtype=torch.float32)
+    b_leaf = torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_()
+    b = non_leaf(b_leaf)
+    c_leaf = place(torch.randn((4,), generator=g, dtype=torch.float32), (2,), 0, 7, 'cpu').requires_grad_()
+    c = non_leaf(c_leaf)
+    d = a
+    return [a, b, c, d, lr], {'a': a, 'b': b, 'c': c, 'd': d, 'lr': lr}, {'b.leaf': b_leaf, 'c.leaf': c_leaf}
+
+
+torch.manual_seed(7)
+compiled = torch.compile(f, backend='aot_eager', dynamic=None, fullgraph=False)
+for values in [(0.1,)]:
+    e_args, e_named, e_leaves = inputs(*values)
+    c_args, c_named, c_leaves = inputs(*values)
+    with torch.set_grad_enabled(True):  # each call in the case's grad mode, as the harness does
+        e_out = f(*e_args)
+    with torch.set_grad_enabled(True):
+        c_out = compiled(*c_args)
+expected, actual = flat(e_out)[0].stride(), flat(c_out)[0].stride()
+same = expected == actual
+print('the harness recorded:', 'call 1 (lr=0.1): out[0]: stride is (1,), but eager gives (2,)')
+if same:
+    print(f'MATCHES: {expected!r} on both sides (the failure does not reproduce here)')
+    sys.exit(0)
+print(f'MISMATCH: out[0]: stride is {actual!r}, but eager gives {expected!r}')
+sys.exit(3)
