@@ -69,6 +69,7 @@ def compat_document(report: Report) -> dict[str, Any]:
         "stale_expectations": report.stale,
         "upstream_parity": report.parity_rows(),
         "history": _history(report),
+        "issue_drafts": [{"case_id": case, "path": path} for case, path in report.drafts],
         "recompiled": [{**ref(s), "recompiles": s.record.recompiles} for s in report.recompiled],
         "compiled_nothing": [ref(s) for s in report.compiled_nothing],
         "dropped_duplicates": report.dropped,

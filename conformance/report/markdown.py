@@ -65,6 +65,7 @@ def render_markdown(report: Report) -> str:  # one section after another
                    f"retire the expectation in {_esc(where)}" + (f" — [reproducer]({link})" if link else ""))
 
     out += _regressions(report)
+    out += _drafts(report)
 
     out += ["", "## Builds", "", "| build | torch | git | CUDA / ROCm | Python | platform | harness | records |",
             "|---|---|---|---|---|---|---|---|"]
@@ -124,6 +125,15 @@ def _mechanisms(report: Report) -> list[str]:
         seen = ", ".join(f"`{_esc(k)}` ({v})" for k, v in mech["seen"].items()) or "none"
         out.append(f"| {_esc(b.label)} | " + " | ".join(row) + f" | {seen} |")
     return out
+
+
+def _drafts(report: Report) -> list[str]:
+    if not report.drafts:
+        return []
+    out = ["", f"## Issue drafts: failures no upstream issue describes ({len(report.drafts)})", "",
+           "Each is upstream-ready text (title, the case, expected vs actual, releases affected, first bad "
+           "release); file it, then link the issue in the case's known failure.", ""]
+    return out + [f"- `{_esc(case)}`: [{_esc(path)}]({path})" for case, path in report.drafts]
 
 
 def _regressions(report: Report) -> list[str]:

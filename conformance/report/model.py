@@ -165,6 +165,7 @@ class Report:
     runs: list[RunInfo] = field(default_factory=list)
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
     parity: ParityFile | None = None  # the upstream parity mapping, when given
+    drafts: list[tuple[str, str]] = field(default_factory=list)  # (case id, issue draft path), set on write
 
     def changed_cases(self) -> list[str]:
         """Case files (relative paths, as the runs named them) that changed or went away since their

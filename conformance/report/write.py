@@ -11,6 +11,7 @@ from pathlib import Path
 
 from conformance.files import write_atomic
 from conformance.report.compat import render_compat
+from conformance.report.drafts import DRAFTS, drafts
 from conformance.report.html import render_html
 from conformance.report.junit import render_junit
 from conformance.report.markdown import render_markdown
@@ -69,8 +70,11 @@ def link_reproducers(report: Report, out: Path) -> dict[Path, bytes]:
 
 
 def write_report(report: Report, out: Path) -> list[Path]:
-    """Write compat.json, compat.md, index.html, junit.xml (and reproducers) into `out`."""
+    """Write compat.json, compat.md, index.html, junit.xml (and reproducers, issue drafts) into `out`."""
     scripts = link_reproducers(report, out)
+    found = drafts(report)
+    report.drafts = [(d.case_id, f"{DRAFTS}/{d.name}") for d in found]
+    texts = {out / DRAFTS / d.name: d.text.encode("utf-8") for d in found}
     rendered = {
         "compat.json": render_compat(report),
         "compat.md": render_markdown(report),
@@ -81,11 +85,14 @@ def write_report(report: Report, out: Path) -> list[Path]:
     for path, data in sorted(scripts.items()):
         write_atomic(path, data)
         written.append(path)
-    old = out / REPRODUCERS
-    if old.is_dir():
-        for stale in sorted(old.rglob("*.py")):
-            if stale not in scripts:
-                stale.unlink()
+    for path, data in sorted(texts.items()):
+        write_atomic(path, data)
+        written.append(path)
+    for folder, pattern, kept in ((out / REPRODUCERS, "*.py", scripts), (out / DRAFTS, "*.md", texts)):
+        if folder.is_dir():
+            for stale in sorted(folder.rglob(pattern)):
+                if stale not in kept:
+                    stale.unlink()
     for name in FILES:
         write_atomic(out / name, rendered[name].encode("utf-8"))
         written.append(out / name)
