@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance.report.history import BAD, history
+from conformance.report.history import BAD, history, labels
 
 if TYPE_CHECKING:
     from conformance.report.model import Report
@@ -58,7 +58,7 @@ def case_text(s: Sourced) -> str | None:
 def drafts(report: Report) -> list[Draft]:
     builds, rows = history(report)
     order = {b.id: i for i, b in enumerate(builds)}
-    label = {b.id: b.torch_version for b in builds}
+    label = labels(builds)
     first_bad: dict[str, str] = {}
     for r in rows:
         if r.first_failing is not None:

@@ -79,6 +79,20 @@ def history(report: Report) -> tuple[list[Build], list[Row]]:
     return builds, rows
 
 
+def labels(builds: Sequence[Build]) -> dict[str, str]:
+    """How a build is named in the history: its torch version."""
+    return {b.id: b.torch_version for b in builds}
+
+
+def regressed(report: Report) -> list[tuple[Row, str]]:
+    """Each item that fails on a release after passing on the one before, with those releases named."""
+    if len(report.builds) < 2:
+        return []
+    builds, rows = history(report)
+    label = labels(builds)
+    return [(r, ", ".join(label[b] for b in r.regressions)) for r in rows if r.regressions]
+
+
 def mechanism_word(counts: dict[str, int]) -> str:
     """One word for a behaviour's probe verdicts on one build."""
     if counts.get("diverges"):

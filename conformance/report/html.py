@@ -18,7 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from conformance import __version__
-from conformance.report.history import history, mechanism_history
+from conformance.report.history import history, labels, mechanism_history, regressed
 from conformance.report.model import FAILING, NO_DEVICE, QUIET_VERDICTS, VERDICT_WORD, Cell, Report, behavior_of, clip
 from conformance.report.read import Sourced
 from conformance.results import STATUSES
@@ -129,12 +129,7 @@ def _attention(report: Report) -> dict[str, Any]:
                  "build": report.build(s.build).label, "link": report.links.get(report.key(s)),
                  "first": clip(s.record.mismatches[0].message() if s.record.mismatches else s.record.reason, 300)}
                 for s in report.failures]
-    regressions = []
-    if len(report.builds) > 1:
-        builds, rows = history(report)
-        label = {b.id: b.torch_version for b in builds}
-        regressions = [{"case_id": r.case_id, "variant": r.variant, "on": ", ".join(label[b] for b in r.regressions)}
-                       for r in rows if r.regressions]
+    regressions = [{"case_id": r.case_id, "variant": r.variant, "on": on} for r, on in regressed(report)]
     return {"failures": failures, "regressions": regressions}
 
 
@@ -143,4 +138,4 @@ def _timeline(report: Report) -> dict[str, Any] | None:
         return None
     builds, rows = history(report)
     return {"builds": builds, "total": len(rows), "changed": [r for r in rows if r.changes],
-            "mechanisms": mechanism_history(report), "label": {b.id: b.torch_version for b in builds}}
+            "mechanisms": mechanism_history(report), "label": labels(builds)}

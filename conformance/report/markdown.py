@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.report.history import history, mechanism_history
+from conformance.report.history import history, labels, mechanism_history, regressed
 from conformance.report.model import NO_DEVICE, PROBE_STATUSES, VERDICT_WORD, Cell, Report, behavior_of, clip
 from conformance.report.read import Sourced
 from conformance.results import STATUSES
@@ -139,15 +139,15 @@ def _drafts(report: Report) -> list[str]:
 def _regressions(report: Report) -> list[str]:
     if len(report.builds) < 2:
         return []
-    builds, rows = history(report)
-    label = {b.id: b.torch_version for b in builds}
-    regressed = [r for r in rows if r.regressions]
-    out = ["", f"## Regressions between consecutive releases ({len(regressed)})", ""]
-    if not regressed:
+    label = labels(report.builds)
+    regressions = regressed(report)
+    out = ["", f"## Regressions between consecutive releases ({len(regressions)})", ""]
+    if not regressions:
         out.append("None: no item fails on a release where it passed on the release before.")
-    out += [f"- `{_esc(r.case_id)}` [{_esc(r.variant)}]: fails on {', '.join(label[b] for b in r.regressions)} "
-            f"after passing on the release before (first failing {label.get(r.first_failing or '', '—')}, "
-            f"first fixed {label.get(r.first_fixed or '', '—')})" for r in regressed]
+    out += [f"- `{_esc(r.case_id)}` [{_esc(r.variant)}]: fails on {on} after passing on the release before "
+            f"(first failing {label.get(r.first_failing or '', '—')}, "
+            f"first fixed {label.get(r.first_fixed or '', '—')})"
+            for r, on in regressions]
     return out
 
 
@@ -156,7 +156,7 @@ def _history(report: Report) -> list[str]:
         return []
     builds, rows = history(report)
     changed = [r for r in rows if r.changes]
-    label = {b.id: b.torch_version for b in builds}
+    label = labels(builds)
     out = ["", f"## History across releases ({len(changed)} of {len(rows)} items change status)", "",
            "Builds in release order. Per item that does not hold the same on every build: its status on each, "
            "the first release where it fails (a known failure counts), the first after that where it passes "
