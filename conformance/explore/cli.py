@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
+
+from conformance.options import shard_of
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -54,14 +55,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _shard(text: str) -> tuple[int, int] | None:
-    match = re.fullmatch(r"(\d+)/(\d+)", text)
-    if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)):
+    """(0-based index, count) of `I/N`, or None when it is not one."""
+    try:
+        parsed = shard_of(text)
+    except ValueError:
         return None
-    return int(match.group(1)) - 1, int(match.group(2))
+    return (parsed[0] - 1, parsed[1]) if parsed else None
 
 
 def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[str, Any]]]]:
     """Every usage error at once, before any work; and the findings to merge, read."""
+    from conformance.explore.supervise import merge_problem
     from conformance.selection import check_selection
     from conformance.selftest.faults import FAULTS
 
@@ -75,9 +79,15 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[s
     parts = []
     for d in args.merge or ():
         try:
-            parts.append((Path(d).resolve(), json.loads((Path(d) / "findings.json").read_text(encoding="utf-8"))))
+            doc = json.loads((Path(d) / "findings.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             errors.append(f"--merge {d}: no readable findings.json there ({exc})")
+            continue
+        problem = merge_problem(doc)
+        if problem is not None:
+            errors.append(f"--merge {d}/findings.json: {problem}; not one `torch-conformance explore` wrote")
+        else:
+            parts.append((Path(d).resolve(), doc))
     if args.known and not Path(args.known).is_file():
         errors.append(f"--known {args.known}: no such results file")
     try:

@@ -80,23 +80,16 @@ def finding_record(f: Finding, out: Path) -> dict[str, Any]:
 
 
 def to_json(explorer: Explorer, findings: list[Finding]) -> dict[str, Any]:
+    """findings.json of an in-process exploration, in the shape the supervisor writes."""
+    from conformance.explore.supervise import Totals, findings_report, rooted
+
     s = explorer.stats
-    return {
-        "torch": torch_version(),
-        "backends": list(explorer.backends),
-        "modes": list(explorer.modes),
-        "seed": explorer.seed,
-        "seconds": round(s.seconds, 1),
-        "programs": s.programs,
-        "eager_rejected": s.rejected,
-        "valid_share": round(s.valid_share, 3),
-        "programs_per_hour": s.per_hour,
-        "compile_share": round(s.compile_share, 3),
-        "interrupted": explorer.interrupted,
-        "flaky": sorted(set(s.flaky)),
-        "findings": [finding_record(f, explorer.out) for f in findings],
-        "crashes": [],
-    }
+    totals = Totals(programs=s.programs, eager_rejected=s.rejected, seconds_in_runs=s.seconds_in_runs,
+                    seconds_compiling=s.seconds_compiling, flaky=set(s.flaky), interrupted=explorer.interrupted,
+                    findings={f.signature: rooted(finding_record(f, explorer.out), explorer.out) for f in findings})
+    head = {"torch": torch_version(), "backends": list(explorer.backends), "modes": list(explorer.modes),
+            "seed": explorer.seed}
+    return findings_report(explorer.out, head, totals, s.seconds, parts=1, shard=explorer.shard)
 
 
 def _relative(path: str, root: Path) -> str:

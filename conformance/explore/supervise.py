@@ -152,7 +152,7 @@ class Totals:
         self.worker_errors += state.get("worker_errors", [])
         self.interrupted |= bool(state.get("interrupted"))
         for found in state.get("findings", ()):
-            f = _rooted({**found, "found_after_s": round(found["found_after_s"] + offset, 1)}, root)
+            f = rooted({**found, "found_after_s": round(found["found_after_s"] + offset, 1)}, root)
             old = self.findings.get(f["signature"])
             if old is None or (f["statements"], f["found_after_s"]) < (old["statements"], old["found_after_s"]):
                 self.findings[f["signature"]] = f  # of two, the fewer statements, then the first found
@@ -160,12 +160,38 @@ class Totals:
             if crash["signature"] in self.crashes:
                 self.crashes[crash["signature"]]["count"] += crash.get("count", 1)
             else:
-                self.crashes[crash["signature"]] = _rooted(crash, root)
+                self.crashes[crash["signature"]] = rooted(crash, root)
 
 
-def _rooted(f: dict[str, Any], root: Path) -> dict[str, Any]:
-    """The finding's file paths made absolute (they are relative to the folder that wrote them)."""
-    return {**f, **{k: str(root / f[k]) for k in ("case", "reproducer") if f.get(k)}}
+def rooted(f: dict[str, Any], root: Path) -> dict[str, Any]:
+    """The finding's file paths made absolute (they are relative to the folder that wrote them); a
+    path that leads out of that folder (a findings.json from elsewhere is data) is dropped."""
+    out = dict(f)
+    for key in ("case", "reproducer"):
+        if f.get(key):
+            path = (root / str(f[key])).resolve()
+            out[key] = str(path) if path.is_relative_to(root.resolve()) else ""
+    return out
+
+
+def merge_problem(doc: object) -> str | None:
+    """What makes a findings.json unmergeable (None when it can be merged)."""
+    if not isinstance(doc, dict):
+        return f"a JSON {type(doc).__name__}, not an object"
+    for key in ("findings", "crashes"):
+        entries = doc.get(key, [])
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            return f"{key}: not a list of objects"
+        for i, e in enumerate(entries):
+            if not isinstance(e.get("signature"), str):
+                return f"{key}[{i}].signature: missing or not a string"
+    for i, e in enumerate(doc.get("findings", [])):
+        if not isinstance(e.get("statements"), int) or not isinstance(e.get("found_after_s"), int | float):
+            return f"findings[{i}]: statements and found_after_s must be numbers"
+    for key in ("programs", "eager_rejected", "seconds", "seconds_in_runs", "seconds_compiling", "parts"):
+        if not isinstance(doc.get(key, 0), int | float) or isinstance(doc.get(key, 0), bool):
+            return f"{key}: not a number"
+    return None
 
 
 @dataclass
@@ -316,7 +342,7 @@ def merge_into(out: Path, parts: Sequence[tuple[Path, dict[str, Any]]]) -> dict[
     head = {k: parts[0][1].get(k) for k in ("torch", "backends", "modes", "seed")}
     seconds = max(report.get("seconds", 0.0) for _, report in parts)
     workers = sum(int(report.get("parts", 1)) for _, report in parts)  # each ran this many at once
-    return _report(out, head, totals, seconds, parts=workers, shard=(0, 1))
+    return findings_report(out, head, totals, seconds, parts=workers, shard=(0, 1))
 
 
 def totals_report(config: Config, totals: Totals, seconds: float) -> dict[str, Any]:
@@ -324,7 +350,7 @@ def totals_report(config: Config, totals: Totals, seconds: float) -> dict[str, A
 
     head = {"torch": torch_version(), "backends": list(config.backends), "modes": list(config.modes),
             "seed": config.seed}
-    return _report(Path(config.out), head, totals, seconds, parts=config.workers, shard=config.shard)
+    return findings_report(Path(config.out), head, totals, seconds, parts=config.workers, shard=config.shard)
 
 
 def _copied(f: dict[str, Any], out: Path) -> dict[str, Any]:
@@ -342,7 +368,7 @@ def _copied(f: dict[str, Any], out: Path) -> dict[str, Any]:
     return f
 
 
-def _report(out: Path, head: dict[str, Any], totals: Totals, seconds: float, *, parts: int,
+def findings_report(out: Path, head: dict[str, Any], totals: Totals, seconds: float, *, parts: int,
             shard: tuple[int, int]) -> dict[str, Any]:
     t = totals
     return {

@@ -253,3 +253,31 @@ def test_a_finding_that_a_known_failure_shows_the_same_way_is_marked_known(tmp_p
                                                      "programs_before": 0, "reproduces": True, "program": "",
                                                      "mismatches": [], "reason": "", "case": "", "case_yaml": "",
                                                      "reproducer": ""}]})
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ("[1, 2]", "a JSON list, not an object"),
+    ('{"findings": "x"}', "findings: not a list of objects"),
+    ('{"findings": [{"statements": 1}]}', "findings[0].signature: missing or not a string"),
+    ('{"findings": [{"signature": "s", "statements": "many", "found_after_s": 1}]}', "findings[0]: statements"),
+    ('{"programs": "lots", "findings": []}', "programs: not a number"),
+    ('{"crashes": [{"count": 1}]}', "crashes[0].signature"),
+])
+def test_a_findings_file_that_explore_did_not_write_is_refused_by_merge(
+        doc: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "part").mkdir()
+    (tmp_path / "part" / "findings.json").write_text(doc)
+    assert main(["explore", "--merge", str(tmp_path / "part"), "-o", str(tmp_path / "out")]) == 2
+    assert f"findings.json: {message}" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "findings.json").exists()
+
+
+def test_merge_copies_no_file_from_outside_the_folder_it_merges(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("not a finding\n")
+    root, report = _part(tmp_path / "a", "same", 1, 10)
+    report["findings"][0]["case"] = str(secret)  # an absolute path, and a relative one that climbs out
+    report["findings"][0]["reproducer"] = "../secret.yaml"
+    merged = merge_into(tmp_path / "merged", [(root, report)])
+    assert merged["findings"][0]["case"] == "" and merged["findings"][0]["reproducer"] == ""
+    assert not (tmp_path / "merged" / "findings" / "secret.yaml").exists()
