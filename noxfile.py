@@ -237,14 +237,16 @@ def matrix_choices(choice: str, session: nox.Session | None = None) -> list[str]
 
 @nox.session
 def matrix(session: nox.Session) -> None:
-    """Every case on several builds, each from its own environment under .nox/_torch (reused), results
-    merged into one report: `-- --torch 2.10.0,2.11.0,2.15.0` or `-- --torch releases` (every release
-    since 2.10 the index offers, plus nightly when TORCH_CONFORMANCE_NIGHTLY_INDEX is set); `-o DIR`
+    """Every case and the bench on several builds, each from its own environment under .nox/_torch
+    (reused), merged into one report: `-- --torch 2.10.0,2.11.0,2.15.0` or `-- --torch releases` (every
+    release since 2.10 the index offers, plus nightly when TORCH_CONFORMANCE_NIGHTLY_INDEX is set); `-o DIR`
     for the report folder (default reports/releases: the published matrix; `conformance` writes reports/);
-    the rest goes to `torch-conformance run`."""
+    `--no-bench` leaves out the bench; the rest goes to `torch-conformance run`."""
     choice, rest = split_torch_arg(list(session.posargs))
     out = _option_value(rest, "-o") or "reports/releases"
     rest = [a for i, a in enumerate(rest) if a != "-o" and (i == 0 or rest[i - 1] != "-o")]
+    bench = "--no-bench" not in rest
+    rest = [a for a in rest if a != "--no-bench"]
     try:
         choices = matrix_choices("releases" if choice == "auto" else choice, session)
     except ChoiceError as exc:
@@ -253,6 +255,7 @@ def matrix(session: nox.Session) -> None:
     if not any(a == "-n" or a.startswith("-n") for a in rest):
         rest = ["-n", "auto", *rest]
     results: list[str] = []
+    benches: list[str] = []
     for c in choices:
         install_torch(session, c)  # the session's path now leads to this choice's environment
         path = Path("results") / "matrix" / torch_env_dir(c).name / "results.jsonl"
@@ -262,9 +265,18 @@ def matrix(session: nox.Session) -> None:
         session.run("torch-conformance", "run", "-q", "--results", str(path), *rest, success_codes=[0, 1])
         if path.is_file() and path.stat().st_mtime >= started - 1:
             results.append(str(path))
+        if bench:  # after the cases, alone on the machine: the timings are the build's, not the load's
+            doc = path.parent / "bench" / "bench.json"
+            started = time.time()
+            session.run("torch-conformance", "bench", "--out", str(doc.parent), success_codes=[0, 1, 2])
+            if doc.is_file() and doc.stat().st_mtime >= started - 1:
+                benches.append(str(doc))
+            else:
+                session.warn(f"matrix: the bench of {c} wrote no {doc}; the report's speed section leaves it out")
     if not results:
         session.error("matrix: no build produced results")
-    session.run("torch-conformance", "report", *results, "-o", out, "--exit-zero")
+    extra = ["--bench", ",".join(benches)] if benches else []
+    session.run("torch-conformance", "report", *results, "-o", out, "--exit-zero", *extra)
 
 
 @nox.session

@@ -39,7 +39,7 @@ from typing import Any
 from conformance.behaviors import BENCH_TABLES
 from conformance.bench.timing import Ratio, Stats, ratio, ratio_of_products
 
-__all__ = ["SCHEMA", "SCHEMA_ID", "compare", "markdown", "read", "svg", "write_outputs"]
+__all__ = ["BUILD_FORM", "SCHEMA", "SCHEMA_ID", "compare", "markdown", "read", "svg", "write_outputs"]
 
 SCHEMA_ID = "torch-conformance-bench/1"
 
@@ -103,9 +103,13 @@ SCHEMA: dict[str, Any] = {
 
 
 def read(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
-    if data.get("schema") != SCHEMA_ID:
-        raise ValueError(f"{path}: not a bench results file (schema {data.get('schema')!r}, want {SCHEMA_ID!r})")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA_ID:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"{path}: not a bench results file (schema {found!r}, want {SCHEMA_ID!r})")
     return data
 
 
@@ -288,7 +292,7 @@ def write_outputs(doc: dict[str, Any], out_dir: Path) -> dict[str, Path]:
 # -- compare ------------------------------------------------------------------------------
 
 # Per table, the form that is the build's own cost for the row (end to end where there is one).
-_BUILD_FORM = {"runtime_wrapper": "build", "backward_unwrap": "build", "subclass_wrapper": "end_to_end",
+BUILD_FORM = {"runtime_wrapper": "build", "backward_unwrap": "build", "subclass_wrapper": "end_to_end",
                "mutation_epilogue": "end_to_end"}
 
 
@@ -323,7 +327,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, A
         tb = tables_b.get(ta["id"])
         if tb is None:
             continue
-        form = _BUILD_FORM.get(ta["id"], "build")
+        form = BUILD_FORM.get(ta["id"], "build")
         yard = _YARDSTICK.get(ta["id"], "interpreted")
         lines += ["", f"## {ta['title']}", "",
                   f"| row | {va} µs | {vb} µs | before/after | drift B/A | corrected | distinguishable | published |",

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conformance.options import BY_NAME, csv
 
@@ -54,6 +54,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--parity", default=None, metavar="PATH",
                    help="the upstream parity mapping whose table the report shows (default: UPSTREAM.yaml in the "
                    f"cases folder, {BY_NAME['cases'].env_default()}, when it is there)")
+    p.add_argument("--bench", default=None, metavar="PATHS",
+                   help="bench results of the builds (bench.json files or folders of them, comma-separated): the "
+                   "report shows each bench table release over release, the release where each change landed "
+                   "against the one before")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 once the report is written, whatever it shows (for a rendering step that is "
                    "not a gate)")
@@ -80,6 +84,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         report = merge(paths, expectations=expectations, parity=_parity(args.parity))
+        report.bench = _bench(args.bench)
     except ReportInputError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -101,6 +106,26 @@ def cmd_report(args: argparse.Namespace) -> int:
         src = s.record.known_failure.source if s.record.known_failure else "?"
         print(f"xpass: {s.record.case_id} [{s.record.variant}] passes; retire the expectation in {src}")
     return EXIT_OK if args.exit_zero else report.exit_code()
+
+
+def _bench(given: str | None) -> list[dict[str, Any]]:
+    from conformance.bench.report import read
+    from conformance.report import ReportInputError
+    from conformance.report.speed import expand_bench, speed
+
+    docs = []
+    for path in expand_bench(csv(given or "")):
+        try:
+            doc = read(path)
+            speed([doc])  # the structure the report reads, checked before anything is written
+        except (OSError, ValueError) as exc:
+            raise ReportInputError(f"--bench: {exc}") from None
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise ReportInputError(f"--bench: {path}: malformed bench results ({type(exc).__name__}: {exc})") from None
+        docs.append(doc)
+    if given and not docs:
+        raise ReportInputError(f"--bench {given}: no bench.json there")
+    return docs
 
 
 def _parity(given: str | None) -> ParityFile | None:

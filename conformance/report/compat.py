@@ -36,6 +36,13 @@ def _history(report: Report) -> dict[str, Any]:
     }
 
 
+def _speed(report: Report) -> dict[str, Any] | None:
+    data = report.speed()
+    if data is None:
+        return None
+    return {**data, "plot": {"release": data["plot"]["release"]}}  # the SVG is index.html's
+
+
 def compat_document(report: Report) -> dict[str, Any]:
     by_status: Counter[str] = Counter(s.record.status for s in report.records)
     return {
@@ -69,6 +76,7 @@ def compat_document(report: Report) -> dict[str, Any]:
         "stale_expectations": report.stale,
         "upstream_parity": report.parity_rows(),
         "history": _history(report),
+        "speed": _speed(report),
         "issue_drafts": [{"case_id": case, "path": path} for case, path in report.drafts],
         "recompiled": [{**ref(s), "recompiles": s.record.recompiles} for s in report.recompiled],
         "compiled_nothing": [ref(s) for s in report.compiled_nothing],

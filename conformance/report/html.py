@@ -21,6 +21,7 @@ from conformance import __version__
 from conformance.report.history import history, labels, mechanism_history, regressed
 from conformance.report.model import FAILING, NO_DEVICE, QUIET_VERDICTS, VERDICT_WORD, Cell, Report, behavior_of, clip
 from conformance.report.read import Sourced
+from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text
 from conformance.results import STATUSES
 
 HEAT_STEPS = 10
@@ -120,6 +121,10 @@ def render_html(report: Report) -> str:
         parity=report.parity_rows(),
         timeline=_timeline(report),
         attention=_attention(report),
+        speed=report.speed(),
+        speed_text={"own": own_text, "landing": landing_text, "later": later_text, "published": published_text,
+                    "ratio": ratio_text},
+        svg=Markup,  # our own drawing (bench.report.svg escapes every label)
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from conformance.report.history import history, labels, mechanism_history, regressed
 from conformance.report.model import NO_DEVICE, PROBE_STATUSES, VERDICT_WORD, Cell, Report, behavior_of, clip
 from conformance.report.read import Sourced
+from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text
 from conformance.results import STATUSES
 
 
@@ -91,6 +92,7 @@ def render_markdown(report: Report) -> str:  # one section after another
 
     out += _mechanisms(report)
     out += _history(report)
+    out += _speed(report)
 
     out += ["", "## Stale expectations", ""]
     if not report.expectation_files:
@@ -171,6 +173,29 @@ def _history(report: Report) -> list[str]:
         out.append(f"| `{_esc(r.case_id)}` [{_esc(r.variant)}] | " + " | ".join(cells) + " | "
                    f"{_esc(label.get(r.first_failing or '', '—'))} | {_esc(label.get(r.first_fixed or '', '—'))} | "
                    f"{_esc(', '.join(label[b] for b in r.regressions) or '—')} |")
+    return out
+
+
+def _speed(report: Report) -> list[str]:
+    data = report.speed()
+    if data is None:
+        return []
+    out = ["", "## Speed across releases (bench)", "",
+           "Per bench table of the change descriptions: each row's own cost on every build (µs/call, median; "
+           "the build's generated step, or its compiled call for the end-to-end tables; *absent*: that build "
+           "generates no such step), the release where the change landed timed against the release before "
+           "(each its own code, corrected for machine drift; 95 % interval), the published figure, and the "
+           "change from the landing to each later release. Bench output of the newest build: "
+           f"{_esc(data['plot']['release'])} (plot in index.html)."]
+    for t in data["tables"]:
+        out += ["", f"### {_esc(t['title'])}", "",
+                "| row | " + " | ".join(_esc(v) for v in data["releases"]) + " | landed: before → after | "
+                "within the build (vs reference loop) | published | later |",
+                "|---|" + "---|" * (len(data["releases"]) + 4)]
+        for r in t["rows"]:
+            out.append(f"| {_esc(r['label'])} | " + " | ".join(own_text(c) for c in r["own"]) + " | "
+                       f"{_esc(landing_text(r))} | {_esc(ratio_text(r['within_build']))} | "
+                       f"{_esc(published_text(r['published']))} | {_esc(later_text(r))} |")
     return out
 
 

@@ -166,6 +166,13 @@ class Report:
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
     parity: ParityFile | None = None  # the upstream parity mapping, when given
     drafts: list[tuple[str, str]] = field(default_factory=list)  # (case id, issue draft path), set on write
+    bench: list[dict[str, Any]] = field(default_factory=list)  # bench.json documents of the builds, when given
+
+    def speed(self) -> dict[str, Any] | None:
+        """The bench tables release over release (Note [Before/after across releases])."""
+        from conformance.report.speed import speed
+
+        return speed(self.bench)
 
     def changed_cases(self) -> list[str]:
         """Case files (relative paths, as the runs named them) that changed or went away since their

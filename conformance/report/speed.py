@@ -1,0 +1,190 @@
+"""The bench tables release over release: each row's own cost on every build, the release where the
+change landed against the release before it (each timing its own code), beside the published figure,
+and how the figure moved in later releases.
+
+Note [Before/after across releases]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+One build's bench can only set the build's generated step against our reference's interpreted
+loop, which is not the code the release before ran. Given the bench of several releases, a row's
+*landing* is the first release (in release order) whose own step was measured (its ``build`` is
+``measured``); *before* is the release preceding it among those given. The before/after is then
+:func:`conformance.bench.report.compare` of the two: the build's own cost per row (the compiled
+call for the end-to-end tables), corrected for the machine's drift by a reference form timed in
+both runs. The isolated-step tables have no before of that kind: a release without the generated
+step has no step of its own to time in isolation (its orchestration is inline in the interpreted
+wrapper), so their before/after says so and keeps the within-build ratio, labelled as against
+the reference's loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from conformance.bench.report import BUILD_FORM, compare, svg
+
+__all__ = ["expand_bench", "release_order", "speed"]
+
+
+def expand_bench(paths: Sequence[str]) -> list[Path]:
+    """bench.json files as given; a folder stands for every bench.json under it."""
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        out += sorted(path.rglob("bench.json")) if path.is_dir() else [path]
+    return out
+
+
+def _version(doc: dict[str, Any]) -> str:
+    return str(doc.get("fingerprint", {}).get("torch_version") or "?")
+
+
+def _key(doc: dict[str, Any]) -> tuple[int, Version | str]:
+    try:
+        return (0, Version(Version(_version(doc)).public))
+    except InvalidVersion:
+        return (1, _version(doc))
+
+
+def release_order(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(docs, key=_key)
+
+
+def _own(row: dict[str, Any], form: str) -> dict[str, Any]:
+    """A row's own cost on one build: its timing, or why there is none."""
+    stats = row["forms"].get(form)
+    if stats:
+        return {"median_us": stats["median_us"], "q1_us": stats["q1_us"], "q3_us": stats["q3_us"]}
+    build = row.get("build") or {}
+    return {"status": build.get("status") or "absent"}
+
+
+def _ratio_of(rows: list[dict[str, Any]], table: str, row: str) -> dict[str, Any] | None:
+    hit = next((r for r in rows if r["table"] == table and r["row"] == row), None)
+    if hit is None or hit["ratio"] is None:
+        return None
+    judged = hit["corrected"] or hit["ratio"]
+    return {"ratio": hit["ratio"], "drift": hit["drift"], "corrected": hit["corrected"],
+            "distinguishable": bool(judged["distinguishable"])}
+
+
+def _row(ordered: list[dict[str, Any]], tid: str, rid: str, form: str) -> tuple[
+        list[dict[str, Any]], list[int], dict[str, Any], list[dict[str, Any] | None]]:
+    """One row on every build: its own cost, the builds that generate its step, the published figure
+    and the within-build headline ratio."""
+    per: list[dict[str, Any]] = []
+    measured: list[int] = []
+    published: dict[str, Any] = {}
+    headlines: list[dict[str, Any] | None] = []
+    for i, doc in enumerate(ordered):
+        t = next((x for x in doc["tables"] if x["id"] == tid), None)
+        row = next((r for r in t["rows"] if r["id"] == rid), None) if t else None
+        if t is None or row is None:
+            per.append({"status": "not measured"})
+            headlines.append(None)
+            continue
+        published = published or row["published"]
+        per.append(_own(row, form))
+        if (row.get("build") or {}).get("status") == "measured":
+            measured.append(i)
+        headline = row.get("headline")
+        r = row["ratios"].get(headline) if headline else None
+        headlines.append({"name": headline, **r} if r else None)
+    return per, measured, published, headlines
+
+
+def speed(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The speed section's data (compat.json "speed"), or None without bench results."""
+    if not docs:
+        return None
+    ordered = release_order(docs)
+    versions = [_version(d) for d in ordered]
+    pairs: dict[tuple[int, int], list[dict[str, Any]]] = {}
+
+    def compared(i: int, j: int, tid: str, rid: str) -> dict[str, Any] | None:
+        if (i, j) not in pairs:
+            pairs[(i, j)] = compare(ordered[i], ordered[j])[1]
+        return _ratio_of(pairs[(i, j)], tid, rid)
+
+    seen: dict[str, dict[str, Any]] = {}
+    for doc in ordered:
+        for t in doc["tables"]:
+            seen.setdefault(t["id"], {"title": t["title"], "rows": {}})
+            for row in t["rows"]:
+                seen[t["id"]]["rows"].setdefault(row["id"], row["label"])
+    tables: list[dict[str, Any]] = []
+    for tid, meta in seen.items():
+        form = BUILD_FORM.get(tid, "build")
+        out_rows = []
+        for rid, label in meta["rows"].items():
+            per, measured, published, headlines = _row(ordered, tid, rid, form)
+            landed = measured[0] if measured else None
+            entry: dict[str, Any] = {
+                "id": rid, "label": label, "published": published, "own": per,
+                "landed": versions[landed] if landed is not None else None,
+                "before": None, "at_landing": None, "before_note": "", "later": [],
+                "within_build": headlines[landed] if landed is not None else None,
+            }
+            if landed is None:
+                entry["before_note"] = "no build given generates this step"
+            elif landed == 0:
+                entry["before_note"] = (f"{versions[0]} is the oldest build given and already generates it: "
+                                        "add the release before to see the change land")
+            else:
+                entry["before"] = versions[landed - 1]
+                entry["at_landing"] = compared(landed - 1, landed, tid, rid)
+                if entry["at_landing"] is None:
+                    entry["before_note"] = (f"{versions[landed - 1]} has no such step of its own to time in "
+                                            "isolation; the within-build ratio is against the reference's loop")
+            if landed is not None:
+                entry["later"] = [{"release": versions[j], **(compared(landed, j, tid, rid) or {"ratio": None})}
+                                  for j in range(landed + 1, len(ordered))]
+            out_rows.append(entry)
+        tables.append({"id": tid, "title": meta["title"], "form": form, "rows": out_rows})
+    newest = ordered[-1]
+    title = f"torch {_version(newest)}: measured vs published ratio (within the build)"
+    return {"releases": versions, "tables": tables,
+            "plot": {"release": _version(newest), "svg": svg(newest, title)}}
+
+
+def ratio_text(r: dict[str, Any] | None) -> str:
+    if not r:
+        return "—"
+    lo, hi = r["ci95"]
+    return f"{r['value']:.2f}x ({lo:.2f}-{hi:.2f})"
+
+
+def own_text(cell: dict[str, Any]) -> str:
+    if "median_us" not in cell:
+        return str(cell["status"])
+    m = cell["median_us"]
+    return f"{m:.{2 if m < 10 else 1}f}"
+
+
+def landing_text(row: dict[str, Any]) -> str:
+    at = row["at_landing"]
+    if at is None:
+        return row["before_note"] or "—"
+    judged = at["corrected"] or at["ratio"]
+    word = "" if at["distinguishable"] else ", within noise"
+    return f"{row['before']} → {row['landed']}: {ratio_text(judged)}{word}"
+
+
+def later_text(row: dict[str, Any]) -> str:
+    parts = []
+    for m in row["later"]:
+        judged = m.get("corrected") or m.get("ratio")
+        parts.append(f"{m['release']}: {ratio_text(judged) if judged else '—'}")
+    return "; ".join(parts) or "—"
+
+
+def published_text(p: dict[str, Any]) -> str:
+    parts = []
+    if p.get("before_us") is not None and p.get("after_us") is not None:
+        parts.append(f"{p['before_us']:g} → {p['after_us']:g} µs")
+    if p.get("ratio") is not None:
+        parts.append(p.get("note") or f"{p['ratio']:.2f}x")
+    return ", ".join(parts) or "—"
