@@ -276,7 +276,7 @@ def matrix(session: nox.Session) -> None:
     if not results:
         session.error("matrix: no build produced results")
     extra = ["--bench", ",".join(benches)] if benches else []
-    session.run("torch-conformance", "report", *results, "-o", out, "--exit-zero", *extra)
+    session.run("torch-conformance", "report", *results, "-o", out, "--exit-zero", "--publish", *extra)
 
 
 @nox.session

@@ -58,6 +58,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="bench results of the builds (bench.json files or folders of them, comma-separated): the "
                    "report shows each bench table release over release, the release where each change landed "
                    "against the one before")
+    p.add_argument("--publish", action="store_true",
+                   help="a report to keep in git (the published release matrix): the full records gzipped "
+                   "(compat.json.gz, which report and report diff read), a page listing only the notable items "
+                   "(not passing, changing status across builds, or an internals probe that diverges), no junit.xml")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 once the report is written, whatever it shows (for a rendering step that is "
                    "not a gate)")
@@ -88,9 +92,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     except ReportInputError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    write_report(report, out)
+    write_report(report, out, publish=args.publish)
     bad, note = report.headline()
-    print(f"wrote {out}/compat.json, compat.md, index.html, junit.xml: {len(report.records)} record(s), "
+    names = "compat.json.gz, compat.md, index.html" if args.publish else "compat.json, compat.md, index.html, junit.xml"
+    print(f"wrote {out}/{names}: {len(report.records)} record(s), "
           f"{len(report.builds)} build(s). {bad or 'Nothing needs a person.'}" + (f" Also: {note}." if note else ""))
     if report.dropped:
         print(f"inputs overlap: {len(report.dropped)} superseded record(s) left out (the latest per build, case "

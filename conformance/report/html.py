@@ -25,6 +25,7 @@ from conformance.report.speed import landing_text, later_text, own_text, publish
 from conformance.results import STATUSES
 
 HEAT_STEPS = 10
+MISMATCHES_COMPACT = 5
 
 
 def _asset(name: str) -> str:
@@ -66,24 +67,29 @@ def heat(cell: Cell) -> str:
     return f"h{step}"
 
 
-def _item(report: Report, s: Sourced) -> dict[str, Any]:
+def _item(report: Report, s: Sourced, *, compact: bool = False) -> dict[str, Any]:
+    """An item as the page shows it; `compact` (a published page): no generated sources, no absent
+    probes or artifact names, at most MISMATCHES_COMPACT mismatches inline; all of it is in compat.json.gz."""
     r = s.record
     failing = r.status in FAILING
+    shown = MISMATCHES_COMPACT if compact else 100
     probes = []
     for p in r.probes.results:
+        if compact and p.status == "absent":
+            continue
         diverges = p.status in ("diverges", "unknown-form")
         probes.append({
             "behavior": p.behavior, "status": p.status, "note": clip(p.note),
             "diff": clip(p.diff),
             # both sources where they matter; compat.json keeps every one
-            "sources": (diverges or failing) and bool(p.build_source or p.reference_source),
+            "sources": (diverges or failing) and bool(p.build_source or p.reference_source) and not compact,
             "build_source": clip(p.build_source), "reference_source": clip(p.reference_source),
         })
     return {
         "r": r,
         "reason": clip(r.reason),
-        "mismatches": [{k: clip(v, 2_000) for k, v in m.model_dump().items()} for m in r.mismatches[:100]],
-        "more_mismatches": max(len(r.mismatches) - 100, 0),
+        "mismatches": [{k: clip(v, 2_000) for k, v in m.model_dump().items()} for m in r.mismatches[:shown]],
+        "more_mismatches": max(len(r.mismatches) - shown, 0),
         "build": report.build(s.build),
         "behavior": behavior_of(r),
         "device": r.device or NO_DEVICE,
@@ -91,12 +97,21 @@ def _item(report: Report, s: Sourced) -> dict[str, Any]:
         "link": report.links.get(report.key(s)),
         "probes": probes,
         "probe_error": r.probes.error,
-        "seen": list(r.probes.seen),
+        "seen": [] if compact else list(r.probes.seen),
         "source": s.source,
     }
 
 
-def render_html(report: Report) -> str:
+def notable(report: Report) -> list[Sourced]:
+    """The items a published page lists: not passing or skipped, changing status across builds, or with
+    an internals probe that diverges (the rest are counted in the matrix and kept in compat.json)."""
+    changing = {(r.case_id, r.variant) for r in history(report)[1] if r.changes}
+    return [s for s in report.records
+            if s.record.status not in ("pass", "skip") or (s.record.case_id, s.record.variant) in changing
+            or any(p.status in ("diverges", "unknown-form") for p in s.record.probes.results)]
+
+
+def render_html(report: Report, *, notable_only: bool = False) -> str:
     css, js = _asset("index.css"), _asset("index.js")
     csp = (f"default-src 'none'; style-src {_csp_hash(css)}; script-src {_csp_hash(js)}; img-src 'none'; "
            "connect-src 'none'; form-action 'none'; base-uri 'none'")
@@ -114,7 +129,8 @@ def render_html(report: Report) -> str:
         heat=heat,
         no_device=NO_DEVICE,
         mechanisms=[(b, report.mechanisms(b.id)) for b in report.builds],
-        items=[_item(report, s) for s in report.records],
+        items=[_item(report, s, compact=notable_only) for s in (notable(report) if notable_only else report.records)],
+        notable_only=notable_only,
         devices=sorted({d for b in report.builds for d in report.devices(b.id)}),
         exit_code=report.exit_code(),
         verdict_word=VERDICT_WORD,

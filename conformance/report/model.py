@@ -29,6 +29,7 @@ from conformance.report.read import (
     RunInfo,
     Sourced,
     compat_runs,
+    input_text,
     is_compat,
     read_manifest,
     read_results,
@@ -358,7 +359,7 @@ def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = (), parity: P
                                    "this the wrong file, or a results file emptied by hand?)")
         inputs.append({"path": str(path), "records": len(records)})
         attributed = _attribute(path, records, problems)
-        text = path.read_text(encoding="utf-8")
+        text = input_text(path)
         if is_compat(text):
             runs += compat_runs(path, text)
         else:

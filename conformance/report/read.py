@@ -5,6 +5,7 @@ from elsewhere (downloaded CI artifacts) and trusted for nothing."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,17 @@ def _validation_text(exc: ValidationError) -> str:
     return "; ".join(parts) + more
 
 
+def input_text(path: Path) -> str:
+    """A results file or compat.json as text; gzipped (a published report's compat.json.gz) or not."""
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise UnicodeDecodeError("gzip", data[:1], 0, 1, f"a damaged gzip file ({exc})") from None
+    return data.decode("utf-8")
+
+
 def read_results(path: Path, first: list[tuple[str, str]]) -> list[Sourced]:
     """Every record of one results file, or ReportInputError at the first bad line.
 
@@ -68,7 +80,7 @@ def read_results(path: Path, first: list[tuple[str, str]]) -> list[Sourced]:
     file with another schema version is named as mixing versions.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = input_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportInputError(f"{path}:0: cannot read: {exc}") from None
     if is_compat(text):

@@ -7,6 +7,7 @@ this one no longer links are removed from there (that folder is the report's own
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 from conformance.files import write_atomic
@@ -19,6 +20,7 @@ from conformance.report.model import Report
 from conformance.report.read import Sourced
 
 FILES = ("compat.json", "compat.md", "index.html", "junit.xml")
+PUBLISHED_JSON = "compat.json.gz"  # compat.json of a published report (`report --publish`)
 REPRODUCERS = "reproducers"
 
 
@@ -69,18 +71,26 @@ def link_reproducers(report: Report, out: Path) -> dict[Path, bytes]:
     return files
 
 
-def write_report(report: Report, out: Path) -> list[Path]:
-    """Write compat.json, compat.md, index.html, junit.xml (and reproducers, issue drafts) into `out`."""
+def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Path]:
+    """Write compat.json, compat.md, index.html, junit.xml (and reproducers, issue drafts) into `out`.
+
+    `publish`: a report kept in git (the published release matrix), small enough for it: the full
+    records gzipped (compat.json.gz), a page listing only the notable items, no junit.xml (a CI
+    run's artifact). The files of the other form are removed, so the folder never holds both."""
     scripts = link_reproducers(report, out)
     found = drafts(report)
     report.drafts = [(d.case_id, f"{DRAFTS}/{d.name}") for d in found]
     texts = {out / DRAFTS / d.name: d.text.encode("utf-8") for d in found}
     rendered = {
-        "compat.json": render_compat(report),
-        "compat.md": render_markdown(report),
-        "index.html": render_html(report),
-        "junit.xml": render_junit(report),
+        "compat.json": render_compat(report).encode("utf-8"),
+        "compat.md": render_markdown(report).encode("utf-8"),
+        "index.html": render_html(report, notable_only=publish).encode("utf-8"),
+        "junit.xml": render_junit(report).encode("utf-8"),
     }
+    if publish:
+        # mtime 0: the same records give the same bytes, so a regenerated report diffs clean in git
+        rendered[PUBLISHED_JSON] = gzip.compress(rendered.pop("compat.json"), mtime=0)
+        del rendered["junit.xml"]
     written = []
     for path, data in sorted(scripts.items()):
         write_atomic(path, data)
@@ -93,7 +103,10 @@ def write_report(report: Report, out: Path) -> list[Path]:
             for stale in sorted(folder.rglob(pattern)):
                 if stale not in kept:
                     stale.unlink()
-    for name in FILES:
-        write_atomic(out / name, rendered[name].encode("utf-8"))
-        written.append(out / name)
+    for name in (*FILES, PUBLISHED_JSON):
+        if name in rendered:
+            write_atomic(out / name, rendered[name])
+            written.append(out / name)
+        elif (out / name).is_file():
+            (out / name).unlink()
     return written
