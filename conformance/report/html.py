@@ -87,7 +87,9 @@ def _item(report: Report, s: Sourced, *, compact: bool = False) -> dict[str, Any
         })
     return {
         "r": r,
-        "reason": clip(r.reason),
+        # a known failure's record reason repeats the declared reason, shown once below with its link
+        "reason": "" if r.known_failure and r.known_failure.reason and r.known_failure.reason in r.reason
+        else clip(r.reason),
         "mismatches": [{k: clip(v, 2_000) for k, v in m.model_dump().items()} for m in r.mismatches[:shown]],
         "more_mismatches": max(len(r.mismatches) - shown, 0),
         "build": report.build(s.build),

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from conformance.bench.report import SCHEMA_ID
+from conformance.bench.timing import Stats
 from conformance.results import ResultRecord
 from tests.templates import case_text
 
@@ -126,3 +128,32 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def dedent(text: str) -> str:
     return textwrap.dedent(text)
+
+
+def stats_json(us: float) -> dict[str, Any]:
+    return Stats(tuple(us * (1 + d) for d in (-0.01, -0.005, 0.0, 0.005, 0.01) * 3), 100).to_json()
+
+
+def bench_doc(version: str, *, e2e: float, yard: float, step: float | None) -> dict[str, Any]:
+    """A bench of one build: the mutation epilogue end to end (the build's compiled call) and the
+    runtime-wrapper step, which builds before the change do not generate."""
+    status = "measured" if step is not None else "absent"
+    published = {"before_us": None, "after_us": None, "ratio": 1.02, "source": "pytorch#179600", "note": ""}
+    return {
+        "schema": SCHEMA_ID, "fingerprint": {"torch_version": version}, "settings": {}, "tables": [
+            {"id": "mutation_epilogue", "title": "Mutation epilogue, end to end", "unit": "us/call",
+             "form_labels": {"end_to_end": "compiled call", "interpreted": "step: reference loop",
+                             "build": "step: build's _apply_mutations"},
+             "rows": [{"id": "k1", "label": "k=1",
+                       "forms": {"end_to_end": stats_json(e2e), "interpreted": stats_json(yard),
+                                 "build": stats_json(step) if step is not None else None},
+                       "ratios": {}, "headline": None, "published": published, "build": {"status": status}}]},
+            {"id": "runtime_wrapper", "title": "RuntimeWrapper orchestration step in isolation", "unit": "us/call",
+             "form_labels": {"interpreted": "reference interpreted", "build": "build's _runtime_wrapper"},
+             "rows": [{"id": "a0m0n5", "label": "0 aliases, 0 mutations, 5 args",
+                       "forms": {"interpreted": stats_json(0.5), "build": stats_json(step / 50) if step else None},
+                       "ratios": {"interpreted/build": {"value": 2.5, "ci95": [2.4, 2.6], "distinguishable": True}}
+                       if step else {}, "headline": "interpreted/build" if step else None,
+                       "published": {"before_us": 0.35, "after_us": 0.17, "ratio": 2.1, "source": "pytorch#181271"},
+                       "build": {"status": status}}]},
+        ]}

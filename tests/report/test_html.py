@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 
 from conformance.report import merge, write_report
-from tests.report.conftest import full_build, record, write_results
+from tests.report.conftest import bench_doc, changed, full_build, record, write_results
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCRIPT_SUMMARY = "<script>window.__pwned = 1</script> & <b>bold</b>"
+KNOWN_REASON = "the wrapper drops the inner tensor's strides"
+LONG = "x" * 6000  # one unbreakable line: a long diff, source or value must scroll in its own box
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +45,17 @@ def page_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     a[0] = a[0].model_copy(update={"summary": SCRIPT_SUMMARY})
     b = [*full_build("2.14.1", status={"subclass_wrapper/b": "xfail"}),
          record("scalar_recompile/c", "cuda-aot_eager-inference", "skip", "2.14.1", reason="device cuda: absent")]
+    known = next(i for i, r in enumerate(b) if r.case_id == "subclass_wrapper/b")
+    b[known] = changed(b[known], reason=f"known failure: {KNOWN_REASON} (#1)", known_failure={
+        "source": "cases/subclass_wrapper/b.yaml", "reason": KNOWN_REASON, "link": "https://example.invalid/1"},
+        mismatches=[{
+        "check": "values", "where": "out[0]", "expected": "[" + "1.0," * 400 + "]", "actual": LONG,
+        "detail": LONG, "source": "eager"}], probes={"results": [{
+            "behavior": "runtime_wrapper", "status": "diverges", "diff": "- " + LONG + "\n+ " + LONG,
+            "build_source": "def f():\n    return " + LONG, "reference_source": "def g(): pass"}]})
     report = merge([write_results(root / "a.jsonl", a), write_results(root / "b.jsonl", b)])
+    report.bench = [bench_doc("2.13.0", e2e=60.0, yard=10.0, step=None),
+                    bench_doc("2.14.1", e2e=50.0, yard=10.0, step=5.0)]
     write_report(report, root / "out")
     return (root / "out" / "index.html").as_uri()
 
@@ -128,3 +140,51 @@ def test_a_summary_with_script_is_shown_as_text(page: Any) -> None:
     failing.locator("button.toggle").click()
     assert "values" in failing.locator("table.mismatches").inner_text()
     assert failing.locator("table.mismatches").inner_text().count("[2.0]") == 1
+
+
+def _top(page: Any, selector: str) -> float:
+    return float(page.locator(selector).first.evaluate("el => el.getBoundingClientRect().top + window.scrollY"))
+
+
+def test_failures_come_first_then_the_matrix(page: Any) -> None:
+    attention = page.locator("#attention")
+    assert "runtime_wrapper/a" in attention.inner_text()
+    assert _top(page, "#attention") < _top(page, "#matrix-section") < _top(page, "#items-section")
+    # nothing but the page's title stands above the failures
+    assert _top(page, "#attention") < page.evaluate("window.innerHeight")
+
+
+def test_the_timeline_has_a_row_per_item_that_changes_with_its_first_failing_and_fixed_release(page: Any) -> None:
+    row = page.locator("#history table.timeline tbody tr", has_text="runtime_wrapper/a")
+    assert row.count() == 1
+    cells = row.locator("td").all_inner_texts()
+    assert cells[1:3] == ["fail", "pass"] and cells[3:5] == ["2.13.0+cpu", "2.14.1+cpu"]
+
+
+def test_the_bench_plot_is_drawn_in_the_speed_section(page: Any) -> None:
+    plot = page.locator("#speed #bench-plot svg")
+    assert plot.count() == 1 and plot.is_visible()
+    box = plot.bounding_box()
+    assert box["width"] > 300 and box["height"] > 100
+    assert plot.locator("rect").count() > 3  # bars, not an empty frame
+    assert "2.13.0 → 2.14.1" in page.locator("#speed table.speed").first.inner_text()
+
+
+def test_a_long_diff_open_does_not_push_the_page_sideways(page: Any) -> None:
+    page.set_viewport_size({"width": 1280, "height": 900})
+    item = page.locator("#items tbody.item[data-case='subclass_wrapper/b'][data-build^='2.14.1']")
+    item.locator("button.toggle").click()
+    assert item.locator("pre.diff").is_visible()
+    assert item.locator(".sources pre").first.is_visible()
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"the page is {overflow}px wider than the window with the diff open"
+    diff = item.locator("pre.diff")
+    assert diff.evaluate("el => el.scrollWidth > el.clientWidth")  # the long line scrolls inside its box
+    # tracebacks, diffs and sources are monospace
+    assert "mono" in diff.evaluate("el => getComputedStyle(el).fontFamily")
+
+
+def test_a_known_failure_gives_its_reason_once(page: Any) -> None:
+    item = page.locator("#items tbody.item[data-case='subclass_wrapper/b'][data-build^='2.14.1']")
+    item.locator("button.toggle").click()
+    assert item.locator("tr.detail").inner_text().count(KNOWN_REASON) == 1

@@ -8,45 +8,14 @@ from typing import Any
 
 import pytest
 
-from conformance.bench.report import SCHEMA_ID
-from conformance.bench.timing import Stats
 from conformance.report.cli import main
 from conformance.report.speed import speed
-from tests.report.conftest import record, write_results
-
-
-def _stats(us: float) -> dict[str, Any]:
-    return Stats(tuple(us * (1 + d) for d in (-0.01, -0.005, 0.0, 0.005, 0.01) * 3), 100).to_json()
-
-
-def _doc(version: str, *, e2e: float, yard: float, step: float | None) -> dict[str, Any]:
-    """A bench of one build: the mutation epilogue end to end (the build's compiled call) and the
-    runtime-wrapper step, which builds before the change do not generate."""
-    status = "measured" if step is not None else "absent"
-    published = {"before_us": None, "after_us": None, "ratio": 1.02, "source": "pytorch#179600", "note": ""}
-    return {
-        "schema": SCHEMA_ID, "fingerprint": {"torch_version": version}, "settings": {}, "tables": [
-            {"id": "mutation_epilogue", "title": "Mutation epilogue, end to end", "unit": "us/call",
-             "form_labels": {"end_to_end": "compiled call", "interpreted": "step: reference loop",
-                             "build": "step: build's _apply_mutations"},
-             "rows": [{"id": "k1", "label": "k=1",
-                       "forms": {"end_to_end": _stats(e2e), "interpreted": _stats(yard),
-                                 "build": _stats(step) if step is not None else None},
-                       "ratios": {}, "headline": None, "published": published, "build": {"status": status}}]},
-            {"id": "runtime_wrapper", "title": "RuntimeWrapper orchestration step in isolation", "unit": "us/call",
-             "form_labels": {"interpreted": "reference interpreted", "build": "build's _runtime_wrapper"},
-             "rows": [{"id": "a0m0n5", "label": "0 aliases, 0 mutations, 5 args",
-                       "forms": {"interpreted": _stats(0.5), "build": _stats(step / 50) if step else None},
-                       "ratios": {"interpreted/build": {"value": 2.5, "ci95": [2.4, 2.6], "distinguishable": True}}
-                       if step else {}, "headline": "interpreted/build" if step else None,
-                       "published": {"before_us": 0.35, "after_us": 0.17, "ratio": 2.1, "source": "pytorch#181271"},
-                       "build": {"status": status}}]},
-        ]}
+from tests.report.conftest import bench_doc, record, write_results
 
 
 def test_the_change_lands_where_the_step_is_first_generated_and_is_timed_against_the_release_before() -> None:
-    docs = [_doc("2.15.0", e2e=40.0, yard=10.0, step=5.0), _doc("2.12.1", e2e=60.0, yard=10.0, step=None),
-            _doc("2.13.0", e2e=50.0, yard=10.0, step=5.0)]
+    docs = [bench_doc("2.15.0", e2e=40.0, yard=10.0, step=5.0), bench_doc("2.12.1", e2e=60.0, yard=10.0, step=None),
+            bench_doc("2.13.0", e2e=50.0, yard=10.0, step=5.0)]
     data = speed(docs)
     assert data is not None and data["releases"] == ["2.12.1", "2.13.0", "2.15.0"]
     me = next(t for t in data["tables"] if t["id"] == "mutation_epilogue")
@@ -67,7 +36,8 @@ def test_the_change_lands_where_the_step_is_first_generated_and_is_timed_against
 
 def test_machine_drift_between_the_two_runs_is_corrected_by_the_yardstick() -> None:
     # the compiled call took 1.5x as long on the newer build, but so did the reference loop: no change
-    data = speed([_doc("2.12.1", e2e=40.0, yard=10.0, step=None), _doc("2.13.0", e2e=60.0, yard=15.0, step=5.0)])
+    data = speed([bench_doc("2.12.1", e2e=40.0, yard=10.0, step=None),
+                  bench_doc("2.13.0", e2e=60.0, yard=15.0, step=5.0)])
     assert data is not None
     row = next(t for t in data["tables"] if t["id"] == "mutation_epilogue")["rows"][0]
     assert row["at_landing"]["ratio"]["value"] == pytest.approx(40 / 60, rel=0.01)
@@ -76,7 +46,7 @@ def test_machine_drift_between_the_two_runs_is_corrected_by_the_yardstick() -> N
 
 
 def test_an_oldest_build_that_already_has_the_step_says_the_landing_is_not_in_view() -> None:
-    data = speed([_doc("2.13.0", e2e=50.0, yard=10.0, step=5.0)])
+    data = speed([bench_doc("2.13.0", e2e=50.0, yard=10.0, step=5.0)])
     assert data is not None
     row = data["tables"][0]["rows"][0]
     assert row["landed"] == "2.13.0" and row["at_landing"] is None and "oldest build given" in row["before_note"]
@@ -90,7 +60,7 @@ def test_the_report_shows_the_speed_section_with_the_plot(tmp_path: Path) -> Non
     for v, step in (("2.12.1", None), ("2.13.0", 5.0)):
         path = tmp_path / "bench" / v / "bench.json"
         path.parent.mkdir(parents=True)
-        path.write_text(json.dumps(_doc(v, e2e=60.0 if step is None else 50.0, yard=10.0, step=step)))
+        path.write_text(json.dumps(bench_doc(v, e2e=60.0 if step is None else 50.0, yard=10.0, step=step)))
         benches.append(path)
     out = tmp_path / "out"
     assert main([*map(str, results), "-o", str(out), "--exit-zero", "--bench", str(tmp_path / "bench")]) == 0
