@@ -28,11 +28,14 @@ torch needed), and `nox -s report -- diff A B` compares two runs.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nox
@@ -235,18 +238,53 @@ def matrix_choices(choice: str, session: nox.Session | None = None) -> list[str]
     return out.stdout.split()
 
 
+def results_current(path: Path, cases: Path = ROOT / "cases") -> bool:
+    """Whether a build's results file covers every case file as it is now: its run finished with a
+    record for every item it planned, each case file under `cases` (the loader's NOT_CASES aside)
+    that has records was run as it is now (sha256), and none without records is newer than the run."""
+    try:
+        ran: dict[str, set[str]] = {}
+        done: set[tuple[str, str]] = set()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            ran.setdefault(str(rec.get("case_file")), set()).add(str(rec.get("case_sha256")))
+            done.add((str(rec.get("case_id")), str(rec.get("variant"))))
+        manifest = json.loads(path.with_name(path.stem + ".manifest.json").read_text(encoding="utf-8"))
+        planned = {(str(i["case_id"]), str(i["variant"])) for i in manifest["items"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if not manifest.get("finished") or not planned <= done:
+        return False
+    try:
+        started = datetime.fromisoformat(str(manifest["started"])).timestamp()
+    except (KeyError, ValueError):
+        return False
+    for case in sorted(p for suffix in (".yaml", ".yml") for p in cases.rglob(f"*{suffix}")):
+        if case.name == "UPSTREAM.yaml":  # conformance.loader.NOT_CASES (nox's Python may not have the package)
+            continue
+        hashes = ran.get(case.relative_to(cases.parent).as_posix())
+        if hashes is None:  # not selected (e.g. a CUDA-only case under --devices cpu), unless new since the run
+            if case.stat().st_mtime >= started:
+                return False
+        elif hashes != {hashlib.sha256(case.read_bytes()).hexdigest()}:
+            return False
+    return True
+
+
 @nox.session
 def matrix(session: nox.Session) -> None:
     """Every case and the bench on several builds, each from its own environment under .nox/_torch
     (reused), merged into one report: `-- --torch 2.10.0,2.11.0,2.15.0` or `-- --torch releases` (every
     release since 2.10 the index offers, plus nightly when TORCH_CONFORMANCE_NIGHTLY_INDEX is set); `-o DIR`
     for the report folder (default reports/releases: the published matrix; `conformance` writes reports/);
-    `--no-bench` leaves out the bench; the rest goes to `torch-conformance run`."""
+    `--no-bench` leaves out the bench; `--resume` keeps a build's results where they are current (see
+    results_current: an interrupted matrix goes on where it stopped); the rest goes to `torch-conformance run`."""
     choice, rest = split_torch_arg(list(session.posargs))
     out = _option_value(rest, "-o") or "reports/releases"
     rest = [a for i, a in enumerate(rest) if a != "-o" and (i == 0 or rest[i - 1] != "-o")]
     bench = "--no-bench" not in rest
-    rest = [a for a in rest if a != "--no-bench"]
+    resume = "--resume" in rest
+    rest = [a for a in rest if a not in ("--no-bench", "--resume")]
     try:
         choices = matrix_choices("releases" if choice == "auto" else choice, session)
     except ChoiceError as exc:
@@ -255,24 +293,29 @@ def matrix(session: nox.Session) -> None:
     if not any(a == "-n" or a.startswith("-n") for a in rest):
         rest = ["-n", "auto", *rest]
     results: list[str] = []
-    benches: list[str] = []
     for c in choices:
         install_torch(session, c)  # the session's path now leads to this choice's environment
         path = Path("results") / "matrix" / torch_env_dir(c).name / "results.jsonl"
+        if resume and results_current(path):
+            session.log(f"matrix: build {c}: {path} is current (every case file as it ran), kept (--resume)")
+            results.append(str(path))
+            continue
         started = time.time()
         session.log(f"matrix: build {c} ({len(results) + 1} of {len(choices)})")
         # a build's failures are the report's content, not the matrix's failure
         session.run("torch-conformance", "run", "-q", "--results", str(path), *rest, success_codes=[0, 1])
         if path.is_file() and path.stat().st_mtime >= started - 1:
             results.append(str(path))
-        if bench:  # after the cases, alone on the machine: the timings are the build's, not the load's
-            doc = path.parent / "bench" / "bench.json"
-            started = time.time()
-            session.run("torch-conformance", "bench", "--out", str(doc.parent), success_codes=[0, 1, 2])
-            if doc.is_file() and doc.stat().st_mtime >= started - 1:
-                benches.append(str(doc))
-            else:
-                session.warn(f"matrix: the bench of {c} wrote no {doc}; the report's speed section leaves it out")
+    benches: list[str] = []
+    for c in choices if bench else []:  # after every build's cases: each bench alone on the machine
+        install_torch(session, c)
+        doc = Path("results") / "matrix" / torch_env_dir(c).name / "bench" / "bench.json"
+        started = time.time()
+        session.run("torch-conformance", "bench", "--out", str(doc.parent), success_codes=[0, 1, 2])
+        if doc.is_file() and doc.stat().st_mtime >= started - 1:
+            benches.append(str(doc))
+        else:
+            session.warn(f"matrix: the bench of {c} wrote no {doc}; the report's speed section leaves it out")
     if not results:
         session.error("matrix: no build produced results")
     extra = ["--bench", ",".join(benches)] if benches else []

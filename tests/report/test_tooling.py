@@ -118,3 +118,52 @@ def test_the_matrix_takes_a_list_of_builds_and_refuses_a_bad_one_before_installi
     assert noxfile.matrix_choices("2.10.0,2.15.0") == ["2.10.0", "2.15.0"]
     with pytest.raises(noxfile.ChoiceError, match="tomorrow"):
         noxfile.matrix_choices("2.13.0,tomorrow's")
+
+
+def _matrix_build(tmp_path: Path, *, finished: bool = True) -> tuple[Path, Path]:
+    """A cases folder of two files and a build's results covering both, as `run` writes them."""
+    import hashlib
+    import json
+    import os
+
+    cases = tmp_path / "cases"
+    (cases / "mutation_epilogue").mkdir(parents=True)
+    records = []
+    for name in ("a", "b"):
+        case = cases / "mutation_epilogue" / f"{name}.yaml"
+        case.write_text(f"id: mutation_epilogue/{name}\n")
+        os.utime(case, (1_700_000_000, 1_700_000_000))  # older than the run
+        records.append({"case_id": f"mutation_epilogue/{name}", "variant": "cpu-aot_eager-inference",
+                        "case_file": f"cases/mutation_epilogue/{name}.yaml",
+                        "case_sha256": hashlib.sha256(case.read_bytes()).hexdigest()})
+    (cases / "UPSTREAM.yaml").write_text("files: []\n")
+    results = tmp_path / "results" / "results.jsonl"
+    results.parent.mkdir()
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    manifest = {"started": "2024-01-01T00:00:00+00:00", "finished": "2024-01-01T00:09:00+00:00" if finished else None,
+                "items": [{"case_id": r["case_id"], "variant": r["variant"]} for r in records]}
+    (results.parent / "results.manifest.json").write_text(json.dumps(manifest))
+    return results, cases
+
+
+def test_resume_keeps_a_build_only_while_its_results_match_every_case_file(tmp_path: Path) -> None:
+    results, cases = _matrix_build(tmp_path)
+    assert noxfile.results_current(results, cases)
+    (cases / "mutation_epilogue" / "a.yaml").write_text("id: mutation_epilogue/a\n# edited\n")
+    assert not noxfile.results_current(results, cases)  # a case changed since it ran
+
+
+def test_resume_reruns_a_build_with_a_new_case_or_an_unfinished_run(tmp_path: Path) -> None:
+    results, cases = _matrix_build(tmp_path)
+    old = cases / "mutation_epilogue" / "old_cuda_only.yaml"  # there before the run, not selected by it
+    old.write_text("id: mutation_epilogue/old_cuda_only\n")
+    import os
+
+    os.utime(old, (1_700_000_000, 1_700_000_000))
+    assert noxfile.results_current(results, cases)
+    (cases / "mutation_epilogue" / "new.yaml").write_text("id: mutation_epilogue/new\n")
+    assert not noxfile.results_current(results, cases)
+    unfinished, cases2 = _matrix_build(tmp_path / "cut", finished=False)
+    assert not noxfile.results_current(unfinished, cases2)
+    results.with_name("results.manifest.json").unlink()
+    assert not noxfile.results_current(results, cases)
