@@ -167,3 +167,62 @@ def test_resume_reruns_a_build_with_a_new_case_or_an_unfinished_run(tmp_path: Pa
     assert not noxfile.results_current(unfinished, cases2)
     results.with_name("results.manifest.json").unlink()
     assert not noxfile.results_current(results, cases)
+
+
+NIGHTLY = "2.16.0.dev20261124+cpu"
+
+
+def _folder_index(root: Path) -> Path:
+    """A package index that is a folder (`<index>/<variant>/torch/<wheel>`), holding a wheel named
+    and tagged like a nightly CPU build; importing it gives its version and nothing else."""
+    import zipfile
+
+    folder = root / "index" / "cpu" / "torch"
+    folder.mkdir(parents=True)
+    dist = f"torch-{NIGHTLY}.dist-info"
+    files = {
+        "torch/__init__.py": f"__version__ = {NIGHTLY!r}\n",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {NIGHTLY}\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: torch-conformance-test\nRoot-Is-Purelib: true\n"
+                         "Tag: py3-none-any\n",
+    }
+    files[f"{dist}/RECORD"] = "".join(f"{name},,\n" for name in [*files, f"{dist}/RECORD"])
+    wheel = f"torch-{NIGHTLY}-py3-none-any.whl"
+    with zipfile.ZipFile(folder / wheel, "w") as whl:
+        for name, text in files.items():
+            whl.writestr(name, text)
+    (folder / "index.html").write_text(f'<html><body><a href="{wheel}">{wheel}</a></body></html>\n')  # PEP 503
+    return root / "index"
+
+
+class _Session:
+    """What the noxfile's environment helpers use of a nox session."""
+
+    def log(self, message: str) -> None:
+        pass
+
+    def run(self, *args: str, external: bool = False) -> None:
+        subprocess.run(list(args), check=True, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_the_nightly_choice_installs_from_the_configured_index_into_its_own_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _folder_index(tmp_path)
+    monkeypatch.setattr(noxfile, "TORCH_ENVS", tmp_path / "envs")
+    # only the configured nightly index: the machine's own indexes and wheel folders left out
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "no-pip.conf"))
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    args = noxfile.torch_install_args("nightly", index.as_uri())
+    assert args is not None and args[-1] == f"{index.as_uri()}/cpu"
+    site = noxfile._torch_env(_Session(), "nightly", args)  # the step every session runs for its torch
+    env = noxfile.torch_env_dir("nightly")
+    assert env == tmp_path / "envs" / "nightly" and Path(site).is_relative_to(env)
+    version = subprocess.run([str(env / "bin" / "python"), "-c", "import torch; print(torch.__version__)"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert version == NIGHTLY
+    # the nightly's results go beside the releases' and it sorts after the release it precedes
+    from conformance.expectations import torch_release
+
+    assert str(torch_release(version)) == "2.16.0"
