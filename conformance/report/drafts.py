@@ -1,5 +1,5 @@
-"""Upstream-ready issue drafts: one per case that fails (or is a known failure) on some build with no
-upstream issue to point at (no expectation, or one whose link is a pull request or a change rather
+"""Upstream-ready issue drafts: one per case that fails (or is a known failure) on the newest build
+that ran it, with no upstream issue to point at (no expectation, or one whose link is a pull request or a change rather
 than an issue). A person can file it as is: title, the case (program and inputs), expected vs actual
 per variant, the releases affected and the first bad one, and the reproducer."""
 
@@ -71,8 +71,11 @@ def drafts(report: Report) -> list[Draft]:
             by_case.setdefault(s.record.case_id, []).append(s)
     out = []
     for case_id, items in sorted(by_case.items()):
+        ran = {s.build for s in report.records if s.record.case_id == case_id and s.record.status != "skip"}
         bad_builds = sorted({s.build for s in report.records if s.record.case_id == case_id
                              and s.record.status in BAD}, key=order.__getitem__)
+        if max(ran, key=order.__getitem__) not in bad_builds:
+            continue  # fixed on the newest release that ran it: history, not an issue to file
         out.append(Draft(case_id, case_id.replace("/", "__") + ".md",
                          _text(report, case_id, items, [label[b] for b in bad_builds],
                                label.get(first_bad.get(case_id, ""), "—"))))

@@ -114,6 +114,9 @@ def test_an_issue_draft_is_written_for_each_failure_no_upstream_issue_describes(
                 case_file="cases/mutation_epilogue/a.yaml"),
         changed(record("mutation_epilogue/b", status="xfail"), known_failure=kf("https://github.com/pytorch/pytorch/issues/2")),
         changed(record("mutation_epilogue/c", status="fail"), case_file="../secret.yaml", case_sha256="0" * 64),
+        # failed on an older release, passes on the newest that ran it: fixed, nothing to file
+        record("mutation_epilogue/d", status="fail", build="2.13.0"),
+        record("mutation_epilogue/d", status="pass", build="2.14.1"),
     ]
     report = merge([write_results(tmp_path / "r.jsonl", records)])
     write_report(report, tmp_path / "out")
