@@ -39,7 +39,8 @@ from typing import Any
 from conformance.behaviors import BENCH_TABLES
 from conformance.bench.timing import Ratio, Stats, ratio, ratio_of_products
 
-__all__ = ["BUILD_FORM", "SCHEMA", "SCHEMA_ID", "compare", "markdown", "read", "svg", "write_outputs"]
+__all__ = ["BUILD_FORM", "SCHEMA", "SCHEMA_ID", "compare", "markdown", "published_text", "ratio_text", "read", "svg",
+           "write_outputs"]
 
 SCHEMA_ID = "torch-conformance-bench/1"
 
@@ -125,14 +126,14 @@ def _us(d: dict[str, Any] | None) -> str:
     return f"{m:.{digits}f} [{d['q1_us']:.{digits}f}-{d['q3_us']:.{digits}f}]"
 
 
-def _ratio(r: dict[str, Any] | None) -> str:
+def ratio_text(r: dict[str, Any] | None) -> str:
     if not r:
         return "—"
     lo, hi = r["ci95"]
     return f"{r['value']:.2f}x ({lo:.2f}-{hi:.2f})"
 
 
-def _pub(p: dict[str, Any]) -> str:
+def published_text(p: dict[str, Any]) -> str:
     parts = []
     if p.get("before_us") is not None and p.get("after_us") is not None:
         parts.append(f"{p['before_us']:g} → {p['after_us']:g} µs")
@@ -174,14 +175,14 @@ def markdown(doc: dict[str, Any]) -> str:
                 cells.append(_build_col(row) if f == "build" else _us(row["forms"].get(f)))
             headline = row.get("headline")
             r = row["ratios"].get(headline) if headline else None
-            cells.append(f"{_ratio(r)}" + (f" *{headline}*" if r else ""))
+            cells.append(f"{ratio_text(r)}" + (f" *{headline}*" if r else ""))
             if t["id"] in ("runtime_wrapper", "backward_unwrap"):
-                cells.append(_ratio(row["ratios"].get("interpreted/reference_codegen")))
-            cells.append(_pub(row["published"]))
+                cells.append(ratio_text(row["ratios"].get("interpreted/reference_codegen")))
+            cells.append(published_text(row["published"]))
             lines.append("| " + " | ".join(cells) + " |")
         notes = dict.fromkeys(n for row in t["rows"] for n in row.get("notes", []))
         verdicts = [f"{row['label']}: {row['verdict']}" for row in t["rows"] if row.get("verdict")]
-        aa = [f"{row['label']}: A/A {_ratio(row['ratios'].get('A/A noise floor'))}"
+        aa = [f"{row['label']}: A/A {ratio_text(row['ratios'].get('A/A noise floor'))}"
               for row in t["rows"] if "A/A noise floor" in row["ratios"]]
         noisy = [f"{row['label']} ({f}: {d['noise']:.0%})" for row in t["rows"]
                  for f, d in row["forms"].items() if d and d["noise"] > 0.10]
@@ -353,9 +354,10 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, A
             cell_a = _us(ra["forms"].get(form)) if sa is not None else _absent(ra)
             cell_b = _us(rb["forms"].get(form)) if sb is not None else _absent(rb)
             dist = ("yes" if judged.distinguishable else "no (within noise)") if judged else "—"
-            lines.append(f"| {ra['label']} | {cell_a} | {cell_b} | {_ratio(r.to_json()) if r else '—'} | "
+            lines.append(f"| {ra['label']} | {cell_a} | {cell_b} | {ratio_text(r.to_json()) if r else '—'} | "
                          f"{f'{drift.value:.2f}x' if drift else '—'} | "
-                         f"{_ratio(corrected.to_json()) if corrected else '—'} | {dist} | {_pub(ra['published'])} |")
+                         f"{ratio_text(corrected.to_json()) if corrected else '—'} | {dist} | "
+                         f"{published_text(ra['published'])} |")
     return "\n".join(lines) + "\n", rows
 
 

@@ -17,12 +17,13 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 DEFAULT_OUT = "reports"
 
 
-def expand(paths: Sequence[str]) -> list[Path]:
-    """Results files as given; a folder stands for every *.jsonl under it (e.g. downloaded CI artifacts)."""
+def expand(paths: Sequence[str], pattern: str = "*.jsonl") -> list[Path]:
+    """Files as given; a folder stands for every file under it matching `pattern` (results files by
+    default, e.g. downloaded CI artifacts)."""
     out: list[Path] = []
     for p in paths:
         path = Path(p)
-        out += sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        out += sorted(path.rglob(pattern)) if path.is_dir() else [path]
     return out
 
 
@@ -116,10 +117,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _bench(given: str | None) -> list[dict[str, Any]]:
     from conformance.bench.report import read
     from conformance.report import ReportInputError
-    from conformance.report.speed import expand_bench, speed
+    from conformance.report.speed import speed
 
     docs = []
-    for path in expand_bench(csv(given or "")):
+    for path in expand(csv(given or ""), "bench.json"):
         try:
             doc = read(path)
             speed([doc])  # the structure the report reads, checked before anything is written

@@ -17,13 +17,18 @@ BAD = frozenset({"fail", "xfail", "error"})  # the contract does not hold there 
 GOOD = frozenset({"pass", "xpass"})
 
 
-def release_key(build: Build) -> tuple[int, Version | str, str]:
-    """Builds in release order: by torch version (a local tag such as +cpu ignored; a nightly
-    2.16.0.devN sorts before 2.16.0), then by id; an unparsable version last."""
+def version_key(version: str) -> tuple[int, Version | str]:
+    """A torch version in release order: a local tag such as +cpu ignored, a nightly 2.16.0.devN
+    before 2.16.0, an unparsable version last."""
     try:
-        return (0, Version(Version(build.torch_version).public), build.id)
+        return (0, Version(Version(version).public))
     except InvalidVersion:
-        return (1, build.torch_version, build.id)
+        return (1, version)
+
+
+def release_key(build: Build) -> tuple[int, Version | str, str]:
+    """Builds in release order (version_key), then by id."""
+    return (*version_key(build.torch_version), build.id)
 
 
 def in_release_order(builds: Sequence[Build]) -> list[Build]:

@@ -19,38 +19,20 @@ the reference's loop.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from conformance.bench.report import BUILD_FORM, compare, published_text, ratio_text, svg
+from conformance.report.history import version_key
 
-from conformance.bench.report import BUILD_FORM, compare, svg
-
-__all__ = ["expand_bench", "release_order", "speed"]
-
-
-def expand_bench(paths: Sequence[str]) -> list[Path]:
-    """bench.json files as given; a folder stands for every bench.json under it."""
-    out: list[Path] = []
-    for p in paths:
-        path = Path(p)
-        out += sorted(path.rglob("bench.json")) if path.is_dir() else [path]
-    return out
+__all__ = ["landing_text", "later_text", "own_text", "published_text", "ratio_text", "release_order", "speed"]
 
 
 def _version(doc: dict[str, Any]) -> str:
     return str(doc.get("fingerprint", {}).get("torch_version") or "?")
 
 
-def _key(doc: dict[str, Any]) -> tuple[int, Version | str]:
-    try:
-        return (0, Version(Version(_version(doc)).public))
-    except InvalidVersion:
-        return (1, _version(doc))
-
-
 def release_order(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(docs, key=_key)
+    return sorted(docs, key=lambda d: version_key(_version(d)))
 
 
 def _own(row: dict[str, Any], form: str) -> dict[str, Any]:
@@ -150,13 +132,6 @@ def speed(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
             "plot": {"release": _version(newest), "svg": svg(newest, title)}}
 
 
-def ratio_text(r: dict[str, Any] | None) -> str:
-    if not r:
-        return "—"
-    lo, hi = r["ci95"]
-    return f"{r['value']:.2f}x ({lo:.2f}-{hi:.2f})"
-
-
 def own_text(cell: dict[str, Any]) -> str:
     if "median_us" not in cell:
         return str(cell["status"])
@@ -179,12 +154,3 @@ def later_text(row: dict[str, Any]) -> str:
         judged = m.get("corrected") or m.get("ratio")
         parts.append(f"{m['release']}: {ratio_text(judged) if judged else '—'}")
     return "; ".join(parts) or "—"
-
-
-def published_text(p: dict[str, Any]) -> str:
-    parts = []
-    if p.get("before_us") is not None and p.get("after_us") is not None:
-        parts.append(f"{p['before_us']:g} → {p['after_us']:g} µs")
-    if p.get("ratio") is not None:
-        parts.append(p.get("note") or f"{p['ratio']:.2f}x")
-    return ", ".join(parts) or "—"
