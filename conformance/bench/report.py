@@ -104,8 +104,11 @@ SCHEMA: dict[str, Any] = {
 
 
 def read(path: Path) -> dict[str, Any]:
+    def refuse(name: str) -> float:  # a NaN timing is not a figure, and the report writes strict JSON
+        raise ValueError(f"{path}: {name} is not a number this file may hold")
+
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=refuse)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_ID:

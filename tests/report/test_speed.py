@@ -78,6 +78,7 @@ def test_the_report_shows_the_speed_section_with_the_plot(tmp_path: Path) -> Non
     ("[1, 2]", "not a bench results file (schema 'list'"),
     ('{"schema": "torch-conformance-bench/1", "tables": [{"id": "x"}]}', "malformed bench results (KeyError"),
     ("{", "Expecting property name"),
+    ('{"schema": "torch-conformance-bench/1", "tables": [], "x": NaN}', "NaN is not a number this file may hold"),
 ])
 def test_bad_bench_input_is_refused_naming_the_file_and_nothing_is_written(tmp_path: Path, capsys: Any,
                                                                          content: str, says: str) -> None:
@@ -89,3 +90,18 @@ def test_bad_bench_input_is_refused_naming_the_file_and_nothing_is_written(tmp_p
     assert says in err and str(bad) in err
     assert not (tmp_path / "out").exists()
     assert main([str(results), "-o", str(tmp_path / "out"), "--bench", str(tmp_path / "nothing")]) == 2
+
+
+def test_bench_labels_and_versions_are_shown_as_text(tmp_path: Path) -> None:
+    doc = bench_doc("2.13.0", e2e=50.0, yard=10.0, step=5.0)
+    doc["tables"][0]["rows"][0]["label"] = "<script>window.x=1</script>"
+    doc["fingerprint"]["torch_version"] = "<img src=x onerror=alert(1)>"
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(doc))
+    results = write_results(tmp_path / "r.jsonl", [record("mutation_epilogue/a")])
+    out = tmp_path / "out"
+    assert main([str(results), "-o", str(out), "--exit-zero", "--bench", str(path)]) == 0
+    page = (out / "index.html").read_text()
+    assert "<script>window.x" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;window.x=1&lt;/script&gt;" in page
+    assert "<script>window.x" not in (out / "compat.md").read_text()

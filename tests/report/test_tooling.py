@@ -165,6 +165,9 @@ def test_resume_reruns_a_build_with_a_new_case_or_an_unfinished_run(tmp_path: Pa
     assert not noxfile.results_current(results, cases)
     unfinished, cases2 = _matrix_build(tmp_path / "cut", finished=False)
     assert not noxfile.results_current(unfinished, cases2)
+    for garbage in ("[]", '{"items": "x", "finished": "y"}', "{", '{"items": [], "finished": "y"}'):
+        results.with_name("results.manifest.json").write_text(garbage)  # no crash, never kept
+        assert not noxfile.results_current(results, cases)
     results.with_name("results.manifest.json").unlink()
     assert not noxfile.results_current(results, cases)
 
