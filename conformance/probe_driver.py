@@ -120,17 +120,24 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
 
         def signature(k: int, obs: Any) -> Any:
             samples = counter.output_samples[k] if k < len(counter.output_samples) else None
+            aliases = counter.output_aliases[k] if k < len(counter.output_aliases) else {}
             outputs = None
             if samples is not None:
                 symbolic = counter.output_symbolic[k]
                 needs_grad = counter.output_requires_grad[k]
-                matched = [
+                matched = list(match_outputs(samples, obs.raw_outputs))
+                for j, m in enumerate(matched):
+                    if m is None:
+                        continue
                     # a graph output that requires grad is not a program output that does not
                     # (a loss the program returns detached after its backward)
-                    None if m is not None and needs_grad is not None and j < len(needs_grad) and needs_grad[j]
-                    and not getattr(obs.raw_outputs[m], "requires_grad", False) else m
-                    for j, m in enumerate(match_outputs(samples, obs.raw_outputs))
-                ]
+                    if needs_grad is not None and j < len(needs_grad) and needs_grad[j] \
+                            and not getattr(obs.raw_outputs[m], "requires_grad", False):
+                        matched[j] = None
+                    # an alias of a graph input in dynamo's trace is only a program output it
+                    # equals, not one it merely has the shape of
+                    if j in aliases and not samples[j].close_to(obs.raw_outputs[m]):
+                        matched[j] = None
                 outputs = tuple(
                     GraphInput(
                         "output" if m is not None else "other",
@@ -143,7 +150,12 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                 )
                 graph_outputs.append([g.to_json() for g in outputs])
             partial = k < len(counter.partial) and counter.partial[k]
-            return GraphSignature.of(counter.graph_inputs[k], outputs, frozen=frozen(k, obs), partial=partial)
+            return GraphSignature.of(counter.graph_inputs[k], outputs, frozen=frozen(k, obs), partial=partial,
+                                     unseen_inputs=counter.unseen_inputs[k] if k < len(counter.unseen_inputs) else None,
+                                     unseen_outputs=aliases,
+                                     output_subclasses=counter.output_subclasses[k]
+                                     if k < len(counter.output_subclasses) else None,
+                                     mutated=counter.mutated_in_trace[k] if k < len(counter.mutated_in_trace) else None)
 
         compiles: list[tuple[Any, Any, Any]] = []
         graph_outputs: list[list[dict[str, Any]]] = []

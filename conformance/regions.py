@@ -14,6 +14,7 @@ import torch
 from conformance.core.build import BuiltInputs, tensors_of
 from conformance.core.compile import CountingBackend
 from conformance.core.state import is_subclass
+from reference_impl.subclass_wrapper import subclass_meta_of
 
 Symbolic = tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]
 
@@ -73,6 +74,10 @@ class CompileCounter(CountingBackend):
         self.compile_calls: list[int] = []
         self.partial: list[bool] = []
         self.captures: list[Any] = []
+        self.unseen_inputs: list[dict[int, Any]] = []
+        self.output_aliases: list[dict[int, Any]] = []
+        self.output_subclasses: list[dict[int, Any]] = []
+        self.mutated_in_trace: list[frozenset[int] | None] = []
 
     @property
     def current(self) -> BuiltInputs | None:
@@ -129,10 +134,23 @@ class CompileCounter(CountingBackend):
             fake = placeholders[i].meta.get("example_value") if i < len(placeholders) else None
             described.append(replace(g, symbolic=self._symbolic(fake)))
         self.graph_inputs.append((*lifted, *described))
+        values_in = [*(t for _, t in (*gm.named_parameters(remove_duplicate=False),
+                                        *gm.named_buffers(remove_duplicate=False))), *example_inputs] \
+            if isinstance(gm, torch.nn.Module) else list(example_inputs)
+        self.unseen_inputs.append({
+            k: subclass_meta_of(v) for k, (g, v) in enumerate(zip(self.graph_inputs[-1], values_in, strict=False))
+            if g.kind not in ("input",) and g.name is None and is_subclass(v)
+        })
         outs = [n for n in nodes if n.op == "output"]
+        fakes = [p.meta.get("example_value") for p in placeholders]
+        self.mutated_in_trace.append(_mutated(fakes, len(lifted)))
+        self.output_aliases.append({})
+        self.output_subclasses.append({})
         if outs:
             values = outs[0].args[0] if isinstance(outs[0].args[0], tuple | list) else (outs[0].args[0],)
             examples = [getattr(v, "meta", {}).get("example_value") for v in values]
+            self.output_aliases[-1] = _aliases(examples, fakes, len(lifted))
+            self.output_subclasses[-1] = _subclasses(examples)
             self.output_symbolic.append(tuple(self._symbolic(e) for e in examples))
             self.output_requires_grad.append(
                 tuple(isinstance(e, torch.Tensor) and bool(e.requires_grad) for e in examples)
@@ -198,6 +216,72 @@ class CompileCounter(CountingBackend):
         return out
 
 
+def _aliases(outputs: list[Any], inputs: list[Any], offset: int) -> dict[int, Any]:
+    """Per graph output that is a graph input or a view of one in dynamo's trace (fake
+    values, eager semantics): that input's region slot and the view's geometry (``None``:
+    the input itself). Plain tensors with concrete geometry only."""
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    def storage(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor) or is_subclass(t):
+            return None
+        try:
+            return StorageWeakRef(t.untyped_storage())  # type: ignore[no-untyped-call]  # torch leaves it unannotated
+        except (RuntimeError, NotImplementedError, AttributeError):
+            return None
+
+    found: dict[int, Any] = {}
+    in_storages = [storage(t) for t in inputs]
+    for j, out in enumerate(outputs):
+        st = storage(out)
+        for i, t in enumerate(inputs):
+            if isinstance(out, torch.Tensor) and out is t:
+                found[j] = (offset + i, None)
+                break
+            if st is not None and in_storages[i] is not None and in_storages[i] == st:
+                geometry = (tuple(out.size()), tuple(out.stride()), out.storage_offset())
+                if all(isinstance(x, int) for x in (*geometry[0], *geometry[1], geometry[2])):
+                    found[j] = (offset + i, geometry)
+                break
+    return found
+
+
+def _mutated(inputs: list[Any], offset: int) -> frozenset[int] | None:
+    """Region inputs an in-place op of dynamo's trace wrote to: fake values start at version 0
+    and the trace runs every op on them (``None`` when a value is missing)."""
+    if any(not isinstance(t, torch.Tensor) and t is not None and not isinstance(t, int | float | torch.SymInt
+                                                                                  | torch.SymFloat) for t in inputs):
+        return None
+    try:
+        return frozenset(offset + i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t._version > 0)
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
+def _subclasses(outputs: list[Any]) -> dict[int, Any]:
+    """The subclass structure of each wrapper-subclass output in dynamo's trace (concrete
+    sizes only: a symbolic one is left to the signature's symbolic dims)."""
+    def concrete(t: Any) -> bool:
+        if not isinstance(t, torch.Tensor):
+            return True
+        dims = (*t.size(), *t.stride())
+        if not all(isinstance(d, int) for d in dims):
+            return False  # int() on a SymInt would add a guard to the trace's shape env
+        if is_subclass(t):
+            names, _ = type(t).__tensor_flatten__(t)  # type: ignore[attr-defined]  # subclass protocol
+            return all(concrete(getattr(t, n)) for n in names)
+        return True
+
+    found: dict[int, Any] = {}
+    for j, out in enumerate(outputs):
+        if is_subclass(out) and concrete(out):
+            try:
+                found[j] = subclass_meta_of(out)
+            except (TypeError, RuntimeError, NotImplementedError):
+                continue
+    return found
+
+
 class _AotCounter(CompileCounter):
     """aot_function's forward compiler sees the flattened program inputs in order. It runs
     inside AOTAutograd, before the wrappers are generated: no per-compile capture here."""
@@ -212,6 +296,10 @@ class _AotCounter(CompileCounter):
         self.output_samples.append(None)
         self.partial.append(False)
         self.captures.append(None)
+        self.unseen_inputs.append({})
+        self.output_aliases.append({})
+        self.output_subclasses.append({})
+        self.mutated_in_trace.append(None)
         return self.inner(gm, example_inputs, **kwargs)
 
 

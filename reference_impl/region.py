@@ -29,7 +29,7 @@ of their own: their relation is read from ``_base`` and from their inner tensors
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -38,13 +38,22 @@ import torch
 from reference_impl.observe import InputObservation, Observation, predict_trace_joint, relate_outputs
 from reference_impl.subclass_wrapper import Meta, PlainMeta, is_wrapper_subclass
 
-__all__ = ["region", "synthetic_bases"]
+__all__ = ["Geometry", "UnseenAlias", "region", "synthetic_bases"]
+
+
+# A region output the program does not see, described by the input it aliases: that input's
+# region slot and, for a view, its (size, stride, storage offset); ``None``: the input itself.
+Geometry = tuple[tuple[int, ...], tuple[int, ...], int]
+UnseenAlias = tuple[int, Geometry | None]
 
 
 def region(
     obs: Observation,
     inputs: Sequence[int | str | None],
     outputs: Sequence[int | None] | None = None,
+    *,
+    unseen_inputs: Mapping[int, Meta] | None = None,
+    unseen_outputs: Mapping[int, UnseenAlias] | None = None,
 ) -> Observation:
     """The observation in the terms of one compiled region (Note [Program terms and region
     terms]).
@@ -53,6 +62,11 @@ def region(
     value the program does not see (a symbolic size, a lifted constant, a tensorified
     float). ``outputs``: per region output, the program output index or ``None``; ``None``
     for the whole means the region returns exactly the program's outputs.
+    ``unseen_inputs``: the subclass structure of region inputs the program does not see (an
+    inner tensor of a subclass argument, a parameter lifted by its attribute path); plain
+    otherwise. ``unseen_outputs``: region outputs the program does not see that alias a
+    region input (a buffer the program reassigned, handed back to the frame), so that they
+    are classified like any other alias of an input.
     """
     named = {a.name: a for a in obs.attributes}
     slot_inputs: list[InputObservation | None] = []
@@ -70,6 +84,8 @@ def region(
             if not 0 <= ref < len(obs.inputs):
                 raise IndexError(f"region input {slot}: the program has no argument {ref}")
             inp, value, meta = obs.inputs[ref], obs.raw_args[ref], obs.input_subclasses[ref]
+        if ref is None and unseen_inputs and slot in unseen_inputs:
+            meta = unseen_inputs[slot]
         slot_inputs.append(None if inp is None else replace(inp, index=slot))
         slot_values.append(value)
         slot_subclasses.append(meta)
@@ -79,7 +95,12 @@ def region(
         for ref in outputs:
             if ref is not None and not 0 <= ref < len(obs.raw_outputs):
                 raise IndexError(f"region output: the program has no output {ref}")
-        outs = tuple(None if ref is None else obs.raw_outputs[ref] for ref in outputs)
+        aliases = unseen_outputs or {}
+        outs = tuple(
+            obs.raw_outputs[ref] if ref is not None
+            else _alias_value(slot_values, aliases[j]) if j in aliases else None
+            for j, ref in enumerate(outputs)
+        )
     rel, n_bases = relate_outputs(slot_values, outs)
     return Observation(
         tuple(slot_inputs),
@@ -95,6 +116,22 @@ def region(
         obs.attributes,
         obs.view_bases,
     )
+
+
+def _alias_value(values: Sequence[Any], alias: UnseenAlias) -> Any:
+    """The value an unseen output stands for: the input itself or a view of it with the
+    output's geometry (``None`` when that input was not observed or has no such view)."""
+    slot, geometry = alias
+    base = values[slot] if 0 <= slot < len(values) else None
+    if not isinstance(base, torch.Tensor) or is_wrapper_subclass(base):
+        return None
+    if geometry is None:
+        return base
+    size, stride, offset = geometry
+    try:
+        return base.as_strided(size, stride, offset)
+    except RuntimeError:
+        return None
 
 
 def _elements(geometry: tuple[tuple[int, ...], tuple[int, ...], int]) -> set[int]:

@@ -18,6 +18,12 @@ metadata) to the behaviour's structural form (Note [Structural form]) and compar
   inputs, one mutated, passed as their common base) are applied to it too
   (:func:`reference_impl.region.synthetic_bases`). Without a signature the program's
   terms are used (``aot_function``, recorded fixtures).
+* Region values the program does not see are described from dynamo's trace (eager
+  semantics on fake values, before AOTAutograd): an unseen input's subclass structure (an
+  inner level of a subclass argument, a parameter lifted by path), an unseen output that is
+  an input or a view of one (a reassigned buffer), an unseen output's subclass structure,
+  and, for a ``partial`` region, which inputs the region itself writes to (a fake value's
+  version counter), which decides a training graph in place of the whole call's mutations.
 * The metadata is the oracle's (how each input was mutated, how outputs alias, subclass
   trees, float uses). *Placement* facts are compiler choices, not contracts: which
   values form the region, which sizes are symbolic and which parameters inductor froze

@@ -5,17 +5,17 @@ See Note [Probe: what is compared with what] in conformance/probe/__init__.py.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 
 from conformance.capture import CaptureResult
-from reference_impl.observe import Observation
-from reference_impl.region import region, synthetic_bases
+from reference_impl.observe import Observation, predict_trace_joint
+from reference_impl.region import UnseenAlias, region, synthetic_bases
 from reference_impl.runtime_wrapper_form import RuntimeWrapperForm
-from reference_impl.subclass_wrapper import is_wrapper_subclass, mark_symbolic
+from reference_impl.subclass_wrapper import Meta, is_wrapper_subclass, mark_symbolic
 
 # Per value: (attribute path, symbolic size dims, symbolic stride dims); "" is the value itself.
 Symbolic = tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]
@@ -53,6 +53,14 @@ class GraphSignature:
     op dynamo ran before the graph), so the observation of the whole call does not say
     which inputs the region itself mutates. ``unseen_outputs_need_grad``: some output the
     program does not see requires grad (a loss the program consumes outside the region).
+    ``unseen_input_subclasses``: the subclass structure of region inputs the program does not
+    see by identity (an inner tensor of a subclass argument, a subclass parameter lifted by
+    path), read from the value the graph received. ``unseen_output_aliases``: region outputs
+    the program does not see that are a region input or a view of one in dynamo's trace
+    (see :func:`reference_impl.region.region`); ``unseen_output_subclasses``, the subclass
+    structure of such outputs in the trace. ``mutated_in_region``: the region inputs an
+    in-place op of dynamo's trace wrote to (``None``: not known); for a ``partial`` region
+    it replaces the whole call's mutations in predicting a training graph.
     """
 
     inputs: tuple[int | str | None, ...]
@@ -63,6 +71,10 @@ class GraphSignature:
     unseen_tensors: frozenset[int] = field(default_factory=frozenset)
     partial: bool = False
     unseen_outputs_need_grad: bool = False
+    unseen_input_subclasses: tuple[tuple[int, Meta], ...] = ()
+    unseen_output_aliases: tuple[tuple[int, UnseenAlias], ...] = ()
+    unseen_output_subclasses: tuple[tuple[int, Meta], ...] = ()
+    mutated_in_region: frozenset[int] | None = None
 
     @staticmethod
     def of(
@@ -71,6 +83,10 @@ class GraphSignature:
         *,
         frozen: frozenset[int] = frozenset(),
         partial: bool = False,
+        unseen_inputs: Mapping[int, Meta] | None = None,
+        unseen_outputs: Mapping[int, UnseenAlias] | None = None,
+        output_subclasses: Mapping[int, Meta] | None = None,
+        mutated: frozenset[int] | None = None,
     ) -> GraphSignature:
         """From the runner's records: kind ``"input"``/``"param"`` with an argument ``index``
         or an attribute ``name`` is that program value; kind ``"output"`` with ``index`` is
@@ -88,13 +104,20 @@ class GraphSignature:
             outputs = tuple(g.index if g.kind == "output" else None for g in graph_outputs)
             output_symbolic = tuple(g.symbolic for g in graph_outputs)
         refs = tuple(ref(g) for g in graph_inputs)
-        unseen = frozenset(
+        unseen_slots = frozenset(
             k for k, g in enumerate(graph_inputs) if refs[k] is None and g.kind in ("tensor", "param")
         )
         need_grad = graph_outputs is not None and any(g.requires_grad for g in graph_outputs if g.kind != "output")
+        def unseen(found: Mapping[int, object] | None) -> tuple[tuple[int, Any], ...]:
+            return tuple(
+                (j, a) for j, a in sorted((found or {}).items())
+                if graph_outputs is not None and j < len(graph_outputs) and graph_outputs[j].kind != "output"
+            )
+
         return GraphSignature(
-            refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen, partial,
-            need_grad,
+            refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen_slots, partial,
+            need_grad, tuple(sorted((unseen_inputs or {}).items())), unseen(unseen_outputs), unseen(output_subclasses),
+            mutated,
         )
 
 
@@ -198,7 +221,11 @@ def _symbolic_map(symbolic: Symbolic) -> dict[str, tuple[tuple[int, ...], tuple[
 def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     if graph is None:
         return Region(obs, False, None, frozenset())
-    robs, order = synthetic_bases(region(obs, graph.inputs, graph.outputs), graph.unseen_tensors)
+    robs, order = synthetic_bases(
+        region(obs, graph.inputs, graph.outputs, unseen_inputs=dict(graph.unseen_input_subclasses),
+               unseen_outputs=dict(graph.unseen_output_aliases)),
+        graph.unseen_tensors,
+    )
     symbolic = [graph.input_symbolic[i] if i is not None and i < len(graph.input_symbolic) else () for i in order]
     frozen = frozenset(k for k, i in enumerate(order) if i is not None and i in graph.frozen)
     ins = tuple(mark_symbolic(m, _symbolic_map(symbolic[i])) for i, m in enumerate(robs.input_subclasses))
@@ -221,12 +248,20 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
             dynamic = tuple(None for _ in outs)
     # A region whose result the program consumes outside it (a loss for a backward, a step)
     # trains although no program output requires grad.
+    if graph.partial and graph.mutated_in_region is not None:
+        # the whole call's mutations may lie outside the region: only the trace's count
+        mutated = {order.index(i) for i in graph.mutated_in_region if i in order}
+        inputs = tuple(i if i is None or k in mutated else replace(i, mutates_data=False)
+                       for k, i in enumerate(robs.inputs))
+        robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs))
     joint = robs.trace_joint or (
         graph.partial
         and graph.unseen_outputs_need_grad
         and robs.grad_enabled_before
         and any(i is not None and i.before.requires_grad for i in robs.inputs)
     )
+    subclasses = dict(graph.unseen_output_subclasses)
+    outs = tuple(replace(o, subclass=subclasses[j]) if j in subclasses else o for j, o in enumerate(outs))
     robs = replace(robs, input_subclasses=ins, outputs=outs, trace_joint=joint)
     return Region(robs, graph.outputs is not None, dynamic, frozen, graph.partial)
 

@@ -617,6 +617,12 @@ COMMITTED = [
     ("runtime_wrapper/view_unbind_split_chunk", "aot_eager", "training", {"runtime_wrapper"}),
     ("runtime_wrapper/view_unbind_split_chunk", "aot_eager", "inference", {"runtime_wrapper"}),
     ("runtime_wrapper/arity_nested_outputs", "aot_eager", "training", {"runtime_wrapper"}),
+    # region inputs the program does not see by identity: an inner subclass level, lifted by path
+    ("backward_unwrap/upstream/nested_metadata_subclass", "aot_eager", "inference", {"subclass_wrapper"}),
+    ("backward_unwrap/upstream/metadata_subclass_over_twotensor", "aot_eager", "training", {"subclass_wrapper"}),
+    # a region output the program does not see that is an input (a reassigned buffer) or a view of one
+    ("mutation_epilogue/client/buffer_step_counter", "aot_eager", "inference", {"runtime_wrapper"}),
+    ("mutation_epilogue/upstream/set_and_set_back_nop", "aot_eager", "inference", {"runtime_wrapper"}),
 ]
 # Cases whose region is not the whole call (see GraphSignature.partial), and some whose is.
 PARTIAL = {
@@ -668,6 +674,35 @@ def test_committed_cases_conform(case_id: str, backend: str, mode: str, conformi
 )
 def test_committed_cases_conform_under_inductor(case_id: str, backend: str, mode: str, conforming: set[str]) -> None:
     _run_committed(case_id, backend, mode, conforming)
+
+
+@pytest.mark.parametrize(
+    ("case_id", "mode", "drop"),
+    [
+        ("backward_unwrap/upstream/nested_metadata_subclass", "inference", "unseen_inputs"),
+        ("mutation_epilogue/client/buffer_step_counter", "inference", "output_aliases"),
+    ],
+)
+def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
+    case_id: str, mode: str, drop: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What dynamo's trace says about region values the program does not see (an inner
+    subclass input's structure, an output that is an input) is what makes these conform:
+    dropped, the reference predicts plain values and the build's wrapper diverges from it."""
+    from conformance import regions
+
+    original = regions.CompileCounter.__call__
+
+    def forgetful(self: regions.CompileCounter, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        out = original(self, gm, example_inputs, **kwargs)
+        getattr(self, drop)[-1] = {}
+        return out
+
+    monkeypatch.setattr(regions.CompileCounter, "__call__", forgetful)
+    lc = load_case(CASES / f"{case_id}.yaml", CASES)
+    record = run_variant(lc, Variant("cpu", "aot_eager", mode))  # type: ignore[arg-type]  # literals
+    assert record.status == "pass", record.reason
+    assert "diverges" in record.probes.statuses().values(), record.probes.statuses()
 
 
 def test_the_saved_activation_count_is_read_only_from_a_count_from_the_end() -> None:
