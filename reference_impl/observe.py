@@ -251,6 +251,9 @@ class Observation:
     raw_args: tuple[Any, ...] = field(default=(), compare=False, repr=False)
     attributes: tuple[AttributeObservation, ...] = ()
     view_bases: tuple[AttributeObservation, ...] = ()
+    # per output, the inputs it derives from when inputs that share a storage are told apart
+    # (see _origins); None where no output shares a storage with two inputs
+    output_origins: tuple[frozenset[int], ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def mutated_inputs(self) -> tuple[InputObservation, ...]:
@@ -285,10 +288,23 @@ def _same_metadata(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
+def _own_first(sharing: list[int], origins: Sequence[frozenset[int] | None] | None, j: int) -> list[int]:
+    """Of the inputs sharing output ``j``'s storage, the ones it derives from (all if unknown)."""
+    mine = origins[j] if origins is not None and j < len(origins) else None
+    if len(sharing) < 2 or mine is None:
+        return sharing
+    return [i for i in sharing if i in mine] or sharing
+
+
 def relate_outputs(
-    inputs: Sequence[object], outs: Sequence[object]
+    inputs: Sequence[object],
+    outs: Sequence[object],
+    origins: Sequence[frozenset[int] | None] | None = None,
 ) -> tuple[tuple[OutputObservation, ...], int]:
-    """Classify each output against ``inputs`` and the other outputs (see the Note)."""
+    """Classify each output against ``inputs`` and the other outputs (see the Note).
+
+    ``origins``: per output, the inputs it derives from (:func:`_origins`): of several inputs
+    sharing its storage, an output is an alias of the one it derives from."""
     tensors = {i: a for i, a in enumerate(inputs) if isinstance(a, torch.Tensor)}
     in_storages = {i: _storages(a) for i, a in tensors.items()}
     out_storages = [_storages(o) if isinstance(o, torch.Tensor) else frozenset() for o in outs]
@@ -301,7 +317,7 @@ def relate_outputs(
         kind, base = AliasKind.PLAIN, None
         same = [i for i, a in tensors.items() if a is o]
         of_base = [i for i, a in tensors.items() if o._base is not None and o._base is a]
-        sharing = [i for i, st in in_storages.items() if st & out_storages[j]]
+        sharing = _own_first([i for i, st in in_storages.items() if st & out_storages[j]], origins, j)
         aliased_outs = [k for k, st in enumerate(out_storages) if st & out_storages[j]]
         # Differentiable pieces of one unbind/split are hidden from autograd as a group.
         not_multi = len([k for k in aliased_outs if not _multi_output_view(outs[k])])
@@ -376,6 +392,42 @@ def predict_trace_joint(
     return outputs_need or mutations_need
 
 
+def _separated(args: Sequence[object], grad_enabled: bool) -> list[object] | None:
+    """Copies of the arguments, each tensor in a storage of its own, when two tensor
+    arguments share one (else ``None``). A compiler that does not merge such inputs (none of
+    them mutated: no synthetic base) treats each as its own storage, so an output aliases
+    the input it was computed from, which sharing alone cannot tell."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if not all(isinstance(a, torch.Tensor | int | float | bool | str | None) for a in args):
+        return None
+    storages = [_storages(t) for t in tensors]
+    if not any(a & b for k, a in enumerate(storages) for b in storages[k + 1 :]):
+        return None
+    with torch.set_grad_enabled(grad_enabled):
+        out: list[object] = []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                c = a.detach().clone()
+                out.append(c.requires_grad_(a.requires_grad) if c.is_floating_point() or c.is_complex() else c)
+            else:
+                out.append(a)
+    return out
+
+
+def _origins(program: Callable[..., Any], clones: Sequence[object]) -> tuple[frozenset[int], ...] | None:
+    """Per output, the arguments it shares a storage with when each argument has its own
+    (see :func:`_separated`); ``None`` when the program does not run so."""
+    try:
+        outs = flatten_outputs(program(*clones))
+    except Exception:  # the program may need its arguments' aliasing; then nothing is told apart
+        return None
+    storages = {i: _storages(a) for i, a in enumerate(clones) if isinstance(a, torch.Tensor)}
+    return tuple(
+        frozenset(i for i, st in storages.items() if isinstance(o, torch.Tensor) and st & _storages(o))
+        for o in outs
+    )
+
+
 def _count_saved(program: Callable[..., Any], args: Sequence[object]) -> tuple[Any, int]:
     packed: list[object] = []
 
@@ -422,6 +474,7 @@ def observe(
     may_be_joint = grad_before and any(
         isinstance(a, torch.Tensor) and a.requires_grad for a in differentiable
     )
+    clones = _separated(args, grad_before)
     log = _InPlaceLog()
     with log:
         if may_be_joint:
@@ -446,7 +499,9 @@ def observe(
         AttributeObservation(n, _classify_input(-1, t, base_befores[n], log, always_off), PlainMeta(), t)
         for n, t in view_bases.items()
     )
-    outputs, n_bases = relate_outputs(args, outs)
+    origins = _origins(program, clones) if clones is not None and not any(i is not None and i.mutated for i in inputs) \
+        else None
+    outputs, n_bases = relate_outputs(args, outs, origins)
     return Observation(
         inputs,
         outputs,
@@ -460,4 +515,5 @@ def observe(
         tuple(args),
         attrs,
         bases,
+        origins,
     )

@@ -101,7 +101,15 @@ def region(
             else _alias_value(slot_values, aliases[j]) if j in aliases else None
             for j, ref in enumerate(outputs)
         )
-    rel, n_bases = relate_outputs(slot_values, outs)
+    origins = None
+    if obs.output_origins is not None:
+        program_outputs = range(len(obs.raw_outputs)) if outputs is None else outputs
+        origins = [
+            None if ref is None or ref >= len(obs.output_origins)
+            else frozenset(k for k, r in enumerate(inputs) if isinstance(r, int) and r in obs.output_origins[ref])
+            for ref in program_outputs
+        ]
+    rel, n_bases = relate_outputs(slot_values, outs, origins)
     return Observation(
         tuple(slot_inputs),
         rel,

@@ -424,3 +424,38 @@ def test_multi_output_view_pieces_and_nested_returns() -> None:
     with torch.no_grad():  # no grad_fn: ordinary aliases of the input
         no_grad = observe(lambda x: x.unbind(0), [leaf(4, 6)])
     assert {o.kind for o in no_grad.outputs} == {AliasKind.ALIAS_OF_INPUT}
+
+
+def test_an_output_aliases_the_input_it_derives_from_when_inputs_share_a_storage() -> None:
+    """Two unmutated inputs viewing one base are separate storages to a compiler that does not
+    merge them: each output regenerates off the input it was computed from. Sharing alone
+    names the first input for both; the separated rerun tells them apart."""
+    base = torch.randn(2, 2, requires_grad=True).mul(2)
+    a, b = base.view(-1), base[0]
+
+    def f(a: torch.Tensor, b: torch.Tensor) -> list[torch.Tensor]:
+        return [a.view(a.shape), b.view(b.shape)]
+
+    obs = observe(f, [a, b])
+    assert [(o.kind, o.base_index) for o in obs.outputs] == [
+        (AliasKind.ALIAS_OF_INPUT, 0),
+        (AliasKind.ALIAS_OF_INPUT, 1),
+    ]
+    # in region terms (the inputs swapped) each output still names its own input
+    swapped = region(obs, (1, 0), (0, 1))
+    assert [o.base_index for o in swapped.outputs] == [1, 0]
+    # without the rerun both would name input 0
+    blind = replace(obs, output_origins=None)
+    assert [o.base_index for o in region(blind, (0, 1), (0, 1)).outputs] == [0, 0]
+
+
+def test_mutated_aliased_inputs_are_not_told_apart() -> None:
+    """A mutation makes a compiler merge the inputs (synthetic base): no separated rerun."""
+    base = torch.randn(4)
+    a, b = base[:2], base[1:3]
+
+    def f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        a.add_(1)
+        return b.view(-1)
+
+    assert observe(f, [a, b]).output_origins is None
