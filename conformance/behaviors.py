@@ -125,6 +125,13 @@ IDS: tuple[str, ...] = tuple(b.id for b in BEHAVIORS)
 BENCH_TABLES: tuple[str, ...] = tuple(t for b in BEHAVIORS for t in b.bench)
 
 
+# Wrappers builds generate and name that no behaviour probes: never taken for a probed one
+# because they define a function of the same name (a dedupe wrapper's `inner_fn`).
+UNPROBED_ARTIFACTS: tuple[str, ...] = ("dedup_wrapper", "synthetic_base_wrapper", "debug_assert_wrapper",
+                                       "compiled_fn_wrapper", "backward_prologue", "backward_epilogue",
+                                       "compiled_function_forward", "compiled_function_backward")
+
+
 def artifact(name: str) -> Artifact:
     """The declared artifact of that name (what the probe and the capture look for)."""
     return next(a for b in BEHAVIORS for a in b.artifacts if a.name == name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from conformance.behaviors import artifact
+from conformance.behaviors import UNPROBED_ARTIFACTS, artifact
 from conformance.capture import CaptureResult
 from conformance.results import ProbeResult
 from reference_impl.structural import diff_lines, find_function, free_roles
@@ -14,13 +14,15 @@ from reference_impl.terms import GLOBAL_ROLES, StructuralError
 
 def sources(capture: CaptureResult, name: str) -> list[str]:
     """The captured sources of the declared artifact `name` (by artifact name, else by the name
-    of the function they define)."""
+    of the function they define, among artifacts no other wrapper's name claims)."""
     declared = artifact(name)
     found = capture.sources(declared.name)
     if found:
         return found
     out = []
     for art in capture.artifacts:
+        if art.name in UNPROBED_ARTIFACTS:
+            continue
         try:
             if find_function(art.source).name == declared.function:
                 out.append(art.source)

@@ -720,3 +720,17 @@ def test_the_saved_activation_count_is_read_only_from_a_count_from_the_end() -> 
     assert _saved_by_build(body + "    return (unwrapped_outs[0],) + tuple(unwrapped_outs[1:])\n") is None
     assert _saved_by_build(body + "    return (unwrapped_outs[0],)\n") is None
     assert _saved_by_build("not python (") is None
+
+
+def test_a_wrapper_another_name_claims_is_not_taken_for_a_probed_one() -> None:
+    """A dedupe wrapper also defines `inner_fn`: it is not the subclass wrapper (the probe said
+    "build wraps subclasses, but the program has none" of aot_function dedup programs). An
+    `inner_fn` under a name no other wrapper claims still is."""
+    from conformance.capture import CapturedArtifact
+    from conformance.probe.verdict import sources
+
+    inner = "def inner_fn(args):\n    return compiled_fn(args)"
+    claimed = CaptureResult([CapturedArtifact("dedup_wrapper", inner, ("trace",), 0)])
+    assert sources(claimed, "subclass_wrapper") == []
+    renamed = CaptureResult([CapturedArtifact("subclass_wrapper_v2", inner, ("trace",), 0)])
+    assert sources(renamed, "subclass_wrapper") == [inner]
