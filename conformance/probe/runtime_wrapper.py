@@ -61,6 +61,15 @@ def _placed(
     return replace(reference, **changes)
 
 
+def _view_replay() -> bool:
+    """The user's setting in effect (a case's `config:` applies through the probe): replay an
+    aliased output's views, or regenerate it with one as_strided. A build without the
+    setting replays."""
+    import torch._functorch.config as functorch_config
+
+    return bool(getattr(functorch_config, "view_replay_for_aliased_outputs", True))
+
+
 def _noop(*_: object) -> Any:
     return None
 
@@ -71,6 +80,7 @@ def _runtime_meta(
     meta = runtime_wrapper_meta(
         reg.obs, keep_input_mutations=keep_input_mutations, runtime_indices=placement
     )
+    meta = replace(meta, replay_views=_view_replay())
     if reg.dynamic_outputs is not None:
         outputs: tuple[OutputSpec, ...] = tuple(
             replace(o, dynamic_dims=reg.dynamic_outputs[i]) for i, o in enumerate(meta.outputs)

@@ -625,6 +625,8 @@ COMMITTED = [
     ("mutation_epilogue/upstream/set_and_set_back_nop", "aot_eager", "inference", {"runtime_wrapper"}),
     # unmutated inputs viewing one base: each output regenerates off the input it derives from
     ("runtime_wrapper/upstream/views_of_two_aliased_inputs", "aot_eager", "training", {"runtime_wrapper"}),
+    # the case's config turns view replay off: the reference follows the setting in effect
+    ("runtime_wrapper/upstream/view_replay_off", "aot_eager", "inference", {"runtime_wrapper"}),
 ]
 # Cases whose region is not the whole call (see GraphSignature.partial), and some whose is.
 PARTIAL = {
