@@ -17,6 +17,7 @@ from conformance.core.mismatch import exception_summary
 from conformance.core.state import ambient, restore_ambient
 from conformance.loader import LoadedCase
 from conformance.probe import GraphSignature, match_outputs, probe_compiles
+from conformance.probe.region import TraceFacts
 from conformance.probe.scalar_recompile import ScalarSweep
 from conformance.regions import CompileCounter, GraphInput
 from conformance.results import ProbeRecord
@@ -120,7 +121,8 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
 
         def signature(k: int, obs: Any) -> Any:
             samples = counter.output_samples[k] if k < len(counter.output_samples) else None
-            aliases = counter.output_aliases[k] if k < len(counter.output_aliases) else {}
+            trace = counter.trace_facts[k] if k < len(counter.trace_facts) else TraceFacts()
+            aliases = trace.output_aliases
             outputs = None
             if samples is not None:
                 symbolic = counter.output_symbolic[k]
@@ -151,11 +153,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                 graph_outputs.append([g.to_json() for g in outputs])
             partial = k < len(counter.partial) and counter.partial[k]
             return GraphSignature.of(counter.graph_inputs[k], outputs, frozen=frozen(k, obs), partial=partial,
-                                     unseen_inputs=counter.unseen_inputs[k] if k < len(counter.unseen_inputs) else None,
-                                     unseen_outputs=aliases,
-                                     output_subclasses=counter.output_subclasses[k]
-                                     if k < len(counter.output_subclasses) else None,
-                                     mutated=counter.mutated_in_trace[k] if k < len(counter.mutated_in_trace) else None)
+                                     trace=trace)
 
         compiles: list[tuple[Any, Any, Any]] = []
         graph_outputs: list[list[dict[str, Any]]] = []

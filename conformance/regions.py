@@ -14,6 +14,7 @@ import torch
 from conformance.core.build import BuiltInputs, tensors_of
 from conformance.core.compile import CountingBackend
 from conformance.core.state import is_subclass
+from conformance.probe.region import TraceFacts
 from reference_impl.subclass_wrapper import subclass_meta_of
 
 Symbolic = tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]
@@ -74,10 +75,7 @@ class CompileCounter(CountingBackend):
         self.compile_calls: list[int] = []
         self.partial: list[bool] = []
         self.captures: list[Any] = []
-        self.unseen_inputs: list[dict[int, Any]] = []
-        self.output_aliases: list[dict[int, Any]] = []
-        self.output_subclasses: list[dict[int, Any]] = []
-        self.mutated_in_trace: list[frozenset[int] | None] = []
+        self.trace_facts: list[TraceFacts] = []
 
     @property
     def current(self) -> BuiltInputs | None:
@@ -124,33 +122,24 @@ class CompileCounter(CountingBackend):
         nodes = list(gm.graph.nodes) if hasattr(gm, "graph") else []
         placeholders = [n for n in nodes if n.op == "placeholder"]
         lifted: list[GraphInput] = []
+        lifted_values: list[Any] = []
         if isinstance(gm, torch.nn.Module):
             for _, t in (*gm.named_parameters(remove_duplicate=False), *gm.named_buffers(remove_duplicate=False)):
                 found = self._describe(t)
                 lifted.append(GraphInput("param", found.name, found.index, self._symbolic(t)))
+                lifted_values.append(t)
         described = []
         for i, e in enumerate(example_inputs):
             g = self._describe(e)
             fake = placeholders[i].meta.get("example_value") if i < len(placeholders) else None
             described.append(replace(g, symbolic=self._symbolic(fake)))
         self.graph_inputs.append((*lifted, *described))
-        values_in = [*(t for _, t in (*gm.named_parameters(remove_duplicate=False),
-                                        *gm.named_buffers(remove_duplicate=False))), *example_inputs] \
-            if isinstance(gm, torch.nn.Module) else list(example_inputs)
-        self.unseen_inputs.append({
-            k: subclass_meta_of(v) for k, (g, v) in enumerate(zip(self.graph_inputs[-1], values_in, strict=False))
-            if g.kind not in ("input",) and g.name is None and is_subclass(v)
-        })
-        outs = [n for n in nodes if n.op == "output"]
         fakes = [p.meta.get("example_value") for p in placeholders]
-        self.mutated_in_trace.append(_mutated(fakes, len(lifted)))
-        self.output_aliases.append({})
-        self.output_subclasses.append({})
+        outs = [n for n in nodes if n.op == "output"]
+        examples: list[Any] = []
         if outs:
             values = outs[0].args[0] if isinstance(outs[0].args[0], tuple | list) else (outs[0].args[0],)
             examples = [getattr(v, "meta", {}).get("example_value") for v in values]
-            self.output_aliases[-1] = _aliases(examples, fakes, len(lifted))
-            self.output_subclasses[-1] = _subclasses(examples)
             self.output_symbolic.append(tuple(self._symbolic(e) for e in examples))
             self.output_requires_grad.append(
                 tuple(isinstance(e, torch.Tensor) and bool(e.requires_grad) for e in examples)
@@ -158,6 +147,14 @@ class CompileCounter(CountingBackend):
         else:
             self.output_symbolic.append(None)
             self.output_requires_grad.append(None)
+        values_in = zip(self.graph_inputs[-1], [*lifted_values, *example_inputs], strict=False)
+        self.trace_facts.append(TraceFacts(
+            unseen_inputs={k: subclass_meta_of(v) for k, (g, v) in enumerate(values_in)
+                           if g.name is None and is_subclass(v)},
+            output_aliases=_aliases(examples, fakes, len(lifted)),
+            output_subclasses=_subclasses(examples),
+            mutated=_mutated(fakes, len(lifted)),
+        ))
         self.output_samples.append(None)
         with contextlib.ExitStack() as stack:
             cap = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
@@ -296,10 +293,7 @@ class _AotCounter(CompileCounter):
         self.output_samples.append(None)
         self.partial.append(False)
         self.captures.append(None)
-        self.unseen_inputs.append({})
-        self.output_aliases.append({})
-        self.output_subclasses.append({})
-        self.mutated_in_trace.append(None)
+        self.trace_facts.append(TraceFacts())
         return self.inner(gm, example_inputs, **kwargs)
 
 

@@ -38,6 +38,20 @@ class GraphValue(Protocol):
 
 
 @dataclass(frozen=True)
+class TraceFacts:
+    """What dynamo's trace (fake values, eager semantics, before AOTAutograd) says about one
+    compile's values that the program does not see (see :class:`GraphSignature`): per region
+    input slot, the subclass structure of an unseen input; per graph output, the input slot
+    it is or views (with the view's geometry) and its subclass structure; the input slots an
+    in-place op wrote to (``None``: not known)."""
+
+    unseen_inputs: Mapping[int, Meta] = field(default_factory=dict)
+    output_aliases: Mapping[int, UnseenAlias] = field(default_factory=dict)
+    output_subclasses: Mapping[int, Meta] = field(default_factory=dict)
+    mutated: frozenset[int] | None = None
+
+
+@dataclass(frozen=True)
 class GraphSignature:
     """One compile's region in the program's terms (see Note [Probe: what is compared with
     what] and :func:`reference_impl.region.region`).
@@ -83,10 +97,7 @@ class GraphSignature:
         *,
         frozen: frozenset[int] = frozenset(),
         partial: bool = False,
-        unseen_inputs: Mapping[int, Meta] | None = None,
-        unseen_outputs: Mapping[int, UnseenAlias] | None = None,
-        output_subclasses: Mapping[int, Meta] | None = None,
-        mutated: frozenset[int] | None = None,
+        trace: TraceFacts | None = None,
     ) -> GraphSignature:
         """From the runner's records: kind ``"input"``/``"param"`` with an argument ``index``
         or an attribute ``name`` is that program value; kind ``"output"`` with ``index`` is
@@ -108,16 +119,18 @@ class GraphSignature:
             k for k, g in enumerate(graph_inputs) if refs[k] is None and g.kind in ("tensor", "param")
         )
         need_grad = graph_outputs is not None and any(g.requires_grad for g in graph_outputs if g.kind != "output")
-        def unseen(found: Mapping[int, object] | None) -> tuple[tuple[int, Any], ...]:
+        trace = trace or TraceFacts()
+
+        def unseen(found: Mapping[int, Any]) -> tuple[tuple[int, Any], ...]:
             return tuple(
-                (j, a) for j, a in sorted((found or {}).items())
+                (j, a) for j, a in sorted(found.items())
                 if graph_outputs is not None and j < len(graph_outputs) and graph_outputs[j].kind != "output"
             )
 
         return GraphSignature(
             refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen_slots, partial,
-            need_grad, tuple(sorted((unseen_inputs or {}).items())), unseen(unseen_outputs), unseen(output_subclasses),
-            mutated,
+            need_grad, tuple(sorted(trace.unseen_inputs.items())), unseen(trace.output_aliases),
+            unseen(trace.output_subclasses), trace.mutated,
         )
 
 

@@ -699,7 +699,7 @@ def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
 
     def forgetful(self: regions.CompileCounter, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         out = original(self, gm, example_inputs, **kwargs)
-        getattr(self, drop)[-1] = {}
+        self.trace_facts[-1] = replace(self.trace_facts[-1], **{drop: {}})
         return out
 
     monkeypatch.setattr(regions.CompileCounter, "__call__", forgetful)
