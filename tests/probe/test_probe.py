@@ -625,6 +625,9 @@ COMMITTED = [
     ("mutation_epilogue/upstream/set_and_set_back_nop", "aot_eager", "inference", {"runtime_wrapper"}),
     # unmutated inputs viewing one base: each output regenerates off the input it derives from
     ("runtime_wrapper/upstream/views_of_two_aliased_inputs", "aot_eager", "training", {"runtime_wrapper"}),
+    # a partial region whose own writes (not the whole call's) decide the training graph
+    ("runtime_wrapper/upstream/views_of_data_and_metadata_mutated_inputs", "aot_eager", "training",
+     {"runtime_wrapper"}),
     # the case's config turns view replay off: the reference follows the setting in effect
     ("runtime_wrapper/upstream/view_replay_off", "aot_eager", "inference", {"runtime_wrapper"}),
 ]
@@ -685,21 +688,24 @@ def test_committed_cases_conform_under_inductor(case_id: str, backend: str, mode
     [
         ("backward_unwrap/upstream/nested_metadata_subclass", "inference", "unseen_inputs"),
         ("mutation_epilogue/client/buffer_step_counter", "inference", "output_aliases"),
+        # a partial region: which inputs the region itself writes decides a training graph
+        ("runtime_wrapper/upstream/views_of_data_and_metadata_mutated_inputs", "training", "mutated"),
     ],
 )
 def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
     case_id: str, mode: str, drop: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What dynamo's trace says about region values the program does not see (an inner
-    subclass input's structure, an output that is an input) is what makes these conform:
-    dropped, the reference predicts plain values and the build's wrapper diverges from it."""
+    subclass input's structure, an output that is an input, what a partial region writes) is
+    what makes these conform: dropped, the reference predicts from the program alone and the
+    build's wrapper diverges from it."""
     from conformance import regions
 
     original = regions.CompileCounter.__call__
 
     def forgetful(self: regions.CompileCounter, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         out = original(self, gm, example_inputs, **kwargs)
-        self.trace_facts[-1] = replace(self.trace_facts[-1], **{drop: {}})
+        self.trace_facts[-1] = replace(self.trace_facts[-1], **{drop: None if drop == "mutated" else {}})
         return out
 
     monkeypatch.setattr(regions.CompileCounter, "__call__", forgetful)
@@ -736,3 +742,15 @@ def test_a_wrapper_another_name_claims_is_not_taken_for_a_probed_one() -> None:
     assert sources(claimed, "subclass_wrapper") == []
     renamed = CaptureResult([CapturedArtifact("subclass_wrapper_v2", inner, ("trace",), 0)])
     assert sources(renamed, "subclass_wrapper") == [inner]
+
+
+def test_the_view_replay_setting_decides_the_reference_alias_regeneration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """view_replay_off turns the setting off through its config: a reference that kept replaying
+    views would diverge from the build."""
+    from conformance.probe import runtime_wrapper as rw_probe
+
+    monkeypatch.setattr(rw_probe, "_view_replay", lambda: True)
+    lc = load_case(CASES / "runtime_wrapper/upstream/view_replay_off.yaml", CASES)
+    record = run_variant(lc, Variant("cpu", "aot_eager", "inference"))  # type: ignore[arg-type]  # literals
+    assert record.status == "pass", record.reason
+    assert record.probes.statuses()["runtime_wrapper"] == "diverges", record.probes.statuses()
