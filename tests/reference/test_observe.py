@@ -459,3 +459,19 @@ def test_mutated_aliased_inputs_are_not_told_apart() -> None:
         return b.view(-1)
 
     assert observe(f, [a, b]).output_origins is None
+
+
+def test_a_program_that_needs_its_arguments_aliasing_is_observed_without_origins() -> None:
+    """The separated rerun is a second opinion only: a program that fails on separated copies
+    (it checks that its arguments share a storage) is observed as before, origins unknown."""
+    base = torch.randn(4)
+    a, b = base[:2], base[2:]
+
+    def f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+            raise RuntimeError("needs aliased arguments")
+        return b.view(-1)
+
+    obs = observe(f, [a, b])
+    assert obs.output_origins is None
+    assert [(o.kind, o.base_index) for o in obs.outputs] == [(AliasKind.ALIAS_OF_INPUT, 0)]
