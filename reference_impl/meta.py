@@ -115,7 +115,10 @@ def runtime_wrapper_meta(
         trace_joint=trace_joint,
     )
     runtime = tuple(m.index for m in mm.runtime_mutations)
-    in_graph = tuple(m.index for m in mm.inputs if m.in_graph and m.mutated)
+    # The wrapper bumps what the graph wrote in place so that the counter moves as in eager,
+    # where a write through another tensor sharing the storage moves none.
+    other = {i.index for i in obs.mutated_inputs if i.through_other}
+    in_graph = tuple(m.index for m in mm.inputs if m.in_graph and m.mutated and m.index not in other)
     grad_change = (
         None if obs.grad_enabled_after == obs.grad_enabled_before else (obs.grad_enabled_after)
     )

@@ -152,6 +152,9 @@ class InputObservation:
     mutates_storage: bool
     hidden_from_autograd: bool
     under_no_grad: bool = False
+    #: the values changed only through another tensor sharing the storage (``x.set_(y)`` then
+    #: ``x.mul_``): in-place ops wrote it, yet its own version counter did not move
+    through_other: bool = False
 
 
 class _InPlaceLog(TorchFunctionMode):
@@ -203,8 +206,9 @@ def _classify_input(
     hidden = data and before.requires_grad and (before.is_leaf or after.grad_fn is before.grad_fn)
     seen = log.under_no_grad(before.storages)
     no_grad = data and (grad_always_off if seen is None else seen)
+    through_other = data and seen is not None and after.version == before.version
     return InputObservation(
-        index, before, after, data, metadata and not storage, storage, hidden, no_grad
+        index, before, after, data, metadata and not storage, storage, hidden, no_grad, through_other
     )
 
 

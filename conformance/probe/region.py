@@ -225,6 +225,7 @@ class Region:
     dynamic_outputs: tuple[frozenset[int] | None, ...] | None
     frozen: frozenset[int]
     partial: bool = False
+    writes: frozenset[int] | None = None
 
 
 def _symbolic_map(symbolic: Symbolic) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -261,9 +262,10 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
             dynamic = tuple(None for _ in outs)
     # A region whose result the program consumes outside it (a loss for a backward, a step)
     # trains although no program output requires grad.
+    writes: frozenset[int] | None = None
     if graph.partial and graph.mutated_in_region is not None:
         # the whole call's mutations may lie outside the region: only the trace's count
-        mutated = {order.index(i) for i in graph.mutated_in_region if i in order}
+        mutated = writes = frozenset(order.index(i) for i in graph.mutated_in_region if i in order)
         inputs = tuple(i if i is None or k in mutated else replace(i, mutates_data=False)
                        for k, i in enumerate(robs.inputs))
         robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs))
@@ -276,7 +278,7 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     subclasses = dict(graph.unseen_output_subclasses)
     outs = tuple(replace(o, subclass=subclasses[j]) if j in subclasses else o for j, o in enumerate(outs))
     robs = replace(robs, input_subclasses=ins, outputs=outs, trace_joint=joint)
-    return Region(robs, graph.outputs is not None, dynamic, frozen, graph.partial)
+    return Region(robs, graph.outputs is not None, dynamic, frozen, graph.partial, writes)
 
 
 @dataclass(frozen=True)

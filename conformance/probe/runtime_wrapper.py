@@ -47,7 +47,7 @@ def _placed(
     region's outputs are not known; dynamic dims when not known); see Note [Probe: what
     is compared with what]."""
     changes: dict[str, Any] = {"detach": build.detach, "disable_autocast": build.disable_autocast}
-    if reg.partial:
+    if reg.partial and reg.writes is None:
         changes["version_bumps"] = build.version_bumps
     if not reg.outputs_known:
         mutated = set(meta.mutated_runtime)
@@ -81,6 +81,9 @@ def _runtime_meta(
         reg.obs, keep_input_mutations=keep_input_mutations, runtime_indices=placement
     )
     meta = replace(meta, replay_views=_view_replay())
+    if reg.partial and reg.writes is not None:
+        # the whole call's mutations include those outside the region: bump only its own writes
+        meta = replace(meta, mutated_in_graph=tuple(i for i in meta.mutated_in_graph if i in reg.writes))
     if reg.dynamic_outputs is not None:
         outputs: tuple[OutputSpec, ...] = tuple(
             replace(o, dynamic_dims=reg.dynamic_outputs[i]) for i, o in enumerate(meta.outputs)
@@ -111,7 +114,7 @@ def probe(c: CompileToProbe) -> ProbeResult:
     )
     build_form = rw_forms[0]
     read = ["detached inputs", "autocast"]
-    if reg.partial:
+    if reg.partial and reg.writes is None:
         read.append("version bumps (the program also ran outside this region)")
     if not reg.outputs_known:
         read.append("graph arity, alias replay")

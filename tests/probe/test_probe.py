@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -628,6 +629,9 @@ COMMITTED = [
     # a partial region whose own writes (not the whole call's) decide the training graph
     ("runtime_wrapper/upstream/views_of_data_and_metadata_mutated_inputs", "aot_eager", "training",
      {"runtime_wrapper"}),
+    # a partial region: bumps for the region's own writes, none for the values x.set_(y) then
+    # x.mul_ changes in y (eager's counter of y does not move)
+    ("mutation_epilogue/set_then_mutate", "aot_eager", "inference", {"runtime_wrapper"}),
     # the case's config turns view replay off: the reference follows the setting in effect
     ("runtime_wrapper/upstream/view_replay_off", "aot_eager", "inference", {"runtime_wrapper"}),
 ]
@@ -636,6 +640,7 @@ PARTIAL = {
     "mutation_epilogue/set_storage_swap": True,
     "mutation_epilogue/set_from_intermediate": True,
     "mutation_epilogue/out_variant_resize": True,
+    "mutation_epilogue/set_then_mutate": True,
     "mutation_epilogue/two_of_three_mutated": False,
     "subclass_wrapper/mixed_dynamic": False,
 }
@@ -754,3 +759,24 @@ def test_the_view_replay_setting_decides_the_reference_alias_regeneration(monkey
     record = run_variant(lc, Variant("cpu", "aot_eager", "inference"))  # type: ignore[arg-type]  # literals
     assert record.status == "pass", record.reason
     assert record.probes.statuses()["runtime_wrapper"] == "diverges", record.probes.statuses()
+
+
+def test_a_partial_regions_version_bumps_are_the_references_not_the_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """set_then_mutate's region is partial (dynamo runs the set_ outside it): its version bumps
+    are predicted from what the region writes and eager's counters, so the build's wrapper with
+    its bump removed diverges (it conformed when the bumps were read from the build)."""
+    lc = load_case(CASES / "mutation_epilogue/set_then_mutate.yaml", CASES)
+    record = run_variant(lc, Variant("cpu", "aot_eager", "inference"))  # type: ignore[arg-type]  # literals
+    if record.probes.statuses()["runtime_wrapper"] == "absent":
+        pytest.skip("this build generates no runtime wrapper")
+    assert record.probes.statuses()["runtime_wrapper"] == "conforms", record.probes.statuses()
+    real = CaptureResult.sources
+
+    def unbumped(self: CaptureResult, name: str) -> list[str]:
+        return [re.sub(r"(?m)^ *_increment_version_\(.*\n", "", src) for src in real(self, name)]
+
+    monkeypatch.setattr(CaptureResult, "sources", unbumped)
+    record = run_variant(lc, Variant("cpu", "aot_eager", "inference"))  # type: ignore[arg-type]  # literals
+    assert record.status == "pass", record.reason
+    result = next(r for r in record.probes.results if r.behavior == "runtime_wrapper")
+    assert result.status == "diverges" and "version bumps" in result.diff, result

@@ -475,3 +475,38 @@ def test_a_program_that_needs_its_arguments_aliasing_is_observed_without_origins
     obs = observe(f, [a, b])
     assert obs.output_origins is None
     assert [(o.kind, o.base_index) for o in obs.outputs] == [(AliasKind.ALIAS_OF_INPUT, 0)]
+
+
+def _set_then_mul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x.set_(y)
+    x.mul_(2)
+    return x + y
+
+
+def _through_a_view(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    y[:2].mul_(2)
+    return x + y
+
+
+def _batch_norm_stats(x: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.batch_norm(x, mean, torch.ones(3), training=True)
+
+
+@pytest.mark.parametrize(
+    ("program", "make", "bumped"),
+    [
+        # y's values change through x, which set_ put on y's storage: eager's counter of y stays
+        (_set_then_mul, lambda: [torch.randn(6), torch.randn(6)], (0,)),
+        # a view shares its base's counter
+        (_through_a_view, lambda: [torch.randn(6), torch.randn(6)], (1,)),
+        # the kernel writes the running mean without an in-place op or a bump: the graph's
+        # copy-back bumps it (a known difference cases accept), so the wrapper bumps too
+        (_batch_norm_stats, lambda: [torch.randn(4, 3), torch.zeros(3)], (1,)),
+    ],
+    ids=["set_then_mul", "through_a_view", "batch_norm_stats"],
+)
+def test_version_bumps_follow_eagers_counters_not_the_storages_values(
+    program: Callable[..., Any], make: Callable[[], list[torch.Tensor]], bumped: tuple[int, ...]
+) -> None:
+    meta = runtime_wrapper_meta(observe(program, make()))
+    assert meta.version_bumps == bumped
