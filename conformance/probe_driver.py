@@ -84,6 +84,35 @@ def _scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:
                        compile_count=compile_count, dynamic=case.compile.dynamic, values=values)
 
 
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, list | tuple):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
+def _aot_function_inputs(obs: Any) -> tuple[int | str | None, ...]:
+    """aot_function's graph inputs in program terms: the leaves of container arguments (each
+    the observed attribute it is, else unseen), a tensor given twice once (its dedupe wrapper)."""
+    named = [(a.name, a.value) for a in obs.attributes]
+    seen: list[object] = []
+    refs: list[int | str | None] = []
+    for i, arg in enumerate(obs.raw_args):
+        if isinstance(arg, dict | list | tuple):
+            for leaf in _leaves(arg):
+                if isinstance(leaf, torch.Tensor) and not any(leaf is s for s in seen):
+                    seen.append(leaf)
+                    refs.append(next((n for n, v in named if v is leaf), None))
+            continue
+        if isinstance(arg, torch.Tensor):
+            if any(arg is s for s in seen):
+                continue
+            seen.append(arg)
+        refs.append(i)
+    return tuple(refs)
+
+
 def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter,
               classes: dict[str, Any] | None = None) -> ProbeRecord:
     """Compare what the build generated during the cold pass with the reference (never raises).
@@ -124,6 +153,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
             trace = counter.trace_facts[k] if k < len(counter.trace_facts) else TraceFacts()
             aliases = trace.output_aliases
             outputs = None
+            partial = k < len(counter.partial) and counter.partial[k]
             if samples is not None:
                 symbolic = counter.output_symbolic[k]
                 needs_grad = counter.output_requires_grad[k]
@@ -136,9 +166,10 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                     if needs_grad is not None and j < len(needs_grad) and needs_grad[j] \
                             and not getattr(obs.raw_outputs[m], "requires_grad", False):
                         matched[j] = None
-                    # an alias of a graph input in dynamo's trace is only a program output it
-                    # equals, not one it merely has the shape of
-                    if j in aliases and not samples[j].close_to(obs.raw_outputs[m]):
+                    # an alias of a graph input in dynamo's trace, or any output of a region the
+                    # program also ran outside of (an intermediate it goes on with), is only a
+                    # program output it equals, not one it merely has the shape of
+                    if (j in aliases or partial) and not samples[j].close_to(obs.raw_outputs[m]):
                         matched[j] = None
                 outputs = tuple(
                     GraphInput(
@@ -151,7 +182,6 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                     for j, m in enumerate(matched)
                 )
                 graph_outputs.append([g.to_json() for g in outputs])
-            partial = k < len(counter.partial) and counter.partial[k]
             return GraphSignature.of(counter.graph_inputs[k], outputs, frozen=frozen(k, obs), partial=partial,
                                      trace=trace)
 
@@ -159,7 +189,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
         graph_outputs: list[list[dict[str, Any]]] = []
         if variant.backend == AOT_FUNCTION:
             obs = observation(counter.compile_calls[0] if counter.compile_calls else 0)
-            region = GraphSignature(tuple(range(len(obs.inputs))), tuple(range(len(obs.raw_outputs))))
+            region = GraphSignature(_aot_function_inputs(obs), tuple(range(len(obs.raw_outputs))))
             compiles.append((capture, obs, region))
         else:
             per_compile = [c for c in counter.captures if c is not None]

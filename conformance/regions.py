@@ -154,6 +154,8 @@ class CompileCounter(CountingBackend):
             output_aliases=_aliases(examples, fakes, len(lifted)),
             output_subclasses=_subclasses(examples),
             mutated=_mutated(fakes, len(lifted)),
+            requires_grad=frozenset(k for k, t in enumerate((*lifted_values, *fakes))
+                                    if isinstance(t, torch.Tensor) and t.requires_grad),
         ))
         self.output_samples.append(None)
         with contextlib.ExitStack() as stack:

@@ -362,7 +362,10 @@ def relate_outputs(
 
 
 def predict_trace_joint(
-    inputs: Sequence[InputObservation | None], outputs: Sequence[OutputObservation]
+    inputs: Sequence[InputObservation | None],
+    outputs: Sequence[OutputObservation],
+    *,
+    unseen_requires_grad: bool = False,
 ) -> bool:
     """The published rule for a training (joint) graph rather than an inference one.
 
@@ -370,9 +373,10 @@ def predict_trace_joint(
     alias of an input that requires grad: those are regenerated outside the graph) or an
     input that requires grad had its values mutated where autograd sees it. So
     ``torch.set_grad_enabled(False)`` inside the region gives an inference graph although
-    the inputs require grad.
+    the inputs require grad. ``unseen_requires_grad``: an input the program does not see (an
+    intermediate a region after a graph break receives) requires grad.
     """
-    if not any(i is not None and i.before.requires_grad for i in inputs):
+    if not unseen_requires_grad and not any(i is not None and i.before.requires_grad for i in inputs):
         return False
 
     def base_requires_grad(o: OutputObservation) -> bool:

@@ -43,12 +43,14 @@ class TraceFacts:
     compile's values that the program does not see (see :class:`GraphSignature`): per region
     input slot, the subclass structure of an unseen input; per graph output, the input slot
     it is or views (with the view's geometry) and its subclass structure; the input slots an
-    in-place op wrote to (``None``: not known)."""
+    in-place op wrote to (``None``: not known); the input slots that require grad on entering
+    the graph (an input whose ``requires_grad_`` the program calls does)."""
 
     unseen_inputs: Mapping[int, Meta] = field(default_factory=dict)
     output_aliases: Mapping[int, UnseenAlias] = field(default_factory=dict)
     output_subclasses: Mapping[int, Meta] = field(default_factory=dict)
     mutated: frozenset[int] | None = None
+    requires_grad: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class GraphSignature:
     structure of such outputs in the trace. ``mutated_in_region``: the region inputs an
     in-place op of dynamo's trace wrote to (``None``: not known); for a ``partial`` region
     it replaces the whole call's mutations in predicting a training graph.
+    ``requires_grad_on_entry``: region inputs that require grad on entering the graph in
+    dynamo's trace; one the observation saw without it was turned on by the program first.
     """
 
     inputs: tuple[int | str | None, ...]
@@ -89,6 +93,7 @@ class GraphSignature:
     unseen_output_aliases: tuple[tuple[int, UnseenAlias], ...] = ()
     unseen_output_subclasses: tuple[tuple[int, Meta], ...] = ()
     mutated_in_region: frozenset[int] | None = None
+    requires_grad_on_entry: frozenset[int] = frozenset()
 
     @staticmethod
     def of(
@@ -118,8 +123,11 @@ class GraphSignature:
         unseen_slots = frozenset(
             k for k, g in enumerate(graph_inputs) if refs[k] is None and g.kind in ("tensor", "param")
         )
-        need_grad = graph_outputs is not None and any(g.requires_grad for g in graph_outputs if g.kind != "output")
         trace = trace or TraceFacts()
+        # an unseen output that is an input or a view of one is regenerated outside the graph
+        need_grad = graph_outputs is not None and any(
+            g.requires_grad for j, g in enumerate(graph_outputs) if g.kind != "output" and j not in trace.output_aliases
+        )
 
         def unseen(found: Mapping[int, Any]) -> tuple[tuple[int, Any], ...]:
             return tuple(
@@ -130,7 +138,7 @@ class GraphSignature:
         return GraphSignature(
             refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen_slots, partial,
             need_grad, tuple(sorted(trace.unseen_inputs.items())), unseen(trace.output_aliases),
-            unseen(trace.output_subclasses), trace.mutated,
+            unseen(trace.output_subclasses), trace.mutated, trace.requires_grad,
         )
 
 
@@ -263,12 +271,19 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     # A region whose result the program consumes outside it (a loss for a backward, a step)
     # trains although no program output requires grad.
     writes: frozenset[int] | None = None
+    inputs = robs.inputs
+    on_entry = {order.index(i) for i in graph.requires_grad_on_entry if i in order}
+    unseen_grad = any(i is None and k in on_entry for k, i in enumerate(inputs))
+    if unseen_grad or any(i is not None and k in on_entry and not i.before.requires_grad for k, i in enumerate(inputs)):
+        inputs = tuple(i if i is None or k not in on_entry else replace(i, before=replace(i.before, requires_grad=True))
+                       for k, i in enumerate(inputs))
+        robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs, unseen_requires_grad=unseen_grad))
     if graph.partial and graph.mutated_in_region is not None:
         # the whole call's mutations may lie outside the region: only the trace's count
         mutated = writes = frozenset(order.index(i) for i in graph.mutated_in_region if i in order)
         inputs = tuple(i if i is None or k in mutated else replace(i, mutates_data=False)
-                       for k, i in enumerate(robs.inputs))
-        robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs))
+                       for k, i in enumerate(inputs))
+        robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs, unseen_requires_grad=unseen_grad))
     joint = robs.trace_joint or (
         graph.partial
         and graph.unseen_outputs_need_grad

@@ -632,6 +632,16 @@ COMMITTED = [
     # a partial region: bumps for the region's own writes, none for the values x.set_(y) then
     # x.mul_ changes in y (eager's counter of y does not move)
     ("mutation_epilogue/set_then_mutate", "aot_eager", "inference", {"runtime_wrapper"}),
+    # an input the program turns requires_grad on for enters the graph requiring grad (trace)
+    ("runtime_wrapper/upstream/requires_grad_turned_on_inside", "aot_eager", "inference", {"runtime_wrapper"}),
+    # aot_function's graph inputs are the leaves of a dict argument, a tensor given twice once
+    ("runtime_wrapper/upstream/dict_argument_doubled", "aot_function", "training", {"runtime_wrapper"}),
+    ("mutation_epilogue/upstream/dupe_arg_two_metadata_mutations", "aot_function-kiim", "inference",
+     {"runtime_wrapper", "mutation_epilogue"}),
+    # a region after a graph break receives intermediates that require grad; an unseen output
+    # that views an input (regenerated outside) does not make a region train
+    ("mutation_epilogue/upstream/backward_metadata_mutation_saved_input", "aot_eager", "training", {"runtime_wrapper"}),
+    ("mutation_epilogue/upstream/set_and_set_back_nop", "aot_eager", "training", {"runtime_wrapper"}),
     # the case's config turns view replay off: the reference follows the setting in effect
     ("runtime_wrapper/upstream/view_replay_off", "aot_eager", "inference", {"runtime_wrapper"}),
 ]
@@ -657,7 +667,9 @@ def _run_committed(case_id: str, backend: str, mode: str, conforming: set[str]) 
     path = CASES / f"{case_id}.yaml"
     assert path.exists(), f"{case_id} is no longer a committed case: update this test's table"
     lc = load_case(path, CASES)
-    record = run_variant(lc, Variant("cpu", backend, mode))  # type: ignore[arg-type]  # literals
+    kiim = backend.endswith("-kiim")
+    variant = Variant("cpu", backend.removesuffix("-kiim"), mode, kiim)  # type: ignore[arg-type]  # literals
+    record = run_variant(lc, variant)
     assert record.status == "pass", record.reason
     probes = record.probes
     assert not probes.error, probes.error
@@ -695,6 +707,8 @@ def test_committed_cases_conform_under_inductor(case_id: str, backend: str, mode
         ("mutation_epilogue/client/buffer_step_counter", "inference", "output_aliases"),
         # a partial region: which inputs the region itself writes decides a training graph
         ("runtime_wrapper/upstream/views_of_data_and_metadata_mutated_inputs", "training", "mutated"),
+        # an input whose requires_grad the program turns on trains the graph
+        ("runtime_wrapper/upstream/requires_grad_turned_on_inside", "inference", "requires_grad"),
     ],
 )
 def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
@@ -710,7 +724,8 @@ def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
 
     def forgetful(self: regions.CompileCounter, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         out = original(self, gm, example_inputs, **kwargs)
-        self.trace_facts[-1] = replace(self.trace_facts[-1], **{drop: None if drop == "mutated" else {}})
+        empty = {"mutated": None, "requires_grad": frozenset()}.get(drop, {})
+        self.trace_facts[-1] = replace(self.trace_facts[-1], **{drop: empty})
         return out
 
     monkeypatch.setattr(regions.CompileCounter, "__call__", forgetful)
