@@ -4,6 +4,7 @@ compiled it and the region the counter recorded (conformance/regions.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -16,13 +17,14 @@ from conformance.core.entry import AOT_FUNCTION
 from conformance.core.mismatch import exception_summary
 from conformance.core.state import ambient, restore_ambient
 from conformance.loader import LoadedCase
-from conformance.probe import GraphSignature, match_outputs, probe_compiles
+from conformance.probe import GraphSignature, OutputSample, match_outputs, probe_compiles
 from conformance.probe.region import TraceFacts
 from conformance.probe.scalar_recompile import ScalarSweep
 from conformance.regions import CompileCounter, GraphInput
 from conformance.results import ProbeRecord
 from conformance.variants import Variant
-from reference_impl.observe import observe
+from reference_impl.observe import Observation, observe
+from reference_impl.region import UnseenAlias
 from reference_impl.scalar_tensorify import analyze_float_uses
 
 
@@ -113,6 +115,33 @@ def _aot_function_inputs(obs: Any) -> tuple[int | str | None, ...]:
     return tuple(refs)
 
 
+def _matched_outputs(samples: Sequence[OutputSample], obs: Observation, aliases: Mapping[int, UnseenAlias],
+                     needs_grad: Sequence[bool] | None, partial: bool) -> list[int | None]:
+    """Which program output each graph output is (see match_outputs), with what dynamo's trace
+    rules out."""
+
+    def allowed(j: int, i: int) -> bool:
+        # a view of an input in dynamo's trace is not a program output that is an input
+        view = j in aliases and aliases[j][1] is not None
+        return not (view and any(obs.raw_outputs[i] is a for a in obs.raw_args))
+
+    matched = list(match_outputs(samples, obs.raw_outputs, allowed))
+    for j, m in enumerate(matched):
+        if m is None:
+            continue
+        # a graph output that requires grad is not a program output that does not
+        # (a loss the program returns detached after its backward)
+        if needs_grad is not None and j < len(needs_grad) and needs_grad[j] \
+                and not getattr(obs.raw_outputs[m], "requires_grad", False):
+            matched[j] = None
+        # an alias of a graph input in dynamo's trace, or any output of a region the
+        # program also ran outside of (an intermediate it goes on with), is only a
+        # program output it equals, not one it merely has the shape of
+        if (j in aliases or partial) and not samples[j].close_to(obs.raw_outputs[m]):
+            matched[j] = None
+    return matched
+
+
 def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter,
               classes: dict[str, Any] | None = None) -> ProbeRecord:
     """Compare what the build generated during the cold pass with the reference (never raises).
@@ -157,20 +186,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
             if samples is not None:
                 symbolic = counter.output_symbolic[k]
                 needs_grad = counter.output_requires_grad[k]
-                matched = list(match_outputs(samples, obs.raw_outputs))
-                for j, m in enumerate(matched):
-                    if m is None:
-                        continue
-                    # a graph output that requires grad is not a program output that does not
-                    # (a loss the program returns detached after its backward)
-                    if needs_grad is not None and j < len(needs_grad) and needs_grad[j] \
-                            and not getattr(obs.raw_outputs[m], "requires_grad", False):
-                        matched[j] = None
-                    # an alias of a graph input in dynamo's trace, or any output of a region the
-                    # program also ran outside of (an intermediate it goes on with), is only a
-                    # program output it equals, not one it merely has the shape of
-                    if (j in aliases or partial) and not samples[j].close_to(obs.raw_outputs[m]):
-                        matched[j] = None
+                matched = _matched_outputs(samples, obs, aliases, needs_grad, partial)
                 outputs = tuple(
                     GraphInput(
                         "output" if m is not None else "other",

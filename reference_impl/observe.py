@@ -279,7 +279,22 @@ _MULTI_OUTPUT_VIEWS = frozenset({"UnbindBackward0", "SplitBackward0", "SplitWith
 
 
 def _multi_output_view(t: object) -> bool:
-    return isinstance(t, torch.Tensor) and type(t.grad_fn).__name__ in _MULTI_OUTPUT_VIEWS
+    """A piece of a multi-output view, or a view of one: the chain of view nodes from ``t``
+    down to its base's passes through one."""
+    if not isinstance(t, torch.Tensor) or t.grad_fn is None:
+        return False
+    base = t._base
+    stop = base.grad_fn if base is not None else None
+    node: Any = t.grad_fn
+    for _ in range(64):
+        if node is None or (stop is not None and node is stop) or type(node).__name__ == "AccumulateGrad":
+            return False
+        if type(node).__name__ in _MULTI_OUTPUT_VIEWS:
+            return True
+        if base is None or not node.next_functions:
+            return False
+        node = node.next_functions[0][0]
+    return False
 
 
 def _same_metadata(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -328,7 +343,9 @@ def relate_outputs(
         if same:
             kind, base = AliasKind.IS_INPUT, same[0]
         elif of_base or sharing:
-            if not (o.grad_fn is not None and not_multi == 0):
+            # a custom Function's output, even a view, is not regenerated: that would lose its backward
+            custom = isinstance(o.grad_fn, torch.autograd.function.BackwardCFunction)
+            if not (o.grad_fn is not None and not_multi == 0) and not custom:
                 kind, base = AliasKind.ALIAS_OF_INPUT, (of_base or sharing)[0]
         elif o._base is not None and o.requires_grad and o._base.requires_grad:
             if len(aliased_outs) > 1 and not_multi > 1:

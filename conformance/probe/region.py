@@ -5,7 +5,7 @@ See Note [Probe: what is compared with what] in conformance/probe/__init__.py.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -14,6 +14,7 @@ import torch
 from conformance.capture import CaptureResult
 from reference_impl.observe import Observation, predict_trace_joint
 from reference_impl.region import UnseenAlias, region, synthetic_bases
+from reference_impl.runtime_wrapper import AliasKind
 from reference_impl.runtime_wrapper_form import RuntimeWrapperForm
 from reference_impl.subclass_wrapper import Meta, is_wrapper_subclass, mark_symbolic
 
@@ -50,7 +51,7 @@ class TraceFacts:
     output_aliases: Mapping[int, UnseenAlias] = field(default_factory=dict)
     output_subclasses: Mapping[int, Meta] = field(default_factory=dict)
     mutated: frozenset[int] | None = None
-    requires_grad: frozenset[int] = frozenset()
+    requires_grad: frozenset[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,8 @@ class GraphSignature:
     in-place op of dynamo's trace wrote to (``None``: not known); for a ``partial`` region
     it replaces the whole call's mutations in predicting a training graph.
     ``requires_grad_on_entry``: region inputs that require grad on entering the graph in
-    dynamo's trace; one the observation saw without it was turned on by the program first.
+    dynamo's trace (``None``: no trace); one the observation saw without it was turned on by
+    the program first.
     """
 
     inputs: tuple[int | str | None, ...]
@@ -93,7 +95,7 @@ class GraphSignature:
     unseen_output_aliases: tuple[tuple[int, UnseenAlias], ...] = ()
     unseen_output_subclasses: tuple[tuple[int, Meta], ...] = ()
     mutated_in_region: frozenset[int] | None = None
-    requires_grad_on_entry: frozenset[int] = frozenset()
+    requires_grad_on_entry: frozenset[int] | None = None
 
     @staticmethod
     def of(
@@ -197,7 +199,9 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def match_outputs(
-    samples: Sequence[OutputSample], program_outputs: Sequence[object]
+    samples: Sequence[OutputSample],
+    program_outputs: Sequence[object],
+    allowed: Callable[[int, int], bool] | None = None,
 ) -> tuple[int | None, ...]:
     """Which program output each graph output is (``None``: one the program does not return).
 
@@ -206,12 +210,15 @@ def match_outputs(
     next one in program order with close values, any with close values, the next one in
     program order. Which outputs the graph returns is the compiler's choice (dynamo hands
     back returned inputs and constants itself); this only finds out what it chose.
+    ``allowed(j, i)``: may graph output ``j`` be program output ``i`` at all (what the trace
+    says of it rules some out).
     """
     used: set[int] = set()
     out: list[int | None] = []
     after = 0
-    for sample in samples:
-        fitting = [i for i, v in enumerate(program_outputs) if i not in used and sample.fits(v)]
+    for j, sample in enumerate(samples):
+        fitting = [i for i, v in enumerate(program_outputs)
+                   if i not in used and sample.fits(v) and (allowed is None or allowed(j, i))]
         ordered = [i for i in fitting if i >= after] + [i for i in fitting if i < after]
         close = [i for i in ordered if sample.close_to(program_outputs[i])]
         best = close or ordered
@@ -238,6 +245,12 @@ class Region:
 
 def _symbolic_map(symbolic: Symbolic) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
     return {path: (sizes, strides) for path, sizes, strides in symbolic}
+
+
+def _grad_free_input(robs: Observation, k: int, on_entry: set[int]) -> bool:
+    """Region input ``k`` requires grad neither on entering the graph nor after the call."""
+    inp = robs.inputs[k] if k < len(robs.inputs) else None
+    return inp is not None and k not in on_entry and not inp.before.requires_grad and not inp.after.requires_grad
 
 
 def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
@@ -272,7 +285,7 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     # trains although no program output requires grad.
     writes: frozenset[int] | None = None
     inputs = robs.inputs
-    on_entry = {order.index(i) for i in graph.requires_grad_on_entry if i in order}
+    on_entry = {order.index(i) for i in graph.requires_grad_on_entry or () if i in order}
     unseen_grad = any(i is None and k in on_entry for k, i in enumerate(inputs))
     if unseen_grad or any(i is not None and k in on_entry and not i.before.requires_grad for k, i in enumerate(inputs)):
         inputs = tuple(i if i is None or k not in on_entry else replace(i, before=replace(i.before, requires_grad=True))
@@ -290,6 +303,16 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
         and robs.grad_enabled_before
         and any(i is not None and i.before.requires_grad for i in robs.inputs)
     )
+    if graph.requires_grad_on_entry is not None:
+        # dynamo applies a requires_grad_ on a returned view of an input that does not require
+        # grad after the graph: the graph's output does not
+        outs = tuple(
+            replace(o, requires_grad=False)
+            if o.kind is AliasKind.ALIAS_OF_INPUT and o.base_index is not None
+            and _grad_free_input(robs, o.base_index, on_entry)
+            else o
+            for o in outs
+        )
     subclasses = dict(graph.unseen_output_subclasses)
     outs = tuple(replace(o, subclass=subclasses[j]) if j in subclasses else o for j, o in enumerate(outs))
     robs = replace(robs, input_subclasses=ins, outputs=outs, trace_joint=joint)

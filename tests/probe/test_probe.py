@@ -642,6 +642,14 @@ COMMITTED = [
     # that views an input (regenerated outside) does not make a region train
     ("mutation_epilogue/upstream/backward_metadata_mutation_saved_input", "aot_eager", "training", {"runtime_wrapper"}),
     ("mutation_epilogue/upstream/set_and_set_back_nop", "aot_eager", "training", {"runtime_wrapper"}),
+    # both returns equal the mutated input; the trace says the graph's is a view, so not x itself
+    ("runtime_wrapper/upstream/detached_alias_sees_later_mutation", "aot_eager", "inference", {"runtime_wrapper"}),
+    # a requires_grad_ on a returned view: dynamo applies it after the graph, aot_function traces it
+    ("runtime_wrapper/upstream/view_requires_grad_turned_on", "aot_eager", "training", {"runtime_wrapper"}),
+    ("runtime_wrapper/upstream/view_requires_grad_turned_on", "aot_function", "training", {"runtime_wrapper"}),
+    # a custom Function's output that views its input, and views of unbind pieces, are not aliases
+    ("runtime_wrapper/upstream/custom_function_returns_input", "aot_eager", "training", {"runtime_wrapper"}),
+    ("runtime_wrapper/upstream/unbind_subset_views", "aot_eager", "training", {"runtime_wrapper"}),
     # the case's config turns view replay off: the reference follows the setting in effect
     ("runtime_wrapper/upstream/view_replay_off", "aot_eager", "inference", {"runtime_wrapper"}),
 ]

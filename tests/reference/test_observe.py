@@ -510,3 +510,32 @@ def test_version_bumps_follow_eagers_counters_not_the_storages_values(
 ) -> None:
     meta = runtime_wrapper_meta(observe(program, make()))
     assert meta.version_bumps == bumped
+
+
+class _PassThrough(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        return grad * 0.5
+
+
+@pytest.mark.parametrize(
+    ("program", "kinds"),
+    [
+        # regenerating it as a view of x would lose the Function's backward
+        (_PassThrough.apply, [AliasKind.PLAIN]),
+        # a view of an unbind piece is a multi-output view too; a plain view of x is an alias
+        (lambda x: (x.unbind(0)[2].unsqueeze(1), x.sin(), x.unbind(0)[0].unsqueeze(0)),
+         [AliasKind.PLAIN, AliasKind.PLAIN, AliasKind.PLAIN]),
+        (lambda x: (x.view(-1), x.sin()), [AliasKind.ALIAS_OF_INPUT, AliasKind.PLAIN]),
+    ],
+    ids=["custom_function", "views_of_unbind_pieces", "plain_view"],
+)
+def test_outputs_autograd_cannot_regenerate_from_their_base_are_not_aliases(
+    program: Callable[..., Any], kinds: list[AliasKind]
+) -> None:
+    obs = observe(program, [leaf(4, 3)])
+    assert [o.kind for o in obs.outputs] == kinds
