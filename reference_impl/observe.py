@@ -419,9 +419,9 @@ def predict_trace_joint(
 
 def _separated(args: Sequence[object], grad_enabled: bool) -> list[object] | None:
     """Copies of the arguments, each tensor in a storage of its own, when two tensor
-    arguments share one (else ``None``). A compiler that does not merge such inputs (none of
-    them mutated: no synthetic base) treats each as its own storage, so an output aliases
-    the input it was computed from, which sharing alone cannot tell."""
+    arguments share one (else ``None``). A compiler that does not merge such inputs (no
+    synthetic base: the region does not write them) treats each as its own storage, so an
+    output aliases the input it was computed from, which sharing alone cannot tell."""
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     if not all(isinstance(a, torch.Tensor | int | float | bool | str | None) for a in args):
         return None
@@ -433,7 +433,9 @@ def _separated(args: Sequence[object], grad_enabled: bool) -> list[object] | Non
         for a in args:
             if isinstance(a, torch.Tensor):
                 c = a.detach().clone()
-                out.append(c.requires_grad_(a.requires_grad) if c.is_floating_point() or c.is_complex() else c)
+                if a.requires_grad and (c.is_floating_point() or c.is_complex()):
+                    c = c.requires_grad_() if a.is_leaf else c.requires_grad_().clone()  # a non-leaf stays one
+                out.append(c)
             else:
                 out.append(a)
     return out
@@ -524,8 +526,8 @@ def observe(
         AttributeObservation(n, _classify_input(-1, t, base_befores[n], log, always_off), PlainMeta(), t)
         for n, t in view_bases.items()
     )
-    origins = _origins(program, clones) if clones is not None and not any(i is not None and i.mutated for i in inputs) \
-        else None
+    # also with a mutation: a region that does not write the aliased inputs does not merge them
+    origins = _origins(program, clones) if clones is not None else None
     outputs, n_bases = relate_outputs(args, outs, origins)
     return Observation(
         inputs,

@@ -256,11 +256,17 @@ def _grad_free_input(robs: Observation, k: int, on_entry: set[int]) -> bool:
 def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     if graph is None:
         return Region(obs, False, None, frozenset())
-    robs, order = synthetic_bases(
-        region(obs, graph.inputs, graph.outputs, unseen_inputs=dict(graph.unseen_input_subclasses),
-               unseen_outputs=dict(graph.unseen_output_aliases)),
-        graph.unseen_tensors,
-    )
+    in_region = region(obs, graph.inputs, graph.outputs, unseen_inputs=dict(graph.unseen_input_subclasses),
+                       unseen_outputs=dict(graph.unseen_output_aliases))
+    if graph.partial and graph.mutated_in_region is not None:
+        # the whole call's mutations may lie outside the region: only its own writes count
+        # (for synthetic bases too: inputs only another region writes are not merged)
+        own = graph.mutated_in_region
+        in_region = replace(in_region, inputs=tuple(
+            i if i is None or k in own else replace(i, mutates_data=False, mutates_metadata=False,
+                                                    mutates_storage=False)
+            for k, i in enumerate(in_region.inputs)))
+    robs, order = synthetic_bases(in_region, graph.unseen_tensors)
     symbolic = [graph.input_symbolic[i] if i is not None and i < len(graph.input_symbolic) else () for i in order]
     frozen = frozenset(k for k, i in enumerate(order) if i is not None and i in graph.frozen)
     ins = tuple(mark_symbolic(m, _symbolic_map(symbolic[i])) for i, m in enumerate(robs.input_subclasses))
@@ -292,10 +298,7 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
                        for k, i in enumerate(inputs))
         robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs, unseen_requires_grad=unseen_grad))
     if graph.partial and graph.mutated_in_region is not None:
-        # the whole call's mutations may lie outside the region: only the trace's count
-        mutated = writes = frozenset(order.index(i) for i in graph.mutated_in_region if i in order)
-        inputs = tuple(i if i is None or k in mutated else replace(i, mutates_data=False)
-                       for k, i in enumerate(inputs))
+        writes = frozenset(order.index(i) for i in graph.mutated_in_region if i in order)
         robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs, unseen_requires_grad=unseen_grad))
     joint = robs.trace_joint or (
         graph.partial
