@@ -33,8 +33,9 @@ metadata) to the behaviour's structural form (Note [Structural form]) and compar
   prediction otherwise); the graph's output arity and alias replay too, but only when the
   signature does not say which program outputs the graph returns; and the version bumps
   when the signature is ``partial`` (the program also ran outside the region during the
-  call, so the observation of the whole call cannot say which inputs the region mutates:
-  a graph break, a ``set_`` or ``out=`` resize dynamo runs before the graph). Whether each input's
+  call: a graph break, a ``set_`` or ``out=`` resize dynamo runs before the graph) and the
+  trace does not say which inputs the region itself writes (when it does, those writes
+  are the region's mutations and the bumps are the reference's). Whether each input's
   *operation* is right (``copy_``, ``as_strided_``, ``set_``, the ``requires_grad``
   branch), which slot it reads, the type checks, the unwrapped arguments and the alias
   regeneration are always the reference's call.
