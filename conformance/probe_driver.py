@@ -23,7 +23,7 @@ from conformance.probe.scalar_recompile import ScalarSweep
 from conformance.regions import CompileCounter, GraphInput
 from conformance.results import ProbeRecord
 from conformance.variants import Variant
-from reference_impl.observe import Observation, observe
+from reference_impl.observe import Observation, flatten_outputs, observe
 from reference_impl.region import UnseenAlias
 from reference_impl.scalar_tensorify import analyze_float_uses
 
@@ -86,14 +86,6 @@ def _scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:
                        compile_count=compile_count, dynamic=case.compile.dynamic, values=values)
 
 
-def _leaves(value: object) -> list[object]:
-    if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    if isinstance(value, list | tuple):
-        return [leaf for v in value for leaf in _leaves(v)]
-    return [value]
-
-
 def _aot_function_inputs(obs: Any) -> tuple[int | str | None, ...]:
     """aot_function's graph inputs in program terms: the leaves of container arguments (each
     the observed attribute it is, else unseen), a tensor given twice once (its dedupe wrapper)."""
@@ -102,7 +94,7 @@ def _aot_function_inputs(obs: Any) -> tuple[int | str | None, ...]:
     refs: list[int | str | None] = []
     for i, arg in enumerate(obs.raw_args):
         if isinstance(arg, dict | list | tuple):
-            for leaf in _leaves(arg):
+            for leaf in flatten_outputs(arg):
                 if isinstance(leaf, torch.Tensor) and not any(leaf is s for s in seen):
                     seen.append(leaf)
                     refs.append(next((n for n, v in named if v is leaf), None))

@@ -287,19 +287,20 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
             )
         else:
             dynamic = tuple(None for _ in outs)
-    # A region whose result the program consumes outside it (a loss for a backward, a step)
-    # trains although no program output requires grad.
     writes: frozenset[int] | None = None
+    if graph.partial and graph.mutated_in_region is not None:
+        writes = frozenset(order.index(i) for i in graph.mutated_in_region if i in order)
     inputs = robs.inputs
     on_entry = {order.index(i) for i in graph.requires_grad_on_entry or () if i in order}
     unseen_grad = any(i is None and k in on_entry for k, i in enumerate(inputs))
-    if unseen_grad or any(i is not None and k in on_entry and not i.before.requires_grad for k, i in enumerate(inputs)):
+    turned_on = any(i is not None and k in on_entry and not i.before.requires_grad for k, i in enumerate(inputs))
+    if turned_on:
         inputs = tuple(i if i is None or k not in on_entry else replace(i, before=replace(i.before, requires_grad=True))
                        for k, i in enumerate(inputs))
+    if unseen_grad or turned_on or writes is not None:
         robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs, unseen_requires_grad=unseen_grad))
-    if graph.partial and graph.mutated_in_region is not None:
-        writes = frozenset(order.index(i) for i in graph.mutated_in_region if i in order)
-        robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs, unseen_requires_grad=unseen_grad))
+    # A region whose result the program consumes outside it (a loss for a backward, a step)
+    # trains although no program output requires grad.
     joint = robs.trace_joint or (
         graph.partial
         and graph.unseen_outputs_need_grad
