@@ -807,3 +807,17 @@ def test_a_partial_regions_version_bumps_are_the_references_not_the_builds(monke
     assert record.status == "pass", record.reason
     result = next(r for r in record.probes.results if r.behavior == "runtime_wrapper")
     assert result.status == "diverges" and "version bumps" in result.diff, result
+
+
+def test_aot_function_inputs_are_the_leaves_each_tensor_once() -> None:
+    """Nested containers, a tensor repeated across them, non-tensor leaves and an empty
+    container: each tensor is one graph input (by its observed name, else unseen), once."""
+    from conformance.probe_driver import _aot_function_inputs
+
+    p, q = torch.ones(2), torch.zeros(2)
+
+    def f(x: torch.Tensor, d: dict[str, Any], e: list[Any], y: torch.Tensor) -> torch.Tensor:
+        return x + d["a"][0] + y
+
+    obs = observe(f, [p, {"a": [q, 3], "b": p}, [], p], attributes={"q": q})
+    assert _aot_function_inputs(obs) == (0, "q")
