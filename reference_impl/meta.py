@@ -116,8 +116,9 @@ def runtime_wrapper_meta(
     )
     runtime = tuple(m.index for m in mm.runtime_mutations)
     # The wrapper bumps what the graph wrote in place so that the counter moves as in eager,
-    # where a write through another tensor sharing the storage moves none.
-    other = {i.index for i in obs.mutated_inputs if i.through_other}
+    # where a write through another tensor sharing the storage moves none; a storage swap with
+    # no write through the tensor is no data mutation to functionalization, so none is bumped.
+    other = {i.index for i in obs.mutated_inputs if i.through_other or i.swapped_only}
     in_graph = tuple(m.index for m in mm.inputs if m.in_graph and m.mutated and m.index not in other)
     grad_change = (
         None if obs.grad_enabled_after == obs.grad_enabled_before else (obs.grad_enabled_after)

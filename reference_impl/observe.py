@@ -74,6 +74,19 @@ def _storages(t: torch.Tensor) -> frozenset[int]:
     )
 
 
+def _extents(t: torch.Tensor) -> frozenset[tuple[int, int, int]]:
+    """The byte ranges ``t``'s values span: (storage, first byte, past the last byte)."""
+    spans = set()
+    for leaf in leaves(t):
+        if leaf.numel():
+            reach = sum((n - 1) * abs(s) for n, s in zip(leaf.size(), leaf.stride(), strict=True))
+            first = leaf.data_ptr()
+            spans.add(
+                (int(leaf.untyped_storage().data_ptr()), first, first + (reach + 1) * leaf.element_size())
+            )
+    return frozenset(spans)
+
+
 def leaves(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """The plain tensors holding ``t``'s values (``t`` itself unless a wrapper subclass)."""
     if not is_wrapper_subclass(t):
@@ -155,6 +168,12 @@ class InputObservation:
     #: the values changed only through another tensor sharing the storage (``x.set_(y)`` then
     #: ``x.mul_``): in-place ops wrote it, yet its own version counter did not move
     through_other: bool = False
+    #: its storage was swapped (``set_``, a storage resize) and no in-place op wrote into the
+    #: storage it ends on: functionalization counts no data mutation of it
+    swapped_only: bool = False
+
+
+_STORAGE_SWAPS = frozenset({"set_", "resize_", "resize_storage_bytes_"})
 
 
 class _InPlaceLog(TorchFunctionMode):
@@ -164,6 +183,9 @@ class _InPlaceLog(TorchFunctionMode):
     def __init__(self) -> None:
         super().__init__()
         self.writes: list[tuple[frozenset[int], bool]] = []
+        self.spans: set[tuple[int, int, int]] = set()
+        # the storages data writes (not storage swaps) went into
+        self.data_written: set[int] = set()
 
     def __torch_function__(
         self,
@@ -179,12 +201,25 @@ class _InPlaceLog(TorchFunctionMode):
             target = args[0]
         if isinstance(target, torch.Tensor):
             self.writes.append((_storages(target), torch.is_grad_enabled()))
+            self.spans |= _extents(target)
+            if name not in _STORAGE_SWAPS:
+                self.data_written |= _storages(target)
         return func(*args, **kwargs)
 
     def under_no_grad(self, storages: frozenset[int]) -> bool | None:
         """Were all writes into ``storages`` made with grad mode off? ``None``: none seen."""
         modes = [grad for written, grad in self.writes if written & storages]
         return None if not modes else not any(modes)
+
+    def wrote_over(self, t: torch.Tensor) -> bool:
+        """Did an in-place call write bytes ``t`` spans? (A write beside it in the same storage
+        moves ``t``'s counter where the two share one, as ``detach()`` does, yet writes nothing
+        of ``t``.) True when the log saw no write into ``t``'s storage at all."""
+        mine = _extents(t)
+        near = [w for w in self.spans if any(w[0] == m[0] for m in mine)]
+        return not near or any(
+            w[0] == m[0] and w[1] < m[2] and m[1] < w[2] for w in near for m in mine
+        )
 
 
 def _classify_input(
@@ -201,14 +236,24 @@ def _classify_input(
             data = not same_values((old_view,), before.values)
         else:
             data = not same_values(after.values, before.values) or (
-                after.version != before.version
+                after.version != before.version and log.wrote_over(t)
             )
     hidden = data and before.requires_grad and (before.is_leaf or after.grad_fn is before.grad_fn)
     seen = log.under_no_grad(before.storages)
     no_grad = data and (grad_always_off if seen is None else seen)
     through_other = data and seen is not None and after.version == before.version
+    swapped_only = storage and not (after.storages & log.data_written)
     return InputObservation(
-        index, before, after, data, metadata and not storage, storage, hidden, no_grad, through_other
+        index,
+        before,
+        after,
+        data,
+        metadata and not storage,
+        storage,
+        hidden,
+        no_grad,
+        through_other,
+        swapped_only,
     )
 
 

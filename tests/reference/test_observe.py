@@ -496,6 +496,34 @@ def _through_a_view(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return x + y
 
 
+def _write_first_row(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    a.add_(1)
+    return a + b
+
+
+def _rows_detached_from_one_base() -> list[torch.Tensor]:
+    base = torch.randn(4, 4)
+    return [base[0].detach(), base[1].detach()]
+
+
+def _same_values_through_a_view(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    b[1:].mul_(1)
+    return a + b
+
+
+def _swap_storage(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        x.set_(y * 2)
+    return x + y
+
+
+def _swap_storage_then_write(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        x.set_(y * 2)
+        x.add_(1)
+    return x + y
+
+
 def _batch_norm_stats(x: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.batch_norm(x, mean, torch.ones(3), training=True)
 
@@ -510,8 +538,24 @@ def _batch_norm_stats(x: torch.Tensor, mean: torch.Tensor) -> torch.Tensor:
         # the kernel writes the running mean without an in-place op or a bump: the graph's
         # copy-back bumps it (a known difference cases accept), so the wrapper bumps too
         (_batch_norm_stats, lambda: [torch.randn(4, 3), torch.zeros(3)], (1,)),
+        # detach() shares the counter: writing row 0 moves row 1's counter but writes none of
+        # it, and one bump of the shared counter is eager's
+        (_write_first_row, _rows_detached_from_one_base, (0,)),
+        # a write of the same values over b is still a write of b
+        (_same_values_through_a_view, _rows_detached_from_one_base, (1,)),
+        # a storage swap alone is no data mutation to functionalization: no bump
+        (_swap_storage, lambda: [torch.randn(6), torch.randn(6)], ()),
+        (_swap_storage_then_write, lambda: [torch.randn(6), torch.randn(6)], (0,)),
     ],
-    ids=["set_then_mul", "through_a_view", "batch_norm_stats"],
+    ids=[
+        "set_then_mul",
+        "through_a_view",
+        "batch_norm_stats",
+        "counter_shared_through_detach",
+        "same_values_written",
+        "storage_swapped",
+        "storage_swapped_then_written",
+    ],
 )
 def test_version_bumps_follow_eagers_counters_not_the_storages_values(
     program: Callable[..., Any], make: Callable[[], list[torch.Tensor]], bumped: tuple[int, ...]
