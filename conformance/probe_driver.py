@@ -4,6 +4,7 @@ compiled it and the region the counter recorded (conformance/regions.py)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -74,7 +75,7 @@ def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) 
         restore_ambient(modes)
 
 
-def _scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:
+def _scalar_sweep(lc: LoadedCase, compile_count: int, backend: str) -> ScalarSweep | None:
     case = lc.case
     swept = [n for n, s in case.inputs.items() if s.scalar is not None and s.scalar.values is not None
              and s.scalar.type == "float"]
@@ -82,8 +83,12 @@ def _scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:
         return None
     points = call_points(lc.data)
     values = tuple({name: float(p.scalars[name]) for name in swept} for p in points)
-    return ScalarSweep(uses=analyze_float_uses(case.program, swept), n_values=len(points),
-                       compile_count=compile_count, dynamic=case.compile.dynamic, values=values)
+    # a value met again reuses its graph, NaN included (a guard on a NaN float holds for NaN);
+    # 0.0 and -0.0 are two values to a guard (hex tells them apart where == does not)
+    distinct = {tuple("nan" if math.isnan(v) else v.hex() for v in b.values()) for b in values}
+    return ScalarSweep(uses=analyze_float_uses(case.program, swept), n_values=len(distinct),
+                       compile_count=compile_count, dynamic=case.compile.dynamic, values=values,
+                       tensorify=backend != "eager")
 
 
 def _aot_function_inputs(obs: Any) -> tuple[int | str | None, ...]:
@@ -211,7 +216,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                 compiles.append((capture, obs, signature(0, obs) if counter.graph_inputs else None))
         report = probe_compiles(
             compiles,
-            scalar=_scalar_sweep(lc, counter.count) if variant.backend != AOT_FUNCTION else None,
+            scalar=_scalar_sweep(lc, counter.count, variant.backend) if variant.backend != AOT_FUNCTION else None,
             keep_input_mutations=variant.backend != AOT_FUNCTION or variant.kiim,
             seen=capture,
         )

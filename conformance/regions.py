@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -154,6 +154,7 @@ class CompileCounter(CountingBackend):
             output_aliases=_aliases(examples, fakes, len(lifted)),
             output_subclasses=_subclasses(examples),
             mutated=_mutated(fakes, len(lifted)),
+            metadata_mutated=_reshaped(fakes, example_inputs, len(lifted)),
             requires_grad=frozenset(k for k, t in enumerate((*lifted_values, *fakes))
                                     if isinstance(t, torch.Tensor) and t.requires_grad),
         ))
@@ -255,6 +256,27 @@ def _mutated(inputs: list[Any], offset: int) -> frozenset[int] | None:
         return frozenset(offset + i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t._version > 0)
     except (RuntimeError, NotImplementedError):
         return None
+
+
+def _reshaped(fakes: list[Any], reals: Sequence[Any], offset: int) -> frozenset[int] | None:
+    """Region inputs whose size, stride or offset dynamo's trace changed: the fake value ends
+    as the trace left it, the real one is as the call received it (``None`` where a symbolic
+    geometry would need a guard to compare)."""
+    found = set()
+    for i, (fake, real) in enumerate(zip(fakes, reals, strict=False)):
+        if not isinstance(fake, torch.Tensor) or not isinstance(real, torch.Tensor):
+            continue
+        try:
+            geometry = (*fake.size(), *fake.stride(), fake.storage_offset())
+        except (RuntimeError, NotImplementedError):
+            return None
+        if not all(isinstance(d, int) for d in geometry):
+            return None
+        if (tuple(fake.size()), tuple(fake.stride()), fake.storage_offset()) != (
+            tuple(real.size()), tuple(real.stride()), real.storage_offset()
+        ):
+            found.add(offset + i)
+    return frozenset(found)
 
 
 def _subclasses(outputs: list[Any]) -> dict[int, Any]:

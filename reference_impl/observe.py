@@ -233,7 +233,7 @@ def _classify_input(
         if metadata:
             # Read the storage at the old geometry: did the bytes under it change?
             old_view = t.detach().as_strided(*before.geometry)
-            data = not same_values((old_view,), before.values)
+            data = not same_values(leaves(old_view), before.values)
         else:
             data = not same_values(after.values, before.values) or (
                 after.version != before.version and log.wrote_over(t)

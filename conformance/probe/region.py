@@ -44,14 +44,16 @@ class TraceFacts:
     compile's values that the program does not see (see :class:`GraphSignature`): per region
     input slot, the subclass structure of an unseen input; per graph output, the input slot
     it is or views (with the view's geometry) and its subclass structure; the input slots an
-    in-place op wrote to (``None``: not known); the input slots that require grad on entering
-    the graph (an input whose ``requires_grad_`` the program calls does)."""
+    in-place op wrote to (``None``: not known) and those whose size, stride or offset it changed
+    (``None``: not known); the input slots that require grad on entering the graph (an input
+    whose ``requires_grad_`` the program calls does)."""
 
     unseen_inputs: Mapping[int, Meta] = field(default_factory=dict)
     output_aliases: Mapping[int, UnseenAlias] = field(default_factory=dict)
     output_subclasses: Mapping[int, Meta] = field(default_factory=dict)
     mutated: frozenset[int] | None = None
     requires_grad: frozenset[int] | None = None
+    metadata_mutated: frozenset[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class GraphSignature:
     structure of such outputs in the trace. ``mutated_in_region``: the region inputs an
     in-place op of dynamo's trace wrote to (``None``: not known); for a ``partial`` region
     it replaces the whole call's mutations in predicting a training graph.
+    ``metadata_mutated_in_region``: those whose geometry the trace changed (``None``: not
+    known); for a ``partial`` region, only these keep the call's metadata mutation.
     ``requires_grad_on_entry``: region inputs that require grad on entering the graph in
     dynamo's trace (``None``: no trace); one the observation saw without it was turned on by
     the program first.
@@ -96,6 +100,7 @@ class GraphSignature:
     unseen_output_subclasses: tuple[tuple[int, Meta], ...] = ()
     mutated_in_region: frozenset[int] | None = None
     requires_grad_on_entry: frozenset[int] | None = None
+    metadata_mutated_in_region: frozenset[int] | None = None
 
     @staticmethod
     def of(
@@ -140,7 +145,7 @@ class GraphSignature:
         return GraphSignature(
             refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen_slots, partial,
             need_grad, tuple(sorted(trace.unseen_inputs.items())), unseen(trace.output_aliases),
-            unseen(trace.output_subclasses), trace.mutated, trace.requires_grad,
+            unseen(trace.output_subclasses), trace.mutated, trace.requires_grad, trace.metadata_mutated,
         )
 
 
@@ -262,9 +267,11 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
         # the whole call's mutations may lie outside the region: only its own writes count
         # (for synthetic bases too: inputs only another region writes are not merged)
         own = graph.mutated_in_region
+        geometry = graph.metadata_mutated_in_region
         in_region = replace(in_region, inputs=tuple(
-            i if i is None or k in own else replace(i, mutates_data=False, mutates_metadata=False,
-                                                    mutates_storage=False)
+            i if i is None else replace(
+                i, mutates_data=i.mutates_data and k in own, mutates_storage=i.mutates_storage and k in own,
+                mutates_metadata=i.mutates_metadata and k in (own if geometry is None else geometry))
             for k, i in enumerate(in_region.inputs)))
     robs, order = synthetic_bases(in_region, graph.unseen_tensors)
     symbolic = [graph.input_symbolic[i] if i is not None and i < len(graph.input_symbolic) else () for i in order]

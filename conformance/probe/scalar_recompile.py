@@ -19,6 +19,7 @@ class ScalarSweep:
     recompile_limit: int = 8
     dynamic: bool | None = None
     values: tuple[dict[str, float], ...] | None = None  # per call, the swept floats
+    tensorify: bool = True  # the backend runs AOTAutograd (dynamo's ``eager`` does not)
 
 
 def probe(sweep: ScalarSweep | None) -> ProbeResult:
@@ -32,6 +33,7 @@ def probe(sweep: ScalarSweep | None) -> ProbeResult:
         recompile_limit=sweep.recompile_limit,
         dynamic=sweep.dynamic,
         values=sweep.values,
+        tensorify=sweep.tensorify,
     )
     without = predict_compile_count(
         sweep.uses,
@@ -40,6 +42,7 @@ def probe(sweep: ScalarSweep | None) -> ProbeResult:
         recompile_limit=sweep.recompile_limit,
         dynamic=sweep.dynamic,
         values=sweep.values,
+        tensorify=sweep.tensorify,
     )
     seen = sweep.compile_count
     uses = "; ".join(u.describe() for u in sweep.uses.uses) or "no float uses"

@@ -656,6 +656,22 @@ COMMITTED = [
     ("mutation_epilogue/upstream/synthetic_bases_out_of_order", "aot_eager", "training", {"runtime_wrapper"}),
     # the case's config turns view replay off: the reference follows the setting in effect
     ("runtime_wrapper/upstream/view_replay_off", "aot_eager", "inference", {"runtime_wrapper"}),
+    # rows detached from one base share a counter: one bump, for the row written
+    ("mutation_epilogue/upstream/detached_rows_same_storage", "aot_eager", "inference", {"runtime_wrapper"}),
+    # a set_ with no data write after it is no data mutation to functionalization: no bump
+    ("mutation_epilogue/upstream/set_onto_arange_intermediate", "aot_function-kiim", "inference",
+     {"runtime_wrapper"}),
+    # a subclass input's in-place transpose writes no values (read through its inner tensors)
+    ("subclass_wrapper/upstream/twotensor_metadata_mutation_transpose", "aot_function", "inference",
+     {"mutation_epilogue"}),
+    # a partial region whose inputs' metadata mutations lie in another region
+    ("subclass_wrapper/upstream/twotensor_metadata_then_data_mutation", "aot_eager", "training",
+     {"mutation_epilogue"}),
+    # a sweep's values as a guard tells them apart: NaN again reuses its graph, -0.0 is not 0.0
+    ("scalar_recompile/upstream/float_guard_nan_reuse", "aot_eager", "inference", {"scalar_recompile"}),
+    ("scalar_recompile/upstream/float_guard_negative_zero", "aot_eager", "inference", {"scalar_recompile"}),
+    # a float floored into an int: specialised after the dynamic attempt
+    ("scalar_recompile/upstream/float_floor_square_int_math", "aot_eager", "inference", {"scalar_recompile"}),
 ]
 # Cases whose region is not the whole call (see GraphSignature.partial), and some whose is.
 PARTIAL = {
@@ -721,6 +737,8 @@ def test_committed_cases_conform_under_inductor(case_id: str, backend: str, mode
         ("runtime_wrapper/upstream/views_of_data_and_metadata_mutated_inputs", "training", "mutated"),
         # an input whose requires_grad the program turns on trains the graph
         ("runtime_wrapper/upstream/requires_grad_turned_on_inside", "inference", "requires_grad"),
+        # a partial region: which inputs' geometry the region itself changes decides its epilogue
+        ("subclass_wrapper/upstream/twotensor_metadata_then_data_mutation", "training", "metadata_mutated"),
     ],
 )
 def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
@@ -736,7 +754,7 @@ def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
 
     def forgetful(self: regions.CompileCounter, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         out = original(self, gm, example_inputs, **kwargs)
-        empty = {"mutated": None, "requires_grad": frozenset()}.get(drop, {})
+        empty = {"mutated": None, "requires_grad": frozenset(), "metadata_mutated": None}.get(drop, {})
         self.trace_facts[-1] = replace(self.trace_facts[-1], **{drop: empty})
         return out
 

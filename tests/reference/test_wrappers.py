@@ -453,3 +453,25 @@ def test_a_branch_on_tensor_data_is_counted_as_specialised() -> None:
     meta = sc.analyze_float_uses("def f(x, lr):\n    if x.sum() > lr:\n        return x\n    return -x\n", ["lr"])
     values = [{"lr": v} for v in (0.1, 0.2, 0.3, 0.4, 0.5)]
     assert sc.predict_compile_count(meta, 5, has_fix=True, values=values) == 5
+
+
+@pytest.mark.parametrize(
+    ("source", "n", "dynamic", "expected"),
+    [
+        # the second value makes the float dynamic; tensorify cannot carry floor, so the attempt
+        # specialises: one graph per value plus the attempt
+        ("import math\ndef f(a, t):\n    return math.floor(a ** 2) * t\n", 3, None, 4),
+        ("def f(t, m):\n    if m.is_integer():\n        return t * 2\n    return t\n", 2, True, 3),
+        ("def f(t, m):\n    return t * int(m)\n", 1, None, 1),  # one value never goes dynamic
+        ("def f(t, m):\n    return t * int(m)\n", 2, False, 2),  # dynamic=False: specialised
+    ],
+    ids=["floor_automatic_dynamic", "is_integer_dynamic", "one_value", "static"],
+)
+def test_a_float_made_an_int_specialises_after_the_dynamic_attempt(
+    source: str, n: int, dynamic: bool | None, expected: int
+) -> None:
+    meta = sc.analyze_float_uses(source, ["a" if "(a," in source else "m"])
+    assert sc.FloatUseKind.SPECIALISING in meta.kinds
+    assert sc.predict_compile_count(meta, n, has_fix=True, dynamic=dynamic) == expected
+    # without AOTAutograd (dynamo's eager backend) dynamo specialises it while tracing
+    assert sc.predict_compile_count(meta, n, has_fix=True, dynamic=dynamic, tensorify=False) == n
