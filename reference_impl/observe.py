@@ -63,14 +63,24 @@ def _storage_ptr(t: torch.Tensor) -> int:
     """Data pointer of the storage; -1 for wrapper subclasses, which have none."""
     if is_wrapper_subclass(t):
         return -1
-    return int(t.untyped_storage().data_ptr())
+    ptr = _data_ptr(t)
+    return -1 if ptr is None else ptr
+
+
+def _data_ptr(t: torch.Tensor) -> int | None:
+    """The storage's data pointer; None for a wrapper without the flatten protocol, whose
+    storage is a placeholder that refuses the question (and whose values we cannot name)."""
+    try:
+        return int(t.untyped_storage().data_ptr())
+    except RuntimeError:
+        return None
 
 
 def _storages(t: torch.Tensor) -> frozenset[int]:
     """Storage pointers holding ``t``'s values: its own, or its inner tensors' for a wrapper
     subclass (which has no storage). Empty tensors hold nothing and share nothing."""
     return frozenset(
-        p for leaf in leaves(t) if leaf.numel() and (p := int(leaf.untyped_storage().data_ptr()))
+        p for leaf in leaves(t) if leaf.numel() and (p := _data_ptr(leaf))
     )
 
 
@@ -78,12 +88,10 @@ def _extents(t: torch.Tensor) -> frozenset[tuple[int, int, int]]:
     """The byte ranges ``t``'s values span: (storage, first byte, past the last byte)."""
     spans = set()
     for leaf in leaves(t):
-        if leaf.numel():
+        if leaf.numel() and (storage := _data_ptr(leaf)):
             reach = sum((n - 1) * abs(s) for n, s in zip(leaf.size(), leaf.stride(), strict=True))
             first = leaf.data_ptr()
-            spans.add(
-                (int(leaf.untyped_storage().data_ptr()), first, first + (reach + 1) * leaf.element_size())
-            )
+            spans.add((storage, first, first + (reach + 1) * leaf.element_size()))
     return frozenset(spans)
 
 

@@ -591,3 +591,29 @@ def test_outputs_autograd_cannot_regenerate_from_their_base_are_not_aliases(
 ) -> None:
     obs = observe(program, [leaf(4, 3)])
     assert [o.kind for o in obs.outputs] == kinds
+
+
+class _Opaque(torch.Tensor):
+    """A wrapper subclass without the flatten protocol: its storage refuses data_ptr()."""
+
+    @staticmethod
+    def __new__(cls, elem: torch.Tensor) -> _Opaque:
+        return torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)  # type: ignore[attr-defined,no-any-return]  # public hook, untyped
+
+    def __init__(self, elem: torch.Tensor) -> None:
+        self.elem = elem
+
+    @classmethod
+    def __torch_dispatch__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        unwrap = [a.elem if isinstance(a, _Opaque) else a for a in args]
+        out = func(*unwrap, **(kwargs or {}))
+        return _Opaque(out) if isinstance(out, torch.Tensor) else out  # detach() stays opaque
+
+
+def test_an_output_wrapper_without_the_flatten_protocol_is_observed_as_a_fresh_tensor() -> None:
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = x.sin() * 2
+        return _Opaque(y), y
+
+    obs = observe(f, [torch.randn(4)])
+    assert [o.kind for o in obs.outputs] == [AliasKind.PLAIN, AliasKind.PLAIN]
