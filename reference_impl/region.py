@@ -35,7 +35,14 @@ from typing import Any
 
 import torch
 
-from reference_impl.observe import InputObservation, Observation, predict_trace_joint, relate_outputs
+from reference_impl.observe import (
+    InputObservation,
+    Observation,
+    OutputObservation,
+    predict_trace_joint,
+    relate_outputs,
+)
+from reference_impl.runtime_wrapper import AliasKind, ViewSpec
 from reference_impl.subclass_wrapper import Meta, PlainMeta, is_wrapper_subclass
 
 __all__ = ["Geometry", "UnseenAlias", "region", "synthetic_bases"]
@@ -209,11 +216,13 @@ def synthetic_bases(
         return unchanged
     groups, others = _storage_groups(obs, tensor_slots)
     merged: list[tuple[InputObservation, Any]] = []
+    reshaped: list[tuple[int, int]] = []  # (member, its base's new index)
     for members in groups:
         found = _synthetic_base(obs, members)
         if found is None:
             others.extend(members)
         else:
+            reshaped.extend((s, len(merged)) for s in members if (i := obs.inputs[s]) and i.mutates_metadata)
             merged.append(found)
     if not merged:
         return unchanged
@@ -226,6 +235,14 @@ def synthetic_bases(
         values.append(obs.raw_args[old])
         subclasses.append(obs.input_subclasses[old])
     rel, n_bases = relate_outputs(values, obs.raw_outputs)
+    # A member whose geometry changed is returned as an extra output viewing its base, from
+    # which the wrapper reapplies the geometry to the caller's tensor (merging it into the
+    # base alone would lose it).
+    rel = (*rel, *(
+        OutputObservation(len(rel) + n, AliasKind.ALIAS_OF_INPUT, k, obs.raw_args[s].requires_grad,
+                          ViewSpec.of(obs.raw_args[s]), PlainMeta())
+        for n, (s, k) in enumerate(sorted(reshaped))
+    ))
     merged_obs = replace(
         obs,
         inputs=tuple(new_inputs),

@@ -26,7 +26,7 @@ from reference_impl.meta import (
 from reference_impl.mutation_epilogue import MutationEpilogueMeta
 from reference_impl.observe import observe
 from reference_impl.region import region, synthetic_bases
-from reference_impl.runtime_wrapper import AliasKind, OutputSpec, RuntimeWrapperMeta
+from reference_impl.runtime_wrapper import AliasKind, OutputSpec, RuntimeWrapperMeta, ViewSpec
 from reference_impl.scalar_tensorify import FloatUseKind, predict_compile_count
 
 
@@ -395,6 +395,24 @@ def test_a_hidden_base_and_input_order_after_merging() -> None:
     assert order == (None, 0, 1)
     assert merged.raw_args[0] is base
     assert [i.index for i in merged.mutated_inputs] == [0]
+
+
+def test_a_member_whose_geometry_changed_is_an_extra_output_viewing_the_base() -> None:
+    def f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        a.mul_(2)
+        b.transpose_(1, 0)
+        return a + 1
+
+    base = torch.randn(2, 3)
+    obs = observe(f, [base.view(2, 3), base.view(2, 3)], attributes={"base": base})
+    merged, order = synthetic_bases(region(obs, [0, 1]))
+    assert order == (None,)
+    # the program's output, then b as a view of the base with its new geometry
+    assert [(o.kind, o.base_index) for o in merged.outputs] == [
+        (AliasKind.PLAIN, None), (AliasKind.ALIAS_OF_INPUT, 0)]
+    assert merged.outputs[1].view == ViewSpec((3, 2), (1, 3), 0)
+    meta = runtime_wrapper_meta(merged, keep_input_mutations=False)
+    assert (meta.expected_outputs, meta.has_aliases) == (3, True)  # the base's update, the output, b
 
 
 def test_disjoint_views_or_no_mutation_keep_the_region() -> None:
