@@ -403,9 +403,11 @@ def relate_outputs(
         elif o._base is not None and o.requires_grad and o._base.requires_grad:
             if len(aliased_outs) > 1 and not_multi > 1:
                 kind = AliasKind.ALIAS_OF_INTERMEDIATE
+                # an output returned twice is known by its last position (AOTAutograd maps
+                # each output object to an index, the later one overwriting the earlier)
                 owner = [k for k, other in enumerate(outs) if other is o._base]
                 if owner:
-                    base = owner[0]
+                    base = owner[-1]
                 else:
                     found = [k for k, b in enumerate(bases) if b is o._base]
                     if not found:
@@ -421,7 +423,8 @@ def relate_outputs(
                 and _same_metadata(o, twin)
             ]
             if twins:
-                kind, base = AliasKind.ALIAS_OF_INTERMEDIATE, twins[0]
+                kind = AliasKind.ALIAS_OF_INTERMEDIATE
+                base = max(k for k, other in enumerate(outs) if other is outs[twins[0]])
         view = (
             ViewSpec.of(o)
             if kind in (AliasKind.ALIAS_OF_INPUT, AliasKind.ALIAS_OF_INTERMEDIATE)

@@ -188,15 +188,21 @@ def replay_aliases_interpreted(
             ret.append(orig_inputs[o.base_index])
             continue
         out = unwrap_alias(fw_outs[i]) if meta.trace_joint else fw_outs[i]
-        base = (
-            orig_inputs[o.base_index]
-            if o.kind is AliasKind.ALIAS_OF_INPUT
-            else fw_outs[o.base_index]
-        )
+        if o.kind is AliasKind.ALIAS_OF_INPUT:
+            base = orig_inputs[o.base_index]
+        else:
+            base = fw_outs[o.base_index]
+            base = unwrap_alias(base) if _base_wrapped(meta, o.base_index) else base
         ret.append(
             alias_from_base(base, out, o.requires_grad, o.view, replay_views=meta.replay_views)
         )
     return ret
+
+
+def _base_wrapped(meta: RuntimeWrapperMeta, base: int) -> bool:
+    """An intermediate's alias whose base is another user output that is itself an alias: in a
+    training graph that output comes wrapped (as every aliased output does), so is its base."""
+    return meta.trace_joint and base < len(meta.outputs) and meta.outputs[base].kind is not AliasKind.PLAIN
 
 
 def codegen_alias_fn(meta: RuntimeWrapperMeta) -> tuple[str, dict[str, object]]:
@@ -214,11 +220,12 @@ def codegen_alias_fn(meta: RuntimeWrapperMeta) -> tuple[str, dict[str, object]]:
             vms = f"_vms_{i}"
             b.globals[vms] = o.view
             out = f"_unwrap_tensoralias(fw_outs[{i}])" if meta.trace_joint else f"fw_outs[{i}]"
-            base = (
-                f"orig_inputs[{o.base_index}]"
-                if o.kind is AliasKind.ALIAS_OF_INPUT
-                else f"fw_outs[{o.base_index}]"
-            )
+            if o.kind is AliasKind.ALIAS_OF_INPUT:
+                base = f"orig_inputs[{o.base_index}]"
+            elif o.base_index is not None and _base_wrapped(meta, o.base_index):
+                base = f"_unwrap_tensoralias(fw_outs[{o.base_index}])"
+            else:
+                base = f"fw_outs[{o.base_index}]"
             b.emit(
                 f"ret_outs.append(gen_alias_from_base({base}, {out}, {o.requires_grad!r}, "
                 f"{vms}, replay_views={meta.replay_views!r}))"

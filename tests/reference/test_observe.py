@@ -26,7 +26,13 @@ from reference_impl.meta import (
 from reference_impl.mutation_epilogue import MutationEpilogueMeta
 from reference_impl.observe import observe
 from reference_impl.region import region, synthetic_bases
-from reference_impl.runtime_wrapper import AliasKind, OutputSpec, RuntimeWrapperMeta, ViewSpec
+from reference_impl.runtime_wrapper import (
+    AliasKind,
+    OutputSpec,
+    RuntimeWrapperMeta,
+    ViewSpec,
+    codegen_alias_fn,
+)
 from reference_impl.scalar_tensorify import FloatUseKind, predict_compile_count
 
 
@@ -635,3 +641,28 @@ def test_an_output_wrapper_without_the_flatten_protocol_is_observed_as_a_fresh_t
 
     obs = observe(f, [torch.randn(4)])
     assert [o.kind for o in obs.outputs] == [AliasKind.PLAIN, AliasKind.PLAIN]
+
+
+def test_an_alias_whose_base_is_an_aliased_output_unwraps_that_base_in_training() -> None:
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = (x + 1).transpose(0, 1)
+        return y.detach(), y
+
+    meta = runtime_wrapper_meta(observe(f, [leaf(3, 3)]))
+    assert meta.trace_joint
+    # y.detach() is regenerated from y, itself an alias of the intermediate x + 1
+    assert [(o.kind, o.base_index) for o in meta.outputs] == [
+        (AliasKind.ALIAS_OF_INTERMEDIATE, 1), (AliasKind.ALIAS_OF_INTERMEDIATE, 2)]
+    source, _ = codegen_alias_fn(meta)
+    assert "gen_alias_from_base(_unwrap_tensoralias(fw_outs[1])" in source
+    assert "gen_alias_from_base(fw_outs[2]" in source
+
+
+def test_an_output_returned_twice_is_a_base_by_its_last_position() -> None:
+    def f(x: torch.Tensor) -> list[torch.Tensor]:
+        y = x * 3
+        return [y, y.view(-1), y]
+
+    obs = observe(f, [leaf(3, 3)])
+    assert [(o.kind, o.base_index) for o in obs.outputs] == [
+        (AliasKind.PLAIN, None), (AliasKind.ALIAS_OF_INTERMEDIATE, 2), (AliasKind.PLAIN, None)]
