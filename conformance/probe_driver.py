@@ -205,12 +205,13 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
             region = GraphSignature(_aot_function_inputs(obs), tuple(range(len(obs.raw_outputs))))
             compiles.append((capture, obs, region))
         else:
-            per_compile = [c for c in counter.captures if c is not None]
-            split = len(per_compile) == counter.count > 0
-            if split and sum(len(c.artifacts) for c in per_compile) >= len(capture.artifacts):
-                for k in range(counter.count):
+            # compile k's wrapper is captures[k]; a compile that failed (None) generated none
+            per_compile = [(k, c) for k, c in enumerate(counter.captures) if c is not None]
+            split = per_compile and len(counter.captures) == counter.count
+            if split and sum(len(c.artifacts) for _, c in per_compile) >= len(capture.artifacts):
+                for k, c in per_compile:
                     obs = observation(counter.compile_calls[k])
-                    compiles.append((counter.captures[k], obs, signature(k, obs)))
+                    compiles.append((c, obs, signature(k, obs)))
             else:
                 obs = observation(counter.compile_calls[0] if counter.compile_calls else 0)
                 compiles.append((capture, obs, signature(0, obs) if counter.graph_inputs else None))

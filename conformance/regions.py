@@ -159,10 +159,16 @@ class CompileCounter(CountingBackend):
                                     if isinstance(t, torch.Tensor) and t.requires_grad),
         ))
         self.output_samples.append(None)
-        with contextlib.ExitStack() as stack:
-            cap = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
-            compiled = self.inner(gm, example_inputs, **kwargs)
-        self.captures.append(cap)
+        cap = None
+        try:
+            with contextlib.ExitStack() as stack:
+                cap = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
+                compiled = self.inner(gm, example_inputs, **kwargs)
+        except BaseException:
+            cap = None  # a compile that fails (dynamo retries it specialised) generated no wrapper
+            raise
+        finally:
+            self.captures.append(cap)  # one entry per compile, so that compile k's is captures[k]
         return self._sampling(compiled, k)
 
     def _sampling(self, compiled: Any, k: int) -> Any:
@@ -204,8 +210,8 @@ class CompileCounter(CountingBackend):
             return ()
         size: list[object] = list(value.size())
         stride: list[object] = list(value.stride())
-        sizes = tuple(d for d, x in enumerate(size) if isinstance(x, torch.SymInt))
-        strides = tuple(d for d, x in enumerate(stride) if isinstance(x, torch.SymInt))
+        sizes = tuple(d for d, x in enumerate(size) if _free(x))
+        strides = tuple(d for d, x in enumerate(stride) if _free(x))
         out: Symbolic = (
             ((path, sizes, strides),) if sizes or strides else ()
         )
@@ -214,6 +220,17 @@ class CompileCounter(CountingBackend):
             for n in names:
                 out += CompileCounter._symbolic(getattr(value, n), f"{path}.{n}" if path else n)
         return out
+
+
+def _free(d: object) -> bool:
+    """A symbolic dim the trace left free: one a guard pinned to a constant (``view(3, 2, 4)``
+    of a dynamic size 24) is passed to the graph as no SymInt."""
+    if not isinstance(d, torch.SymInt):
+        return False
+    try:
+        return not d.node.shape_env.replace(d.node.expr).is_number
+    except AttributeError:  # internals moved: keep what the value says
+        return True
 
 
 def _aliases(outputs: list[Any], inputs: list[Any], offset: int) -> dict[int, Any]:
