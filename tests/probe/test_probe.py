@@ -697,6 +697,14 @@ SLOW_COMMITTED = [
 ]
 
 
+def _skip_where_the_contract_fails(case_id: str, record: Any) -> None:
+    """A build that fails the case's contract (a reviewed known failure, such as a release before
+    the fix) gives the probe nothing to conform to: said as a skip, never as a pass."""
+    if record.status == "xfail":
+        pytest.skip(f"{case_id} fails its contract on this build ({record.reason}): "
+                    "the probe is checked where it passes")
+
+
 def _run_committed(case_id: str, backend: str, mode: str, conforming: set[str]) -> None:
     path = CASES / f"{case_id}.yaml"
     assert path.exists(), f"{case_id} is no longer a committed case: update this test's table"
@@ -704,6 +712,7 @@ def _run_committed(case_id: str, backend: str, mode: str, conforming: set[str]) 
     kiim = backend.endswith("-kiim")
     variant = Variant("cpu", backend.removesuffix("-kiim"), mode, kiim)  # type: ignore[arg-type]  # literals
     record = run_variant(lc, variant)
+    _skip_where_the_contract_fails(case_id, record)
     assert record.status == "pass", record.reason
     probes = record.probes
     assert not probes.error, probes.error
@@ -767,6 +776,7 @@ def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
     monkeypatch.setattr(regions.CompileCounter, "__call__", forgetful)
     lc = load_case(CASES / f"{case_id}.yaml", CASES)
     record = run_variant(lc, Variant("cpu", "aot_eager", mode))  # type: ignore[arg-type]  # literals
+    _skip_where_the_contract_fails(case_id, record)
     assert record.status == "pass", record.reason
     assert "diverges" in record.probes.statuses().values(), record.probes.statuses()
 
