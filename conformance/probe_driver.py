@@ -205,10 +205,11 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
             region = GraphSignature(_aot_function_inputs(obs), tuple(range(len(obs.raw_outputs))))
             compiles.append((capture, obs, region))
         else:
-            # compile k's wrapper is captures[k]; a compile that failed (None) generated none
-            per_compile = [(k, c) for k, c in enumerate(counter.captures) if c is not None]
-            split = per_compile and len(counter.captures) == counter.count
-            if split and sum(len(c.artifacts) for _, c in per_compile) >= len(capture.artifacts):
+            # compile k's wrapper is captures[k]; a compile that failed generated none in use
+            captured = [c for c in counter.captures if c is not None]
+            per_compile = [(k, c) for k, c in enumerate(counter.captures) if c is not None and not counter.failed[k]]
+            split = per_compile and len(captured) == len(counter.captures) == counter.count
+            if split and sum(len(c.artifacts) for c in captured) >= len(capture.artifacts):
                 for k, c in per_compile:
                     obs = observation(counter.compile_calls[k])
                     compiles.append((c, obs, signature(k, obs)))

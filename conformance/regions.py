@@ -75,6 +75,7 @@ class CompileCounter(CountingBackend):
         self.compile_calls: list[int] = []
         self.partial: list[bool] = []
         self.captures: list[Any] = []
+        self.failed: list[bool] = []  # per compile: the backend raised (dynamo retries it differently)
         self.trace_facts: list[TraceFacts] = []
 
     @property
@@ -160,15 +161,17 @@ class CompileCounter(CountingBackend):
         ))
         self.output_samples.append(None)
         cap = None
+        failed = True
         try:
             with contextlib.ExitStack() as stack:
                 cap = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
                 compiled = self.inner(gm, example_inputs, **kwargs)
-        except BaseException:
-            cap = None  # a compile that fails (dynamo retries it specialised) generated no wrapper
-            raise
+            failed = False
         finally:
-            self.captures.append(cap)  # one entry per compile, so that compile k's is captures[k]
+            # one entry per compile, so that compile k's is captures[k]; a failed compile's
+            # sources (dynamo retries it specialised) are kept apart from any wrapper in use
+            self.captures.append(cap)
+            self.failed.append(failed)
         return self._sampling(compiled, k)
 
     def _sampling(self, compiled: Any, k: int) -> Any:
@@ -334,6 +337,7 @@ class _AotCounter(CompileCounter):
         self.output_samples.append(None)
         self.partial.append(False)
         self.captures.append(None)
+        self.failed.append(False)
         self.trace_facts.append(TraceFacts())
         return self.inner(gm, example_inputs, **kwargs)
 
