@@ -5,11 +5,13 @@ compiled it and the region the counter recorded (conformance/regions.py)."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
+from conformance.behaviors import BEHAVIORS
 from conformance.capture import CaptureResult
 from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
 from conformance.core.call import act, backward, call
@@ -89,6 +91,15 @@ def _scalar_sweep(lc: LoadedCase, compile_count: int, backend: str) -> ScalarSwe
     return ScalarSweep(uses=analyze_float_uses(case.program, swept), n_values=len(distinct),
                        compile_count=compile_count, dynamic=case.compile.dynamic, values=values,
                        tensorify=backend != "eager")
+
+
+def _covers(parts: Sequence[CaptureResult], whole: CaptureResult) -> bool:
+    """The per-compile captures hold every source of the whole capture that a probe reads (a
+    debug artifact, such as the runnable graph of a backward compiled lazily after the
+    compile returned, may lie outside them)."""
+    probed = {a.name for b in BEHAVIORS for a in b.artifacts}
+    found = Counter(a.name for c in parts for a in c.artifacts if a.name in probed)
+    return not Counter(a.name for a in whole.artifacts if a.name in probed) - found
 
 
 def _aot_function_inputs(obs: Any) -> tuple[int | str | None, ...]:
@@ -209,7 +220,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
             captured = [c for c in counter.captures if c is not None]
             per_compile = [(k, c) for k, c in enumerate(counter.captures) if c is not None and not counter.failed[k]]
             split = per_compile and len(captured) == len(counter.captures) == counter.count
-            if split and sum(len(c.artifacts) for c in captured) >= len(capture.artifacts):
+            if split and _covers(captured, capture):
                 for k, c in per_compile:
                     obs = observation(counter.compile_calls[k])
                     compiles.append((c, obs, signature(k, obs)))
