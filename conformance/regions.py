@@ -154,7 +154,7 @@ class CompileCounter(CountingBackend):
                            if g.name is None and is_subclass(v)},
             output_aliases=_aliases(examples, fakes, len(lifted)),
             output_subclasses=_subclasses(examples),
-            mutated=_mutated(fakes, len(lifted)),
+            mutated=_mutated(fakes, len(lifted), _written_by_graph(gm, placeholders, nodes)),
             metadata_mutated=_reshaped(fakes, example_inputs, len(lifted)),
             requires_grad=frozenset(k for k, t in enumerate((*lifted_values, *fakes))
                                     if isinstance(t, torch.Tensor) and t.requires_grad),
@@ -266,14 +266,40 @@ def _aliases(outputs: list[Any], inputs: list[Any], offset: int) -> dict[int, An
     return found
 
 
-def _mutated(inputs: list[Any], offset: int) -> frozenset[int] | None:
+def _written_by_graph(gm: Any, placeholders: list[Any], nodes: list[Any]) -> frozenset[int]:
+    """Region slots an in-place call of dynamo's graph takes as its target (``p.add_``,
+    ``torch._foreach_add_([p, q], ...)``), lifted parameters first: those have no fake value
+    whose version could tell, and a fake's version does not move under every such op."""
+    lifted = [n for n, _ in (*gm.named_parameters(remove_duplicate=False),
+                              *gm.named_buffers(remove_duplicate=False))] if isinstance(gm, torch.nn.Module) else []
+    index: dict[Any, int] = {p: len(lifted) + i for i, p in enumerate(placeholders)}
+    for n in nodes:
+        if n.op == "get_attr" and n.target in lifted:
+            index[n] = lifted.index(n.target)
+    found: set[int] = set()
+    for n in nodes:
+        if n.op not in ("call_method", "call_function") or not n.args:
+            continue
+        name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
+        if not name.endswith("_") or (name.startswith("_") and not name.startswith("_foreach_")):
+            continue
+        first = n.args[0]
+        for t in first if isinstance(first, list | tuple) else (first,):
+            if t in index:
+                found.add(index[t])
+    return frozenset(found)
+
+
+def _mutated(inputs: list[Any], offset: int, written: frozenset[int] = frozenset()) -> frozenset[int] | None:
     """Region inputs an in-place op of dynamo's trace wrote to: fake values start at version 0
-    and the trace runs every op on them (``None`` when a value is missing)."""
+    and the trace runs every op on them; ``written`` (region slots) are the targets of the
+    graph's in-place calls (``None`` when a value is missing)."""
     if any(not isinstance(t, torch.Tensor) and t is not None and not isinstance(t, int | float | torch.SymInt
                                                                                   | torch.SymFloat) for t in inputs):
         return None
     try:
-        return frozenset(offset + i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t._version > 0)
+        return written | frozenset(offset + i for i, t in enumerate(inputs)
+                                   if isinstance(t, torch.Tensor) and t._version > 0)
     except (RuntimeError, NotImplementedError):
         return None
 

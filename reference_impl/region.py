@@ -117,6 +117,8 @@ def region(
             for ref in program_outputs
         ]
     rel, n_bases = relate_outputs(slot_values, outs, origins)
+    if outputs is not None and unseen_outputs:
+        rel = tuple(_alias_of_unseen(o, outs[j], unseen_outputs.get(j), inputs) for j, o in enumerate(rel))
     return Observation(
         tuple(slot_inputs),
         rel,
@@ -131,6 +133,22 @@ def region(
         obs.attributes,
         obs.view_bases,
     )
+
+
+def _alias_of_unseen(
+    out: OutputObservation, value: Any, alias: UnseenAlias | None, inputs: Sequence[int | str | None]
+) -> OutputObservation:
+    """A program output the region computes from an input the program does not see (a loss
+    handed from the region before a graph break, returned detached) is, in region terms, an
+    alias of that input: the observation of the program cannot relate the two."""
+    if alias is None or out.kind is not AliasKind.PLAIN or not isinstance(value, torch.Tensor):
+        return out
+    slot, geometry = alias
+    if not 0 <= slot < len(inputs) or inputs[slot] is not None:
+        return out
+    if geometry is None:
+        return replace(out, kind=AliasKind.IS_INPUT, base_index=slot)
+    return replace(out, kind=AliasKind.ALIAS_OF_INPUT, base_index=slot, view=ViewSpec(*geometry))
 
 
 def _alias_value(values: Sequence[Any], alias: UnseenAlias) -> Any:

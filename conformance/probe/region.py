@@ -76,7 +76,9 @@ class GraphSignature:
     see by identity (an inner tensor of a subclass argument, a subclass parameter lifted by
     path), read from the value the graph received. ``unseen_output_aliases``: region outputs
     the program does not see that are a region input or a view of one in dynamo's trace
-    (see :func:`reference_impl.region.region`); ``unseen_output_subclasses``, the subclass
+    (see :func:`reference_impl.region.region`), and those the program sees that are an
+    input it does not see or a view of one (a loss returned detached after a graph break);
+    ``unseen_output_subclasses``, the subclass
     structure of such outputs in the trace. ``mutated_in_region``: the region inputs an
     in-place op of dynamo's trace wrote to (``None``: not known); for a ``partial`` region
     it replaces the whole call's mutations in predicting a training graph.
@@ -136,15 +138,16 @@ class GraphSignature:
             g.requires_grad for j, g in enumerate(graph_outputs) if g.kind != "output" and j not in trace.output_aliases
         )
 
-        def unseen(found: Mapping[int, Any]) -> tuple[tuple[int, Any], ...]:
+        def unseen(found: Mapping[int, Any], of_unseen_inputs: bool = False) -> tuple[tuple[int, Any], ...]:
             return tuple(
                 (j, a) for j, a in sorted(found.items())
-                if graph_outputs is not None and j < len(graph_outputs) and graph_outputs[j].kind != "output"
+                if graph_outputs is not None and j < len(graph_outputs)
+                and (graph_outputs[j].kind != "output" or (of_unseen_inputs and refs[a[0]] is None))
             )
 
         return GraphSignature(
             refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen_slots, partial,
-            need_grad, tuple(sorted(trace.unseen_inputs.items())), unseen(trace.output_aliases),
+            need_grad, tuple(sorted(trace.unseen_inputs.items())), unseen(trace.output_aliases, of_unseen_inputs=True),
             unseen(trace.output_subclasses), trace.mutated, trace.requires_grad, trace.metadata_mutated,
         )
 

@@ -666,3 +666,18 @@ def test_an_output_returned_twice_is_a_base_by_its_last_position() -> None:
     obs = observe(f, [leaf(3, 3)])
     assert [(o.kind, o.base_index) for o in obs.outputs] == [
         (AliasKind.PLAIN, None), (AliasKind.ALIAS_OF_INTERMEDIATE, 2), (AliasKind.PLAIN, None)]
+
+
+def test_a_program_output_viewing_an_input_the_program_does_not_see_is_its_alias() -> None:
+    # the region after a graph break receives the loss (unseen by the program) and returns it
+    # detached: the program's observation cannot relate them, the trace's alias can
+    obs = observe(lambda x: (x * 2).sum().detach(), [torch.randn(3)])
+    seen = region(obs, [None], [0])
+    assert seen.outputs[0].kind is AliasKind.PLAIN
+    aliased = region(obs, [None], [0], unseen_outputs={0: (0, ((), (), 0))})
+    assert (aliased.outputs[0].kind, aliased.outputs[0].base_index) == (AliasKind.ALIAS_OF_INPUT, 0)
+    itself = region(obs, [None], [0], unseen_outputs={0: (0, None)})
+    assert itself.outputs[0].kind is AliasKind.IS_INPUT
+    # an input the program sees is related by the observation, not overridden
+    plain = observe(lambda x: x.sum().detach(), [torch.randn(3)])
+    assert region(plain, [0], [0], unseen_outputs={0: (0, ((), (), 0))}).outputs[0].kind is AliasKind.PLAIN
