@@ -16,7 +16,7 @@ from conformance.capture import CaptureResult
 from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
 from conformance.core.call import act, backward, call
 from conformance.core.compile import make_function
-from conformance.core.entry import AOT_FUNCTION
+from conformance.core.entry import AOT_FUNCTION, DYNAMO_EAGER
 from conformance.core.mismatch import exception_summary
 from conformance.core.state import ambient, restore_ambient
 from conformance.loader import LoadedCase
@@ -90,7 +90,7 @@ def _scalar_sweep(lc: LoadedCase, compile_count: int, backend: str) -> ScalarSwe
     distinct = {tuple("nan" if math.isnan(v) else v.hex() for v in b.values()) for b in values}
     return ScalarSweep(uses=analyze_float_uses(case.program, swept), n_values=len(distinct),
                        compile_count=compile_count, dynamic=case.compile.dynamic, values=values,
-                       tensorify=backend != "eager")
+                       tensorify=backend != DYNAMO_EAGER)
 
 
 def _covers(parts: Sequence[CaptureResult], whole: CaptureResult) -> bool:

@@ -124,8 +124,10 @@ class CompileCounter(CountingBackend):
         placeholders = [n for n in nodes if n.op == "placeholder"]
         lifted: list[GraphInput] = []
         lifted_values: list[Any] = []
+        lifted_names: list[str] = []
         if isinstance(gm, torch.nn.Module):
-            for _, t in (*gm.named_parameters(remove_duplicate=False), *gm.named_buffers(remove_duplicate=False)):
+            for name, t in (*gm.named_parameters(remove_duplicate=False), *gm.named_buffers(remove_duplicate=False)):
+                lifted_names.append(name)
                 found = self._describe(t)
                 lifted.append(GraphInput("param", found.name, found.index, self._symbolic(t)))
                 lifted_values.append(t)
@@ -154,7 +156,7 @@ class CompileCounter(CountingBackend):
                            if g.name is None and is_subclass(v)},
             output_aliases=_aliases(examples, fakes, len(lifted)),
             output_subclasses=_subclasses(examples),
-            mutated=_mutated(fakes, len(lifted), _written_by_graph(gm, placeholders, nodes)),
+            mutated=_mutated(fakes, len(lifted), _written_by_graph(lifted_names, placeholders, nodes)),
             metadata_mutated=_reshaped(fakes, example_inputs, len(lifted)),
             requires_grad=frozenset(k for k, t in enumerate((*lifted_values, *fakes))
                                     if isinstance(t, torch.Tensor) and t.requires_grad),
@@ -266,12 +268,11 @@ def _aliases(outputs: list[Any], inputs: list[Any], offset: int) -> dict[int, An
     return found
 
 
-def _written_by_graph(gm: Any, placeholders: list[Any], nodes: list[Any]) -> frozenset[int]:
+def _written_by_graph(lifted: list[str], placeholders: list[Any], nodes: list[Any]) -> frozenset[int]:
     """Region slots an in-place call of dynamo's graph takes as its target (``p.add_``,
-    ``torch._foreach_add_([p, q], ...)``), lifted parameters first: those have no fake value
-    whose version could tell, and a fake's version does not move under every such op."""
-    lifted = [n for n, _ in (*gm.named_parameters(remove_duplicate=False),
-                              *gm.named_buffers(remove_duplicate=False))] if isinstance(gm, torch.nn.Module) else []
+    ``torch._foreach_add_([p, q], ...)``), the ``lifted`` parameters (by attribute name) first:
+    those have no fake value whose version could tell, and a fake's version does not move
+    under every such op."""
     index: dict[Any, int] = {p: len(lifted) + i for i, p in enumerate(placeholders)}
     for n in nodes:
         if n.op == "get_attr" and n.target in lifted:

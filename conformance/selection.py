@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from conformance.core.entry import AOT_FUNCTION, KIIM_LABEL, NONE
+from conformance.core.entry import AOT_FUNCTION, DYNAMO_EAGER, KIIM_LABEL, NONE
 from conformance.schema import MODES
 
 AOT_FUNCTION_LABELS = (AOT_FUNCTION, KIIM_LABEL)
@@ -24,7 +24,7 @@ def registered_backends() -> tuple[str, ...]:
         names = torch._dynamo.list_backends(exclude_tags=())
     except TypeError:  # a build whose list_backends takes no exclude_tags
         names = torch._dynamo.list_backends()
-    return tuple(sorted(set(names) | {"eager"}))
+    return tuple(sorted(set(names) | {DYNAMO_EAGER}))
 
 
 def _suggest(value: str, choices: Sequence[str]) -> str:

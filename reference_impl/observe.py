@@ -208,10 +208,11 @@ class _InPlaceLog(TorchFunctionMode):
         if target is None and name.endswith("_") and not name.startswith("__") and args:
             target = args[0]
         if isinstance(target, torch.Tensor):
-            self.writes.append((_storages(target), torch.is_grad_enabled()))
+            written = _storages(target)
+            self.writes.append((written, torch.is_grad_enabled()))
             self.spans |= _extents(target)
             if name not in _STORAGE_SWAPS:
-                self.data_written |= _storages(target)
+                self.data_written |= written
         return func(*args, **kwargs)
 
     def under_no_grad(self, storages: frozenset[int]) -> bool | None:
