@@ -206,8 +206,15 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                     for j, m in enumerate(matched)
                 )
                 graph_outputs.append([g.to_json() for g in outputs])
-            return GraphSignature.of(counter.graph_inputs[k], outputs, frozen=frozen(k, obs), partial=partial,
-                                     trace=trace)
+            # a tensor the program reaches by name but that the call created (an optimizer's state
+            # on its first step) was not there to observe before it: a value the program does not see
+            observed = {a.name for a in obs.attributes}
+            inputs = tuple(
+                GraphInput("tensor", None, None, g.symbolic)
+                if g.index is None and g.name is not None and g.name not in observed else g
+                for g in counter.graph_inputs[k]
+            )
+            return GraphSignature.of(inputs, outputs, frozen=frozen(k, obs), partial=partial, trace=trace)
 
         compiles: list[tuple[Any, Any, Any]] = []
         graph_outputs: list[list[dict[str, Any]]] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -150,16 +151,18 @@ class CompileCounter(CountingBackend):
         else:
             self.output_symbolic.append(None)
             self.output_requires_grad.append(None)
+        written = _written_by_graph(lifted_names, placeholders, nodes)
         values_in = zip(self.graph_inputs[-1], [*lifted_values, *example_inputs], strict=False)
         self.trace_facts.append(TraceFacts(
             unseen_inputs={k: subclass_meta_of(v) for k, (g, v) in enumerate(values_in)
                            if g.name is None and is_subclass(v)},
             output_aliases=_aliases(examples, fakes, len(lifted)),
             output_subclasses=_subclasses(examples),
-            mutated=_mutated(fakes, len(lifted), _written_by_graph(lifted_names, placeholders, nodes)),
+            mutated=_mutated(fakes, len(lifted), written),
             metadata_mutated=_reshaped(fakes, example_inputs, len(lifted)),
             requires_grad=frozenset(k for k, t in enumerate((*lifted_values, *fakes))
                                     if isinstance(t, torch.Tensor) and t.requires_grad),
+            written=written,
         ))
         self.output_samples.append(None)
         cap = None
@@ -241,12 +244,15 @@ def _free(d: object) -> bool:
 def _aliases(outputs: list[Any], inputs: list[Any], offset: int) -> dict[int, Any]:
     """Per graph output that is a graph input or a view of one in dynamo's trace (fake
     values, eager semantics): that input's region slot and the view's geometry (``None``:
-    the input itself). Plain tensors with concrete geometry only."""
+    the input itself). Concrete geometry only; a wrapper subclass by its first inner tensor."""
     from torch.multiprocessing.reductions import StorageWeakRef
 
     def storage(t: Any) -> Any:
-        if not isinstance(t, torch.Tensor) or is_subclass(t):
+        if not isinstance(t, torch.Tensor):
             return None
+        if is_subclass(t):  # a wrapper aliases what its first inner tensor does
+            names, _ = type(t).__tensor_flatten__(t)  # type: ignore[attr-defined]  # subclass protocol
+            return storage(getattr(t, names[0])) if names else None
         try:
             return StorageWeakRef(t.untyped_storage())  # type: ignore[no-untyped-call]  # torch leaves it unannotated
         except (RuntimeError, NotImplementedError, AttributeError):
@@ -281,14 +287,54 @@ def _written_by_graph(lifted: list[str], placeholders: list[Any], nodes: list[An
     for n in nodes:
         if n.op not in ("call_method", "call_function") or not n.args:
             continue
+        found.update(index[t] for t in _kernel_writes(n) if t in index)
         name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
-        if not name.endswith("_") or (name.startswith("_") and not name.startswith("_foreach_")):
+        augmented = n.target in _AUGMENTED and _is_tensor(n.args[0])  # ``step += 1`` on a tensor
+        if not augmented and (not name.endswith("_") or (name.startswith("_") and not name.startswith("_foreach_"))):
             continue
         first = n.args[0]
         for t in first if isinstance(first, list | tuple) else (first,):
             if t in index:
                 found.add(index[t])
     return frozenset(found)
+
+
+# Augmented assignments, in place on a tensor.
+_AUGMENTED = frozenset({
+    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv, operator.imod,
+    operator.ipow, operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
+})
+
+
+def _is_tensor(node: Any) -> bool:
+    """A graph node whose value is a tensor in dynamo's trace (a get_attr: a lifted parameter
+    or buffer)."""
+    if getattr(node, "op", None) == "get_attr":
+        return True
+    return isinstance(getattr(node, "meta", {}).get("example_value"), torch.Tensor)
+
+
+# Out-of-place calls whose kernel writes some arguments in place (no ``_`` in the name, no
+# version bump of a fake value): per function, the training flag's position and keyword, and
+# the written arguments' positions and keywords.
+_KERNEL_WRITES: dict[Any, tuple[tuple[int, str], tuple[tuple[int, str], ...]]] = {
+    torch.nn.functional.batch_norm: ((5, "training"), ((1, "running_mean"), (2, "running_var"))),
+    torch.batch_norm: ((5, "training"), ((3, "running_mean"), (4, "running_var"))),
+}
+
+
+def _kernel_writes(node: Any) -> list[Any]:
+    """The arguments a call of dynamo's graph writes without being in-place by name: batch
+    norm's running statistics when it trains."""
+    spec = _KERNEL_WRITES.get(node.target) if node.op == "call_function" else None
+    if spec is None:
+        return []
+
+    def arg(position: int, keyword: str) -> Any:
+        return node.args[position] if len(node.args) > position else node.kwargs.get(keyword)
+
+    (flag_at, flag), written = spec
+    return [arg(*w) for w in written] if arg(flag_at, flag) is True else []
 
 
 def _mutated(inputs: list[Any], offset: int, written: frozenset[int] = frozenset()) -> frozenset[int] | None:

@@ -53,6 +53,9 @@ class FloatUseKind(str, Enum):
     # math.floor(lr), int(lr), lr.is_integer(): a float made an int or read by a float method
     # cannot stay a tensor; the dynamic attempt falls back to specialising it
     SPECIALISING = "specialising"
+    # group["lr"] = lr, opt.lr = lr: stored where code the program does not show reads it;
+    # what that code does with it is not in the program, so no count is predicted
+    ESCAPES = "escapes"
 
 
 NEEDS_FIX = frozenset({FloatUseKind.METHOD_INPLACE, FloatUseKind.COMPOSITE})
@@ -135,6 +138,9 @@ class _UseFinder(ast.NodeVisitor):
             and ast.unparse(node.value.func) == "torch.tensor"
         ):
             return
+        for target in node.targets:
+            if isinstance(target, ast.Subscript | ast.Attribute) and self._mentions(node.value):
+                self._add(FloatUseKind.ESCAPES, f"{ast.unparse(target)} =", node.value)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:

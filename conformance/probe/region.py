@@ -46,7 +46,9 @@ class TraceFacts:
     it is or views (with the view's geometry) and its subclass structure; the input slots an
     in-place op wrote to (``None``: not known) and those whose size, stride or offset it changed
     (``None``: not known); the input slots that require grad on entering the graph (an input
-    whose ``requires_grad_`` the program calls does)."""
+    whose ``requires_grad_`` the program calls does); the input slots an in-place call of the
+    graph itself takes as its target (``written``: a fake value's version also counts ops
+    dynamo ran on it outside the graph, before a break)."""
 
     unseen_inputs: Mapping[int, Meta] = field(default_factory=dict)
     output_aliases: Mapping[int, UnseenAlias] = field(default_factory=dict)
@@ -54,6 +56,7 @@ class TraceFacts:
     mutated: frozenset[int] | None = None
     requires_grad: frozenset[int] | None = None
     metadata_mutated: frozenset[int] | None = None
+    written: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,8 @@ class GraphSignature:
     known); for a ``partial`` region, only these keep the call's metadata mutation.
     ``requires_grad_on_entry``: region inputs that require grad on entering the graph in
     dynamo's trace (``None``: no trace); one the observation saw without it was turned on by
-    the program first.
+    the program first. ``written_in_region``: the region inputs an in-place call of the
+    graph itself takes as its target.
     """
 
     inputs: tuple[int | str | None, ...]
@@ -103,6 +107,7 @@ class GraphSignature:
     mutated_in_region: frozenset[int] | None = None
     requires_grad_on_entry: frozenset[int] | None = None
     metadata_mutated_in_region: frozenset[int] | None = None
+    written_in_region: frozenset[int] = frozenset()
 
     @staticmethod
     def of(
@@ -149,6 +154,7 @@ class GraphSignature:
             refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen_slots, partial,
             need_grad, tuple(sorted(trace.unseen_inputs.items())), unseen(trace.output_aliases, of_unseen_inputs=True),
             unseen(trace.output_subclasses), trace.mutated, trace.requires_grad, trace.metadata_mutated,
+            trace.written,
         )
 
 
@@ -249,6 +255,9 @@ class Region:
     frozen: frozenset[int]
     partial: bool = False
     writes: frozenset[int] | None = None
+    #: region inputs the program does not see (an optimizer's state the call created) whose
+    #: data the trace wrote in place, requiring no grad on entry: the graph keeps the write
+    unseen_writes: frozenset[int] = frozenset()
 
 
 def _symbolic_map(symbolic: Symbolic) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -330,7 +339,13 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     subclasses = dict(graph.unseen_output_subclasses)
     outs = tuple(replace(o, subclass=subclasses[j]) if j in subclasses else o for j, o in enumerate(outs))
     robs = replace(robs, input_subclasses=ins, outputs=outs, trace_joint=joint)
-    return Region(robs, graph.outputs is not None, dynamic, frozen, graph.partial, writes)
+    geometry_changed = graph.metadata_mutated_in_region
+    unseen_writes = frozenset(
+        k for k, i in enumerate(order)
+        if i is not None and robs.inputs[k] is None and i in graph.unseen_tensors and i in graph.written_in_region
+        and k not in on_entry and geometry_changed is not None and i not in geometry_changed
+    )
+    return Region(robs, graph.outputs is not None, dynamic, frozen, graph.partial, writes, unseen_writes)
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,9 @@ def _runtime_meta(
     if reg.partial and reg.writes is not None:
         # the whole call's mutations include those outside the region: bump only its own writes
         meta = replace(meta, mutated_in_graph=tuple(i for i in meta.mutated_in_graph if i in reg.writes))
+    kept = {k for k in reg.unseen_writes if placement is None or k not in placement}
+    if kept and meta.keep_input_mutations:
+        meta = replace(meta, mutated_in_graph=tuple(sorted({*meta.mutated_in_graph, *kept})))
     if reg.dynamic_outputs is not None:
         outputs: tuple[OutputSpec, ...] = tuple(
             replace(o, dynamic_dims=reg.dynamic_outputs[i]) for i, o in enumerate(meta.outputs)

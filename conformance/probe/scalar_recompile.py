@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.results import ProbeResult
-from reference_impl.scalar_tensorify import ScalarProgramMeta, predict_compile_count
+from reference_impl.scalar_tensorify import FloatUseKind, ScalarProgramMeta, predict_compile_count
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,9 @@ def probe(sweep: ScalarSweep | None) -> ProbeResult:
     name = "scalar_recompile"
     if sweep is None:
         return ProbeResult(name, "absent", note="no value sweep in this case")
+    if FloatUseKind.ESCAPES in sweep.uses.kinds:
+        escaped = "; ".join(u.describe() for u in sweep.uses.uses if u.kind is FloatUseKind.ESCAPES)
+        return ProbeResult(name, "absent", note=f"the reference does not follow a float the program stores ({escaped})")
     with_fix = predict_compile_count(
         sweep.uses,
         sweep.n_values,

@@ -493,6 +493,14 @@ def test_scalar_sweep_verdicts() -> None:
     assert verdict == {2: "conforms", 5: "absent", 3: "diverges"}
 
 
+def test_a_float_the_program_stores_gets_no_count_prediction() -> None:
+    """``group["lr"] = lr``: code the program does not show reads the float (an optimizer's
+    step), so any compile count is not the reference's to judge: absent, saying why."""
+    uses = analyze_float_uses("def f(opt, x, lr):\n    opt.param_groups[0]['lr'] = lr\n    return x * 2", ["lr"])
+    result = probe(CaptureResult(), observed("mutation_2"), scalar=ScalarSweep(uses, 5, 3))["scalar_recompile"]
+    assert (result.status, "stores" in result.note) == ("absent", True), result
+
+
 # -- capture -------------------------------------------------------------------------------
 
 
@@ -681,6 +689,18 @@ COMMITTED = [
     # an optimizer step's region writes lifted parameters (graph in-place calls on get_attr
     # nodes); the loss returned detached after it is an alias of the region's unseen input
     ("runtime_wrapper/client/frozen_base_adapter_step", "aot_eager", "training", {"runtime_wrapper"}),
+    # batch norm's kernel writes its running statistics: the region's own writes, bumped
+    ("mutation_epilogue/client/mlp_bn_sgd_momentum_step", "aot_eager", "training", {"runtime_wrapper"}),
+    # an optimizer's state created by the first step is a value the program does not see; the
+    # graph's in-place calls on it (``step += 1`` included) are kept in the graph and bumped
+    ("mutation_epilogue/client/mlp_bn_adam_step", "aot_eager", "training", {"runtime_wrapper"}),
+    # a subclass loss returned detached after the step is an alias of the region's unseen input;
+    # a float the program stores into the optimizer (group["lr"] = lr) gives no count prediction
+    ("backward_unwrap/client/subclass_parameters_sgd_step", "aot_eager", "training", {"runtime_wrapper"}),
+    ("scalar_recompile/client/adamw_float_lr_schedule_in_step", "aot_eager", "training", {"runtime_wrapper"}),
+    # an intermediate a set_ before the break made storage of: its fake's version moved outside
+    # the graph, which does not write it (no bump)
+    ("mutation_epilogue/upstream/set_onto_arange_intermediate", "aot_eager", "inference", {"runtime_wrapper"}),
 ]
 # Cases whose region is not the whole call (see GraphSignature.partial), and some whose is.
 PARTIAL = {

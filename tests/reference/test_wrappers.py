@@ -429,6 +429,14 @@ def test_comparisons_with_a_float_are_plain_uses() -> None:
     assert sc.predict_compile_count(meta, 5, has_fix=True) == 2  # static first, then dynamic
 
 
+@pytest.mark.parametrize("target", ["group['lr']", "opt.lr"])
+def test_a_float_stored_into_an_object_escapes(target: str) -> None:
+    meta = sc.analyze_float_uses(f"def f(opt, group, x, lr):\n    {target} = lr * 0.5\n    return x\n", ["lr"])
+    assert [(u.kind.value, u.op) for u in meta.uses] == [("escapes", f"{target} ="), ("composite", "*")]
+    plain = sc.analyze_float_uses("def f(x, lr):\n    y = lr\n    return x * y\n", ["lr"])
+    assert sc.FloatUseKind.ESCAPES not in plain.kinds  # a local name is no escape
+
+
 BRANCH = "def f(x, lr):\n    if lr > 0.3:\n        return x * lr\n    return x / lr\n"
 
 
