@@ -77,7 +77,8 @@ def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) 
         restore_ambient(modes)
 
 
-def _scalar_sweep(lc: LoadedCase, compile_count: int, backend: str) -> ScalarSweep | None:
+def scalar_sweep(lc: LoadedCase, compile_count: int, backend: str) -> ScalarSweep | None:
+    """The case's float sweep, as the reference predicts its compile count (``None``: no sweep)."""
     case = lc.case
     swept = [n for n, s in case.inputs.items() if s.scalar is not None and s.scalar.values is not None
              and s.scalar.type == "float"]
@@ -236,7 +237,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                 compiles.append((capture, obs, signature(0, obs) if counter.graph_inputs else None))
         report = probe_compiles(
             compiles,
-            scalar=_scalar_sweep(lc, counter.count, variant.backend) if variant.backend != AOT_FUNCTION else None,
+            scalar=scalar_sweep(lc, counter.count, variant.backend) if variant.backend != AOT_FUNCTION else None,
             keep_input_mutations=variant.backend != AOT_FUNCTION or variant.kiim,
             seen=capture,
         )

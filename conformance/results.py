@@ -131,7 +131,9 @@ class ResultRecord(_Record):
     upstream: tuple[Text, ...] = ()
     mismatches: tuple[MismatchRecord, ...] = ()
     known_failure: KnownFailureRef | None = None
-    compile_counts: dict[Name, int | None] = Field(default_factory=dict)
+    compile_counts: dict[Name, int | None] = Field(
+        default_factory=dict, description="Graphs compiled: per pass (cold_graphs, warm_graphs), and by the cold "
+        "pass's first call (cold_first_call: more than one where dynamo broke the graph).")
     probes: ProbeRecord = Field(default_factory=ProbeRecord)
     durations: dict[Name, Annotated[float, Field(allow_inf_nan=False)]] = Field(default_factory=dict)
     calls: int = 0

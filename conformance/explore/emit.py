@@ -30,8 +30,10 @@ def emit(explorer: Explorer, finding: Finding) -> Finding:
     folder = explorer.out / "findings"
     folder.mkdir(parents=True, exist_ok=True)
     backend, mode = finding.record.backend or "aot_eager", finding.record.mode or "inference"
-    data = finding.program.case(seed=explorer.seed, backends=(backend,), modes=(mode,))
-    data["summary"] = f"Explorer finding ({finding.signature}): compiled differs from eager."
+    data = finding.program.case(seed=explorer.seed, backends=(backend,), modes=(mode,), compiles=finding.compiles)
+    data["summary"] = (f"Explorer finding ({finding.signature}): "
+                       + ("compiled differs from eager." if finding.compiles is None else
+                          f"the sweep compiles other than the {finding.compiles} graph(s) the reference predicts."))
     name = _slug(finding.signature)
     case_path = folder / f"{name}.yaml"
     header = (f"# found by `torch-conformance explore` on torch {torch_version()} ({platform.machine()})\n"

@@ -82,8 +82,9 @@ class Program:
         return "runtime_wrapper"
 
     def case(self, *, seed: int = 0, backends: tuple[str, ...] = ("aot_eager",),
-             modes: tuple[str, ...] = ("inference", "training")) -> dict[str, Any]:
-        """The case file (as data) that runs this program."""
+             modes: tuple[str, ...] = ("inference", "training"), compiles: int | None = None) -> dict[str, Any]:
+        """The case file (as data) that runs this program; ``compiles``: the graphs its sweep
+        should compile (set where the explorer found a count the reference does not predict)."""
         inputs: dict[str, Any] = {}
         for i in self.inputs:
             if i.view is not None:
@@ -103,6 +104,7 @@ class Program:
         if self.sweep:
             inputs["lr"] = {"scalar": {"type": "float", "values": list(SWEEP)}}
         trains = any(i.requires_grad for i in self.inputs)
+        expect = {"expect": {"compiles": compiles}} if compiles is not None else {}
         return {
             "version": 2,
             "behavior": self.behavior(),
@@ -113,6 +115,7 @@ class Program:
             "program": self.source(),
             "backends": list(backends),
             "modes": [m for m in modes if m == "inference" or trains] or ["inference"],
+            **expect,
         }
 
 

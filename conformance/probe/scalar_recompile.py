@@ -22,6 +22,12 @@ class ScalarSweep:
     tensorify: bool = True  # the backend runs AOTAutograd (dynamo's ``eager`` does not)
 
 
+def predicted(sweep: ScalarSweep, *, has_fix: bool = True) -> int:
+    """The reference's compile count for the sweep (one compiled region), with or without the fix."""
+    return predict_compile_count(sweep.uses, sweep.n_values, has_fix=has_fix, recompile_limit=sweep.recompile_limit,
+                                 dynamic=sweep.dynamic, values=sweep.values, tensorify=sweep.tensorify)
+
+
 def probe(sweep: ScalarSweep | None) -> ProbeResult:
     name = "scalar_recompile"
     if sweep is None:
@@ -29,24 +35,7 @@ def probe(sweep: ScalarSweep | None) -> ProbeResult:
     if FloatUseKind.ESCAPES in sweep.uses.kinds:
         escaped = "; ".join(u.describe() for u in sweep.uses.uses if u.kind is FloatUseKind.ESCAPES)
         return ProbeResult(name, "absent", note=f"the reference does not follow a float the program stores ({escaped})")
-    with_fix = predict_compile_count(
-        sweep.uses,
-        sweep.n_values,
-        has_fix=True,
-        recompile_limit=sweep.recompile_limit,
-        dynamic=sweep.dynamic,
-        values=sweep.values,
-        tensorify=sweep.tensorify,
-    )
-    without = predict_compile_count(
-        sweep.uses,
-        sweep.n_values,
-        has_fix=False,
-        recompile_limit=sweep.recompile_limit,
-        dynamic=sweep.dynamic,
-        values=sweep.values,
-        tensorify=sweep.tensorify,
-    )
+    with_fix, without = predicted(sweep), predicted(sweep, has_fix=False)
     seen = sweep.compile_count
     uses = "; ".join(u.describe() for u in sweep.uses.uses) or "no float uses"
     detail = (

@@ -67,6 +67,57 @@ def test_without_a_fault_a_finding_of_the_control_would_show(tmp_path: Path) -> 
     assert explorer.explore()
 
 
+@pytest.mark.slow
+def test_a_sweep_that_recompiles_on_every_value_is_found_with_the_count_in_its_case(tmp_path: Path) -> None:
+    """A sweep's compile count is checked against the reference's prediction (with the fix) where
+    the program compiles one region; the finding's case expects that count, so that the runner's
+    own check fails it again."""
+    explorer = Explorer(tmp_path, backends=("aot_eager",), modes=("inference",),
+                        hooks=(FAULTS["recompile_every_value"].hook(),), time_budget=30, seed=1)
+    counts = [f for f in explorer.explore().values() if "graphs compiled" in f.signature]
+    assert counts, f"nothing found in {explorer.stats.programs} programs"
+    emitted = emit(explorer, counts[0])
+    assert emitted.reproduces, emitted
+    case = load_case(Path(emitted.case_path), Path(emitted.case_path).parent).case
+    assert case.expect.compiles == emitted.compiles is not None
+
+
+SWEPT = """version: 2
+behavior: scalar_recompile
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/179395]
+inputs:
+  a: {tensor: {shape: [4]}}
+  lr: {scalar: {type: float, values: [0.1, 0.5, 1.5]}}
+program: |
+  def f(a, lr):
+      return a * lr
+backends: [aot_eager, none]
+modes: [inference]
+"""
+
+
+@pytest.mark.parametrize(
+    ("backend", "first_call", "graphs", "expected"),
+    [
+        ("aot_eager", 1, 3, 2),  # one region, a graph per value: the reference predicts 2
+        ("aot_eager", 1, 2, None),  # as predicted
+        ("aot_eager", 2, 4, None),  # a graph break: two regions, the prediction is per region
+        ("aot_eager", 0, 0, None),  # nothing compiled
+        ("none", 0, 0, None),  # nothing to count
+    ],
+)
+def test_a_sweeps_count_is_checked_only_where_the_reference_predicts_it(
+    backend: str, first_call: int, graphs: int, expected: int | None, tmp_path: Path
+) -> None:
+    from conformance.explore.engine import sweep_expectation
+
+    lc = Explorer(tmp_path).load(SWEPT)
+    record = _record(status="pass").model_copy(update={
+        "backend": backend, "compile_counts": {"cold_graphs": graphs, "cold_first_call": first_call}})
+    assert sweep_expectation(lc, [record]) == expected
+
+
 def _record(*mismatches: tuple[str, str, str, str], status: str = "fail") -> ResultRecord:
     return ResultRecord.model_validate({
         "case_id": "x", "behavior": "mutation_epilogue", "device": "cpu", "backend": "aot_eager",

@@ -210,10 +210,18 @@ def test_compile_count_oracle(make_case: CaseFactory) -> None:
     assert m.detail == "a recompile per value"
 
 
+def test_no_compiler_no_compile_count(make_case: CaseFactory) -> None:
+    """`none` runs both sides eagerly: a case's expect.compiles says nothing about it (0 graphs is
+    no failure of a count it never had), while the same case under a compiler is held to it."""
+    lc = case(make_case, SWEEP, "scalar_recompile", backend="none")
+    assert run(lc).status == "pass", run(lc).reason
+    assert run(lc, fault="recompile_every_value", backend="aot_eager").status == "fail"
+
+
 def test_warm_rerun_is_a_second_pass(make_case: CaseFactory) -> None:
     record = run(case(make_case, SWEEP.replace("{compiles: 1}", "{compiles: 1, warm_rerun: true}"), "scalar_recompile"))
     assert record.status == "pass", record.reason
-    assert record.compile_counts == {"cold_graphs": 1, "warm_graphs": 1}
+    assert record.compile_counts == {"cold_graphs": 1, "warm_graphs": 1, "cold_first_call": 1}
     assert record.calls == 10
 
 
