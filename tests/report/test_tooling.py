@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -112,6 +113,27 @@ def test_workflow_runs_the_matrix_and_gates_on_the_merged_report() -> None:
     gate = merge_job["steps"][-1]
     assert "steps.report.outcome != 'success'" in gate["if"] and "exit 1" in gate["run"]
     assert "://" not in WORKFLOW.read_text()  # no package host: the nightly index is a repository variable
+
+
+def test_workflow_explores_in_shards_merges_them_and_fails_on_a_finding_of_the_control(tmp_path: Path) -> None:
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    explore, merged = wf["jobs"]["explore"], wf["jobs"]["explore-merge"]
+    rows = explore["strategy"]["matrix"]["include"]
+    shards = [r for r in rows if "--shard" in r["args"]]
+    assert {r["args"].split("--shard ")[1] for r in shards} == {"1/2", "2/2"}
+    assert any("--backends none" in r["args"] for r in rows)
+    steps = "\n".join(str(s.get("run", "")) for s in explore["steps"])
+    assert "nox -s explore -- --seed 0 --time-budget 60" in steps
+    assert merged["needs"] == "explore" and "--merge artifacts/shard-1 artifacts/shard-2" in str(merged["steps"])
+    gate = next(s for s in explore["steps"] if s.get("if") == "matrix.dir == 'control'")
+    folder = tmp_path / "results" / "explore" / "control"
+    folder.mkdir(parents=True)
+    codes = []
+    for found in ([], [{"signature": "x"}]):
+        (folder / "findings.json").write_text(json.dumps({"findings": found, "crashes": []}))
+        codes.append(subprocess.run(["bash", "-c", gate["run"].replace("python ", f"{sys.executable} ", 1)],
+                                    cwd=tmp_path, capture_output=True, timeout=60, check=False).returncode)
+    assert codes == [0, 1]
 
 
 def test_the_matrix_takes_a_list_of_builds_and_refuses_a_bad_one_before_installing() -> None:
