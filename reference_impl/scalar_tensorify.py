@@ -270,7 +270,9 @@ def predict_compile_count(
     dynamic attempt in AOTAutograd's tensorify pass, which then specialises: one compile per
     value plus that attempt, once the float goes dynamic (measured: 3 values, 4 compiles on
     2.13.0 and 2.15.0). A backend without AOTAutograd (``tensorify`` false: dynamo's
-    ``eager``) specialises it while tracing: one compile per value.
+    ``eager``) specialises it while tracing: one compile per value. A float the program stores
+    into an object (ESCAPES) is used by code the program does not show: the count covers only
+    the program's own uses, so a caller judging a build by it leaves such a sweep unjudged.
     """
     if n_values <= 0 or not meta.uses:
         return min(max(n_values, 0), 1)
