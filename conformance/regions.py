@@ -338,9 +338,10 @@ def _kernel_writes(node: Any) -> list[Any]:
 
 
 def _mutated(inputs: list[Any], offset: int, written: frozenset[int] = frozenset()) -> frozenset[int] | None:
-    """Region inputs an in-place op of dynamo's trace wrote to: fake values start at version 0
-    and the trace runs every op on them; ``written`` (region slots) are the targets of the
-    graph's in-place calls (``None`` when a value is missing)."""
+    """Region inputs an in-place op of dynamo's trace wrote to: a fake value's version moves
+    under every op the trace ran on it (those dynamo ran outside the graph before a break
+    included, so this may say more than the graph writes); ``written`` (region slots) are the
+    targets of the graph's in-place calls (``None`` when a value is missing)."""
     if any(not isinstance(t, torch.Tensor) and t is not None and not isinstance(t, int | float | torch.SymInt
                                                                                   | torch.SymFloat) for t in inputs):
         return None
