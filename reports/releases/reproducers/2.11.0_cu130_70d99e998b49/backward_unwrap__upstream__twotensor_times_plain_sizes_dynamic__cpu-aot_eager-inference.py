@@ -17,6 +17,7 @@ from __future__ import annotations
 # -------------------- conformance/core/entry.py
 AOT_FUNCTION = "aot_function"  # functorch.compile.aot_function with nop compilers
 KIIM_LABEL = "aot_function-kiim"  # the same with keep_inference_input_mutations=True
+DYNAMO_EAGER = "eager"  # dynamo alone, no AOTAutograd (so no tensorify pass either)
 NONE = "none"  # no compilation at all: both sides run the program eagerly (a control for the harness itself)
 DEFAULT_BACKENDS = ("aot_eager", "inductor")
 
