@@ -4,6 +4,7 @@ and the same for each internals mechanism (absent -> conforms -> diverges)."""
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -98,19 +99,34 @@ def regressed(report: Report) -> list[tuple[Row, str]]:
     return [(r, ", ".join(label[b] for b in r.regressions)) for r in rows if r.regressions]
 
 
-def mechanism_word(counts: dict[str, int]) -> str:
-    """One word for a behaviour's probe verdicts on one build."""
+FAILING_ONLY = "diverges where failing"
+
+
+def mechanism_word(counts: dict[str, int], failing: dict[str, int] | None = None) -> str:
+    """One word for a behaviour's probe verdicts on one build: over the items whose contract
+    check passes (`counts`); where the probe diverges only on items whose contract fails
+    (`failing`), it says so apart, since there the build is wrong, not the reference behind."""
     if counts.get("diverges"):
         return "diverges"
     if counts.get("unknown-form"):
         return "unknown-form"
+    if failing and failing.get("diverges"):
+        return FAILING_ONLY
     if counts.get("conforms"):
         return "conforms"
-    return "absent" if counts.get("absent") else "-"
+    if failing and failing.get("conforms"):
+        return "conforms"
+    return "absent" if counts.get("absent") or (failing and failing.get("absent")) else "-"
 
 
 def mechanism_history(report: Report) -> list[tuple[str, list[str]]]:
-    """Per behaviour, its internals verdict on each build in release order."""
+    """Per behaviour, its internals verdict on each build in release order (see mechanism_word)."""
     builds = in_release_order(report.builds)
-    per_build = {b.id: report.mechanisms(b.id)["probes"] for b in builds}
-    return [(beh, [mechanism_word(per_build[b.id].get(beh, {})) for b in builds]) for beh in report.declared]
+    passing: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    failing: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for s in report.records:
+        into = passing if s.record.status in GOOD else failing
+        for res in s.record.probes.results:
+            into[(s.build, res.behavior)][res.status] += 1
+    return [(beh, [mechanism_word(passing[(b.id, beh)], failing[(b.id, beh)]) for b in builds])
+            for beh in report.declared]

@@ -162,7 +162,9 @@ def _history(report: Report) -> list[str]:
     out = ["", f"## History across releases ({len(changed)} of {len(rows)} items change status)", "",
            "Builds in release order. Per item that does not hold the same on every build: its status on each, "
            "the first release where it fails (a known failure counts), the first after that where it passes "
-           "again, and each regression (fails where the release before passed).", "",
+           "again, and each regression (fails where the release before passed). The internals rows give each "
+           "behaviour's probe verdict over the items whose contract passes; `diverges where failing` where it "
+           "diverges only on items whose contract fails (the build is wrong there, not the reference behind).", "",
            "| behaviour | " + " | ".join(report.declared) + " |", "|---|" + "---|" * len(report.declared)]
     for b, words in zip(builds, zip(*[w for _, w in mechanism_history(report)], strict=True), strict=True):
         out.append(f"| internals on {_esc(b.torch_version)} | " + " | ".join(words) + " |")

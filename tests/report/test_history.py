@@ -43,6 +43,25 @@ def test_builds_are_ordered_by_release_not_by_input_and_a_nightly_comes_last(tmp
     assert 'id="history"' in page and "first fixed" in page
 
 
+def test_a_mechanism_that_diverges_only_where_the_contract_fails_says_so_apart(tmp_path: Path) -> None:
+    """The internals row per release: a probe that diverges on a passing item is the reference's
+    word against the build; one that diverges only on failing items is a build that is wrong there."""
+    from conformance.report.history import FAILING_ONLY, mechanism_history
+
+    def probed(status: str, verdict: str, build: str, case: str) -> Any:
+        return record(case, status=status, build=build,
+                      probes={"results": [{"behavior": "mutation_epilogue", "status": verdict}]})
+
+    files = [write_results(tmp_path / f"{b}.jsonl", rows) for b, rows in (
+        ("2.13.0", [probed("pass", "conforms", "2.13.0", "mutation_epilogue/a"),
+                    probed("xfail", "diverges", "2.13.0", "mutation_epilogue/b")]),
+        ("2.14.1", [probed("pass", "diverges", "2.14.1", "mutation_epilogue/a"),
+                    probed("xfail", "diverges", "2.14.1", "mutation_epilogue/b")]),
+    )]
+    words = dict(mechanism_history(merge(files)))["mutation_epilogue"]
+    assert words == [FAILING_ONLY, "diverges"]
+
+
 def test_an_item_that_holds_the_same_everywhere_is_not_listed_as_changing(tmp_path: Path) -> None:
     files = [write_results(tmp_path / f"{b}.jsonl", [record("mutation_epilogue/a", status="xfail", build=b),
                                                      record("mutation_epilogue/b", status="pass", build=b)])
