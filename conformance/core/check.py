@@ -28,7 +28,7 @@ from conformance.core.call import (
     write_through,
 )
 from conformance.core.compile import CountingBackend, fresh_compile_caches, isolated, make_compiled, make_function
-from conformance.core.entry import AOT_FUNCTION, NONE
+from conformance.core.entry import AOT_FUNCTION, counts_graphs
 from conformance.core.mismatch import CaseBroken, Mismatch
 
 # How a reproducer script exits (the short and the full one alike); 1 and 2 are Python's own
@@ -96,7 +96,7 @@ class Target:
 
 def compile_count_mismatch(case: Spec, target: Target, pass_name: str, calls: int, count: int) -> Mismatch | None:
     expected = case["expect"]["compiles"]
-    if expected is None or target.backend in (AOT_FUNCTION, NONE) or count == expected:
+    if expected is None or not counts_graphs(target.backend) or count == expected:
         return None
     return Mismatch("graphs compiled", f"{pass_name} pass over {calls} call(s)", str(expected), str(count),
                     "a recompile per value" if count >= calls > 1 else "", source="expect.compiles")
@@ -106,7 +106,7 @@ def recompile_note(case: Spec, target: Target, per_call: list[int]) -> str | Non
     """Graphs compiled after the first call of the cold pass, where the case does not say how
     many to expect: never a silent pass (the record and the report show it), never a verdict."""
     later = sum(per_call[1:])
-    if case["expect"]["compiles"] is not None or target.backend in (AOT_FUNCTION, NONE) or not later:
+    if case["expect"]["compiles"] is not None or not counts_graphs(target.backend) or not later:
         return None
     every = all(n > 0 for n in per_call[1:])
     return (f"{sum(per_call)} graph(s) over {len(per_call)} calls, {later} of them after the first call"

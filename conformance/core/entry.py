@@ -10,3 +10,9 @@ KIIM_LABEL = "aot_function-kiim"  # the same with keep_inference_input_mutations
 DYNAMO_EAGER = "eager"  # dynamo alone, no AOTAutograd (so no tensorify pass either)
 NONE = "none"  # no compilation at all: both sides run the program eagerly (a control for the harness itself)
 DEFAULT_BACKENDS = ("aot_eager", "inductor")
+
+
+def counts_graphs(backend: str) -> bool:
+    """Whether the backend goes through dynamo, whose graphs a compile count counts (aot_function
+    and `none` compile no dynamo graph: a count says nothing about them)."""
+    return not backend.startswith(AOT_FUNCTION) and backend != NONE

@@ -21,7 +21,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from conformance.behaviors import IDS as BEHAVIORS
-from conformance.core.entry import AOT_FUNCTION, NONE
+from conformance.core.entry import counts_graphs
 from conformance.parity import ParityFile
 from conformance.parity import table as parity_table
 from conformance.report.read import (
@@ -294,7 +294,7 @@ class Report:
         """Items that ran but whose torch.compile backend compiled no graph (dynamo ran the program
         eagerly): their verdict says nothing about the compiled path."""
         return [s for s in self.records if s.record.status in COMPARED and s.record.backend is not None
-                and not s.record.backend.startswith(AOT_FUNCTION) and s.record.backend != NONE
+                and counts_graphs(s.record.backend)
                 and s.record.compile_counts.get("cold_graphs") == 0]
 
     def build(self, build_id_: str) -> Build:
