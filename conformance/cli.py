@@ -41,6 +41,14 @@ def _paths(args: argparse.Namespace) -> list[Path]:
     return [Path(p) for p in args.paths] or [Path(args.cases or BY_NAME["cases"].env_default())]
 
 
+def _display(path: Path) -> str:
+    """A case file as pytest names it in node ids: relative to the working folder where it lies under it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 def _require_torch() -> bool:
     try:
         import torch  # noqa: F401  # only checking that the build under test imports
@@ -116,6 +124,7 @@ def _check_parity(root: Path, paths: list[Path], case_ids: list[str]) -> list[st
 def cmd_list(args: argparse.Namespace) -> int:
     from conformance.devices import probe
     from conformance.loader import load_all
+    from conformance.plugin import item_name
     from conformance.selection import check_selection
     from conformance.variants import variants_of
 
@@ -136,7 +145,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             status = probe(v.device)
             verdict = "run" if status.available else f"skip: {status.reason}"
             items[(lc.case.behavior, "run" if status.available else "skip")] += 1
-            rows.append({"case": lc.id, "variant": v.label, "behavior": lc.case.behavior, "will": verdict})
+            rows.append({"case": lc.id, "variant": v.label, "behavior": lc.case.behavior, "will": verdict,
+                         "nodeid": f"{_display(lc.path)}::{item_name(lc.id, v)}"})
     for err in errors:
         rows.append({"case": err.path, "variant": "schema", "behavior": "?", "will": f"error: {err}"})
     if args.json:
@@ -217,7 +227,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return EXIT_USAGE
-    missing = [p for p in args.paths if not Path(p).exists()]
+    missing = [p for p in args.paths if not Path(p.split("::", 1)[0]).exists()]
     if missing:
         print(f"no such file or folder: {', '.join(missing)}", file=sys.stderr)
         return EXIT_USAGE
@@ -263,7 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser, *, filters: bool) -> None:
-        p.add_argument("paths", nargs="*", help="case files or folders (default: the cases folder)")
+        p.add_argument("paths", nargs="*", help="case files or folders (default: the cases folder)" + (
+            "; `run` also takes an item's node id, FILE::NAME[VARIANT], as `list --json` gives it" if filters else ""))
         _add_option(p, BY_NAME["cases"])
         if filters:
             for name in ("devices", "backends", "modes"):

@@ -303,6 +303,11 @@ def _display(config: pytest.Config, path: Path) -> str:
         return str(path)
 
 
+def item_name(case_id: str, variant: Variant) -> str:
+    """An item's name in its file's node ids (`FILE::NAME`): the case id's last part and the variant."""
+    return f"{case_id.rsplit('/', 1)[-1]}[{variant.label}]"
+
+
 class CaseFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         """Never raises: a file that cannot become items is one error item (pytest would stop
@@ -328,7 +333,6 @@ class CaseFile(pytest.File):
         from conformance.variants import variants_of
 
         opts = self.config
-        short = lc.id.rsplit("/", 1)[-1]
         for variant in variants_of(
             lc.case,
             devices=csv(opts.getoption("conformance_devices")),
@@ -337,7 +341,7 @@ class CaseFile(pytest.File):
             extra_devices=state.extra_devices,
             extra_backends=state.extra_backends,
         ):
-            item: CaseItem = CaseItem.from_parent(self, name=f"{short}[{variant.label}]", loaded=lc, variant=variant)
+            item: CaseItem = CaseItem.from_parent(self, name=item_name(lc.id, variant), loaded=lc, variant=variant)
             yield item
 
     def _error(self, case_id: str, errors: tuple[CaseError, ...]) -> CaseErrorItem:

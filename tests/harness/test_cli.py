@@ -79,6 +79,19 @@ def test_run_dry_run_prints_the_pytest_command(capsys: pytest.CaptureFixture[str
         assert part in line, (part, line)
 
 
+def test_run_takes_an_items_node_id_as_list_json_gives_it(capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["list", "--devices", "cpu", "--json", "cases/runtime_wrapper/dynamic_dims_marked.yaml"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    nodeid = rows[0]["nodeid"]
+    assert nodeid == "cases/runtime_wrapper/dynamic_dims_marked.yaml::dynamic_dims_marked[cpu-aot_eager-inference]"
+    assert main(["run", "--dry-run", nodeid]) == 0
+    assert capsys.readouterr().out.strip().endswith(" " + nodeid)
+    assert main(["run", "--dry-run", "cases/nowhere.yaml::x[cpu-aot_eager-inference]"]) == 2
+    assert "no such file or folder: cases/nowhere.yaml::x" in capsys.readouterr().err
+
+
 def test_extra_arguments_are_refused_outside_run(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["validate", "cases", "--", "-x"])
