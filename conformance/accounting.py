@@ -25,6 +25,16 @@ RECORD_KEY = "conformance_record"
 
 SLOWEST = 10
 
+# The reasons of the error records the controller writes for items that never ran to the end: a
+# resumed run (scripts/gpu_run.py) runs them again, where every other record is a result.
+NOT_RUN = "not run: the run was stopped"
+NO_RESULT = "no result: the run ended without a record for this item"
+
+
+def is_placeholder(status: str, reason: str) -> bool:
+    """Whether a record stands for an item the run stopped or lost before it finished."""
+    return status == "error" and reason.startswith((NOT_RUN, NO_RESULT))
+
 
 def selection(config: pytest.Config, root: Path) -> dict[str, str]:
     """The options by which this run selected a subset of the cases on purpose."""
@@ -151,9 +161,8 @@ class ResultsSink:
             return
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
         missing = [n for n in self.collected if n not in self.written]
-        why = (f"not run: the run was stopped ({session.shouldstop or 'interrupted'}) before this item finished"
-               if interrupted else
-               "no result: the run ended without a record for this item (its worker ended without reporting it)")
+        why = (f"{NOT_RUN} ({session.shouldstop or 'interrupted'}) before this item finished" if interrupted else
+               f"{NO_RESULT} (its worker ended without reporting it)")
         for nodeid in missing:
             self._write(nodeid, self._ref(nodeid).record("error", why).to_json_line())
         if missing and session.exitstatus == pytest.ExitCode.OK:
