@@ -27,7 +27,14 @@ from conformance.core.call import (
     undo_write_through,
     write_through,
 )
-from conformance.core.compile import CountingBackend, fresh_compile_caches, isolated, make_compiled, make_function
+from conformance.core.compile import (
+    CountingBackend,
+    fresh_compile_caches,
+    isolated,
+    item_cache_key,
+    make_compiled,
+    make_function,
+)
 from conformance.core.entry import AOT_FUNCTION, counts_graphs
 from conformance.core.mismatch import CaseBroken, Mismatch
 
@@ -125,6 +132,8 @@ def run_passes(case: Spec, target: Target, hooks: Hooks | None = None) -> Outcom
     with contextlib.ExitStack() as stack:
         if warm:
             stack.enter_context(fresh_compile_caches())
+        stack.enter_context(item_cache_key(case, target.program, target.classes, target.device, target.backend,
+                                           target.kiim, target.mode))
         stack.enter_context(isolated(case, target.backend))
         classes = load_classes(target.classes, target.classes_filename)
         hooks.loaded(classes)

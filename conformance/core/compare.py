@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from conformance.core.mismatch import Mismatch, Tolerance, short
-from conformance.core.state import Ambient, Relation, TensorState
+from conformance.core.state import Ambient, Relation, TensorState, same_storage
 
 
 def compare_values(
@@ -131,7 +131,7 @@ def input_change(before: TensorState, after: TensorState) -> InputChange:
     delta = None
     if before.version is not None and after.version is not None:
         delta = after.version - before.version
-    return InputChange(storage_swapped=before.storage != after.storage, version_delta=delta)
+    return InputChange(storage_swapped=not same_storage(before, after), version_delta=delta)
 
 
 def compare_change(where: str, actual: InputChange, expected: InputChange, version: str) -> list[Mismatch]:

@@ -9,14 +9,21 @@ variant raised or timed out (the stack unwinds on BaseException too).
 Note [Cold and warm passes]
 The on-disk compile caches (inductor's FX graph cache, AOTAutograd's cache, triton's) outlive
 processes, so a "cold" pass would hit whatever an earlier run left. A warm-rerun case gets
-empty cache folders of its own for its cold pass, kept for its warm pass, then removed; other
-cases share the default caches (speed).
+empty cache folders of its own for its cold pass, kept for its warm pass, then removed. Other
+cases share the default caches (speed), but each item compiles under a cache-key tag of its own
+(torch.compiler.config.cache_key_tag: the case data, program, device, backend and mode), so that
+no item is handed an artifact another item compiled: AOTAutograd's key leaves out how the inputs
+alias, and two programs alike but for an input's offset shared one compiled wrapper, so the
+verdict depended on which item a worker had run first. An item's own recompiles, and a later
+run of the same item, still hit the caches.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
+import json
 import linecache
 import os
 import tempfile
@@ -137,6 +144,18 @@ def isolated(case: Spec, backend: str) -> Iterator[None]:
     finally:
         torch.set_grad_enabled(grad)
         torch._dynamo.reset()
+
+
+@contextlib.contextmanager
+def item_cache_key(*parts: object) -> Iterator[None]:
+    """See Note [Cold and warm passes]; a build without the tag (before 2.6) shares its caches."""
+    config = getattr(getattr(torch, "compiler", None), "config", None)
+    if config is None or not hasattr(config, "cache_key_tag"):
+        yield
+        return
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()[:24]
+    with config.patch(cache_key_tag=f"torch-conformance-{digest}"):
+        yield
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,29 @@ def storage_key(t: torch.Tensor) -> tuple[str, int] | None:
         return None
 
 
+@functools.cache
+def _storages_preserved() -> bool:
+    """Whether the build gives one Python object per storage (PyObject preservation), so that
+    `is` tells storages apart where a data_ptr cannot."""
+    t = torch.empty(1)
+    return t.untyped_storage() is t.untyped_storage()
+
+
+def storage_object(t: torch.Tensor) -> Any:
+    """The storage object of a dense tensor, where the build preserves it (None otherwise)."""
+    if is_subclass(t) or t.device.type == "meta" or not _storages_preserved():
+        return None
+    return _safe(t.untyped_storage)
+
+
+def same_storage(before: TensorState, after: TensorState) -> bool:
+    """Whether a tensor still lives in the storage it had: by the storage object where there is one
+    (a data_ptr is reused once the old storage is freed), else by (device, data_ptr)."""
+    if before.storage_object is not None and after.storage_object is not None:
+        return before.storage_object is after.storage_object
+    return before.storage == after.storage
+
+
 @dataclass
 class TensorState:
     """Everything about one tensor that a contract speaks of, detached from the live tensor."""
@@ -63,6 +87,9 @@ class TensorState:
     values: torch.Tensor | None
     storage_values: torch.Tensor | None
     inner: dict[str, TensorState] = field(default_factory=dict)
+    # The storage object itself, held so that it outlives the call: a storage freed during the call
+    # (resize_storage_bytes_(x, 0), then set_) hands its memory, and so its data_ptr, to the next one.
+    storage_object: Any = field(default=None, compare=False, repr=False)
 
 
 def _safe(fn: Any, default: Any = None) -> Any:
@@ -94,6 +121,7 @@ def tensor_state(t: torch.Tensor, *, with_storage: bool = True) -> TensorState:
         is_leaf=_autograd_field(t, "is_leaf"),
         version=_safe(lambda: t._version),
         storage=storage_key(t),
+        storage_object=storage_object(t),
         values=values,
         storage_values=storage_values,
         inner=inner,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ import pytest
 from conformance.core import CORE_MODULES
 from conformance.reproducer.bundle import core_source
 
-CORE = Path(__file__).parents[2] / "conformance" / "core"
+ROOT = Path(__file__).parents[2]
+CORE = ROOT / "conformance" / "core"
 
 
 def _tree(name: str) -> ast.Module:
@@ -150,3 +152,63 @@ def test_an_item_leaves_the_workers_modes_as_it_found_them(probe: bool, tmp_path
     assert not torch.is_autocast_enabled("cpu") and torch.is_grad_enabled()
     run_variant(lc, Variant("cpu", "aot_eager", "inference"), RunOptions(probe=probe))
     assert not torch.is_autocast_enabled("cpu") and torch.is_grad_enabled()
+
+
+def test_a_storage_is_told_apart_by_its_object_where_its_address_was_reused() -> None:
+    """A storage freed during the call (resize_storage_bytes_(x, 0), then set_) hands its memory to
+    the next allocation: on CUDA the caching allocator gave the new storage the same data_ptr, and
+    "storage swapped" read False for one item in one of two runs. The snapshot holds the storage
+    object, so the old one cannot be mistaken for the new one."""
+    import torch
+
+    from conformance.core.compare import input_change
+    from conformance.core.state import tensor_state
+
+    x = torch.zeros(8)
+    before = tensor_state(x)
+    with torch.no_grad():
+        torch.ops.inductor.resize_storage_bytes_(x, 0)
+        x.set_(torch.ones(2))
+    after = tensor_state(x)
+    assert input_change(before, after).storage_swapped
+    # the same storage, seen twice: no swap, whatever its address
+    assert not input_change(after, tensor_state(x)).storage_swapped
+    # the address alone would have said "not swapped" had the allocator reused it
+    reused = replace(after, storage=before.storage)
+    assert before.storage == reused.storage
+    assert input_change(before, reused).storage_swapped
+
+
+def test_each_item_compiles_under_a_cache_key_of_its_own() -> None:
+    import torch
+
+    from conformance.core.compile import item_cache_key
+
+    tags = []
+    for parts in (("case A", "cpu"), ("case A", "cpu"), ("case B", "cpu")):
+        with item_cache_key(*parts):
+            tags.append(torch.compiler.config.cache_key_tag)
+    assert torch.compiler.config.cache_key_tag == ""
+    assert tags[0] == tags[1] != tags[2]
+    assert all(t.startswith("torch-conformance-") for t in tags)
+
+
+@pytest.mark.slow
+def test_a_verdict_does_not_depend_on_the_item_a_worker_ran_before(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two cases alike but for an input's offset (the windows overlap in one, not in the other):
+    AOTAutograd's cache key leaves the aliasing out, so with shared caches the second item ran the
+    first one's compiled wrapper (wrong values on CPU 2.13; an assertion on CUDA 2.11), in either
+    order. Each item compiles under its own cache key now."""
+    from conformance.loader import load_case
+    from conformance.runner import RunOptions, run_variant
+    from conformance.variants import Variant
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    cases = ROOT / "cases"
+    overlapping = load_case(cases / "mutation_epilogue/upstream/overlapping_3d_window_then_slice.yaml", cases)
+    disjoint = load_case(cases / "mutation_epilogue/upstream/false_aliasing_3d_window_then_slice.yaml", cases)
+    variant = Variant("cpu", "inductor", "inference")
+    for lc in (disjoint, overlapping, disjoint):
+        record = run_variant(lc, variant, RunOptions(probe=False))
+        assert record.status == "pass", (lc.id, [m.message() for m in record.mismatches])
