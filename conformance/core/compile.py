@@ -54,6 +54,12 @@ class CountingBackend:
     def __init__(self, inner: Callable[..., Any]) -> None:
         self.inner = inner
         self.count = 0
+        # what dynamo names the backend in its errors ("backend='inductor' raised: ..."): the user's
+        # choice, never this wrapper's repr
+        self.__name__ = str(getattr(inner, "__name__", type(inner).__name__))
+
+    def __repr__(self) -> str:
+        return self.__name__
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         self.count += 1
@@ -96,6 +102,7 @@ def make_compiled(
                                 dynamic=bool(options["dynamic"]))
         return compiled, counter
     counter = counting(lookup_backend(backend), False)
+    counter.__name__ = backend
     return torch.compile(fn, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"]), counter
 
 

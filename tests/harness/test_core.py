@@ -212,3 +212,28 @@ def test_a_verdict_does_not_depend_on_the_item_a_worker_ran_before(tmp_path: Pat
     for lc in (disjoint, overlapping, disjoint):
         record = run_variant(lc, variant, RunOptions(probe=False))
         assert record.status == "pass", (lc.id, [m.message() for m in record.mismatches])
+
+
+def test_a_backend_failure_names_the_backend_the_user_chose_not_our_wrapper() -> None:
+    import torch
+    from torch._dynamo import register_backend
+
+    from conformance.core.compile import make_compiled
+    from conformance.core.mismatch import exception_summary
+    from conformance.regions import counting
+
+    @register_backend(name="conformance_test_refuses")
+    def refuses(gm: object, example_inputs: object) -> object:
+        raise ValueError("this backend refuses every graph")
+
+    spec = {"compile": {"dynamic": None, "fullgraph": False}}
+    for wrap in (None, counting):
+        torch._dynamo.reset()
+        args = () if wrap is None else (wrap,)
+        compiled, _counter = make_compiled(lambda x: x.sin() + 1, spec, "conformance_test_refuses", False, *args)
+        with pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as exc:
+            compiled(torch.ones(3))
+        text = exception_summary(exc.value)
+        assert "backend='conformance_test_refuses' raised" in text, text
+        assert "caused by ValueError: this backend refuses every graph" in text, text
+        assert "conformance." not in text and "object at" not in text, text
