@@ -39,14 +39,24 @@ class KnownFailureRef(_Record):
 
 
 class MismatchRecord(_Record):
-    """One difference: `<where>: <check> is <actual>, but <source> gives <expected> (<detail>)`."""
+    """One difference: `<where>: <check> is <actual>, but <source> gives <expected> (<detail>)`.
+    `where` is rendered from the location fields (path, phase, call, call_label, warm); records of
+    earlier harness versions have `where` alone."""
 
-    check: Name
+    check: Name = Field(description="The check's id (conformance.checks).")
     where: Text
     expected: Text
     actual: Text
     detail: Text = ""
     source: Name = Field("eager", description="What gave the expected value: eager, or the case's expect.*.")
+    path: Text = Field("", description="What differs: out[0], input x, grad of w, outputs, call, backward, ...")
+    phase: Name = Field("", description="When it was seen: empty, or after writing through the outputs.")
+    call: int | None = Field(None, description="Which call of the pass (1-based), where the pass has several.")
+    call_label: Text = Field("", description="That call in words: call 2 (x: tensor[7, 3]).")
+    warm: bool = Field(False, description="Seen in the warm rerun (expect.warm_rerun).")
+    role: Name = Field("", description="What the subject is: output, input, grad (of an input leaf), or empty.")
+    subject: Text = Field("", description="The tensor read: out[0], an input tensor (x, net.fc1.weight), a leaf.")
+    inner: tuple[Name, ...] = Field((), description="Inner tensors of a subclass subject, outermost first.")
 
     def message(self) -> str:
         return sentence(self.check, self.where, self.expected, self.actual, detail=self.detail, source=self.source)

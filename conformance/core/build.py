@@ -21,6 +21,7 @@ import math
 import re
 import sys
 import types
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,164 +147,276 @@ def storage_numel(shape: tuple[int, ...], stride: tuple[int, ...], offset: int) 
     return offset + sum((size - 1) * abs(st) for size, st in zip(shape, stride, strict=True)) + 1
 
 
-def draw_values(spec: Spec, gen: torch.Generator) -> torch.Tensor:  # noqa: PLR0911  # one return per init kind
-    dtype = getattr(torch, spec["dtype"])
-    shape = tuple(spec["shape"])
-    if spec["values"] is not None:
-        return torch.tensor(spec["values"], dtype=dtype).reshape(shape)
-    init = spec["init"] or (
-        "randn" if dtype.is_floating_point or dtype.is_complex else ("randint" if dtype != torch.bool else "rand")
-    )
-    if init == "ones":
-        return torch.ones(shape, dtype=dtype)
-    if init == "zeros":
-        return torch.zeros(shape, dtype=dtype)
-    if init == "arange":
-        return torch.arange(math.prod(shape), dtype=torch.float64).reshape(shape).to(dtype)
-    if init == "randint":
-        return torch.randint(0, 10, shape, generator=gen, dtype=torch.int64).to(dtype)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=gen) > 0.5
-    draw_dtype = dtype if dtype in (torch.float32, torch.float64, torch.complex64) else torch.float32
-    if init == "randn":
-        return torch.randn(shape, generator=gen, dtype=draw_dtype).to(dtype)
-    out = torch.rand(shape, generator=gen, dtype=draw_dtype)
-    return (out + 0.5 if init == "positive" else out).to(dtype)
+# Note [Inputs as code]
+# Inputs are built by running Python statements that the builder writes (`input_code`), in a
+# namespace of their own: the generator, the two helpers below, the case's classes and the inputs
+# built so far. A reproducer prints the same statements, so what it builds is what the harness
+# built, drawn by the same calls in the same order, and no second copy of the drawing exists.
 
 
-def dense(spec: Spec, gen: torch.Generator, device: str) -> torch.Tensor:
-    """A tensor with the spec's exact geometry in a storage of its own (no `_base`)."""
-    dtype = getattr(torch, spec["dtype"])
-    shape = tuple(spec["shape"])
-    values = draw_values(spec, gen)
-    stride, offset = geometry(spec)
-    where = spec["device"] or device
-    storage = torch.zeros(storage_numel(shape, stride, offset), dtype=dtype, device=where)
-    out = torch.empty(0, dtype=dtype, device=where)
+def place(values: torch.Tensor, stride: tuple[int, ...], offset: Any, numel: int, device: str) -> torch.Tensor:
+    """`values` with that exact geometry, in a zeroed storage of `numel` elements of its own."""
+    out = torch.empty(0, dtype=values.dtype, device=device)
     with torch.no_grad():
-        out.set_(storage.untyped_storage(), offset, shape, stride)
-        out.copy_(values.to(where))
+        out.set_(torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
+        out.copy_(values.to(device))
     return out
 
 
-def _inner(spec: Spec, gen: torch.Generator, device: str, env: Env) -> torch.Tensor:
-    if spec["tensor"] is not None:
-        return dense(spec["tensor"], gen, device)
-    if spec["two_tensor"] is not None:
-        return _two_tensor(spec["two_tensor"], gen, device, env, requires_grad=False)
-    return _subclass(spec["subclass"], gen, device, env, requires_grad=False)
-
-
-def _two_tensor(spec: Spec, gen: torch.Generator, device: str, env: Env, *, requires_grad: bool) -> torch.Tensor:
-    two = two_tensor_type()
-    a = _inner(spec["a"], gen, device, env)
-    b = _inner(spec["b"], gen, device, env)
-    out = two(a, b)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
-
-
-def _subclass(spec: Spec, gen: torch.Generator, device: str, env: Env, *, requires_grad: bool) -> torch.Tensor:
-    cls = resolve_class(spec["class"], env.classes, torch.Tensor, "subclass")
-    args = [_inner(a, gen, device, env) for a in spec["args"]]
-    try:
-        out = cls(*args, **spec["kwargs"])
-    except Exception as exc:
-        raise CaseBroken(f"building {spec['class']}(...) raised {exception_summary(exc)}") from None
-    if not isinstance(out, torch.Tensor):
-        raise CaseBroken(f"{spec['class']}(...) made a {type(out).__name__}, not a tensor")
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
-
-
-def _module(spec: Spec, gen: torch.Generator, device: str, training: bool, env: Env) -> torch.nn.Module:
-    if spec["class"] is not None:
-        return _module_instance(spec, gen, device, training, env)
-    module = torch.nn.Module()
-    for pname, pspec in spec["parameters"].items():
-        data = _inner(pspec, gen, device, env)
-        module.register_parameter(pname, torch.nn.Parameter(data, requires_grad=training and pspec["requires_grad"]))
-    for bname, bspec in spec["buffers"].items():
-        module.register_buffer(bname, _inner(bspec, gen, device, env))
-    return module
-
-
-def _module_instance(spec: Spec, gen: torch.Generator, device: str, training: bool, env: Env) -> torch.nn.Module:
-    """An instance of the spec's module class, initialised from a seed drawn from the case's
-    generator: eager and compiled get equal, independent modules. Inference freezes every parameter."""
-    cls = resolve_class(spec["class"], env.classes, torch.nn.Module, "module")
-    seed = int(torch.randint(0, 1 << 62, (1,), generator=gen))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        try:
-            module: torch.nn.Module = cls(*spec["args"], **spec["kwargs"])
-        except Exception as exc:
-            raise CaseBroken(f"building {spec['class']}(...) raised {exception_summary(exc)}") from None
-    module.to(device=device, dtype=getattr(torch, spec["dtype"]) if spec["dtype"] else None)
-    module.train(spec["train"])
-    if not training:
-        module.requires_grad_(False)
-    return module
-
-
-def _optimizer(spec: Spec, named: dict[str, Any], env: Env) -> torch.optim.Optimizer:
-    cls = resolve_class(spec["class"], env.classes, torch.optim.Optimizer, "optimizer")
-    head, _, path = spec["params"].partition(".")
-    module = named[head]
-    if path:
-        try:
-            module = module.get_submodule(path)
-        except AttributeError as exc:
-            raise CaseBroken(f"optimizer params {spec['params']!r}: {exc}") from None
-    try:
-        optimizer: torch.optim.Optimizer = cls(module.parameters(), **spec["kwargs"])
-        return optimizer
-    except Exception as exc:
-        raise CaseBroken(f"building {spec['class']}(...) raised {exception_summary(exc)}") from None
-
-
-def _non_leaf(leaf: torch.Tensor) -> torch.Tensor:
-    """A tensor with `leaf`'s geometry in a storage of its own, made from it by an op (a grad_fn)."""
-    t = torch.empty(0, dtype=leaf.dtype, device=leaf.device)
-    with torch.no_grad():
-        t.set_(
-            torch.zeros(leaf.untyped_storage().nbytes() // leaf.element_size(), dtype=leaf.dtype,
-                        device=leaf.device).untyped_storage(),
-            leaf.storage_offset(), leaf.shape, leaf.stride(),
-        )
+def non_leaf(leaf: torch.Tensor) -> torch.Tensor:
+    """`leaf`'s geometry and values, made from it by an op (a grad_fn), in a storage of its own."""
+    t = place(torch.zeros(leaf.shape, dtype=leaf.dtype), leaf.stride(), leaf.storage_offset(),
+              leaf.untyped_storage().nbytes() // leaf.element_size(), str(leaf.device))
     with torch.enable_grad():
         t.copy_(leaf)
     return t
 
 
-def tensors_of(named: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """Every tensor among the inputs: a module's parameters and buffers as `name.param`, an
-    optimizer's state as `opt.state[net.weight].exp_avg` and its tensor hyperparameters as
-    `opt.param_groups[0].lr`."""
-    out: dict[str, torch.Tensor] = {}
-    owner: dict[int, str] = {}
+HELPERS = {"place": place, "non_leaf": non_leaf}
+TWO_TENSOR_IMPORT = "from torch.testing._internal.two_tensor import TwoTensor"
+NOT_IMPORTED = ("torch", "torch.nn", "torch.optim", "torch.nn.modules")  # what `import torch` brings
+
+
+def value_literal(value: Any) -> str:
+    """Python source for a value from a case file (numbers, strings, lists), NaN and infinities too."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    if isinstance(value, list | tuple):
+        inner = ", ".join(value_literal(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{value_literal(k)}: {value_literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _flat(values: Any) -> list[Any]:
+    return [x for v in values for x in _flat(v)] if isinstance(values, list | tuple) else [values]
+
+
+def _nested(flat: list[Any], shape: tuple[int, ...]) -> Any:
+    if not shape:
+        return flat[0]
+    step = math.prod(shape[1:])
+    return [_nested(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def draw_expr(spec: Spec, gen: str) -> str:  # noqa: PLR0911  # one return per init kind
+    """The expression that draws a tensor spec's values (on the CPU, from the generator `gen`)."""
+    shape = tuple(spec["shape"])
+    dtype = f"torch.{spec['dtype']}"
+    if spec["values"] is not None:  # nested to the shape here: a reshape would make a view
+        return f"torch.tensor({value_literal(_nested(_flat(spec['values']), shape))}, dtype={dtype})"
+    floating = getattr(torch, spec["dtype"]).is_floating_point or getattr(torch, spec["dtype"]).is_complex
+    init = spec["init"] or ("randn" if floating else ("randint" if spec["dtype"] != "bool" else "rand"))
+    if init in ("ones", "zeros"):
+        return f"torch.{init}({shape}, dtype={dtype})"
+    if init == "arange":
+        return f"torch.arange({math.prod(shape)}, dtype=torch.float64).reshape({shape}).to({dtype})"
+    if init == "randint":
+        return f"torch.randint(0, 10, {shape}, generator={gen}, dtype=torch.int64).to({dtype})"
+    if spec["dtype"] == "bool":
+        return f"(torch.rand({shape}, generator={gen}) > 0.5)"
+    draw = dtype if spec["dtype"] in ("float32", "float64", "complex64") else "torch.float32"
+    cast = "" if draw == dtype else f".to({dtype})"
+    if init == "randn":
+        return f"torch.randn({shape}, generator={gen}, dtype={draw}){cast}"
+    plus = " + 0.5" if init == "positive" else ""
+    return f"(torch.rand({shape}, generator={gen}, dtype={draw}){plus}){cast}"
+
+
+@dataclass
+class InputCode:
+    """The statements that build one side's inputs for one call (Note [Inputs as code])."""
+
+    gen: str
+    lines: list[str] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)
+    starts: dict[str, int] = field(default_factory=dict)  # the first line of each input's statements
+    kinds: dict[str, str] = field(default_factory=dict)
+
+    def need(self, helper: str) -> str:
+        if helper in {"place", "non_leaf"}:
+            for h in ("place", helper):
+                if h not in self.helpers:
+                    self.helpers.append(h)
+        return helper
+
+    def imported(self, line: str) -> None:
+        if line not in self.imports:
+            self.imports.append(line)
+
+
+def class_expr(ref: str, classes: dict[str, Any], base: type, what: str, code: InputCode) -> str:
+    """The expression naming the class a case names (checked by resolve_class): the reference as
+    written, its module imported unless `import torch` brings it."""
+    resolve_class(ref, classes, base, what)
+    parts = ref.split(".")
+    if parts[0] not in classes:
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                continue
+            if module not in NOT_IMPORTED:
+                code.imported(f"import {module}")
+            break
+    return ref
+
+
+def _dense_expr(spec: Spec, device: str, code: InputCode) -> str:
+    stride, offset = geometry(spec)
+    shape = tuple(spec["shape"])
+    where = spec["device"] or device
+    fresh = spec["init"] != "arange" or spec["values"] is not None  # arange's reshape is a view
+    if fresh and stride == contiguous_strides(shape) and offset == 0:
+        return draw_expr(spec, code.gen) + (f".to({where!r})" if where != "cpu" else "")
+    return (f"{code.need('place')}({draw_expr(spec, code.gen)}, {stride}, {offset}, "
+            f"{storage_numel(shape, stride, offset)}, {where!r})")
+
+
+def _inner_expr(spec: Spec, device: str, classes: dict[str, Any], code: InputCode) -> str:
+    if spec["tensor"] is not None:
+        return _dense_expr(spec["tensor"], device, code)
+    if spec["two_tensor"] is not None:
+        return _two_tensor_expr(spec["two_tensor"], device, classes, code, requires_grad=False)
+    return _subclass_expr(spec["subclass"], device, classes, code, requires_grad=False)
+
+
+def _two_tensor_expr(spec: Spec, device: str, classes: dict[str, Any], code: InputCode, *, requires_grad: bool) -> str:
+    two_tensor_type()  # FeatureUnavailable on a build without it
+    code.imported(TWO_TENSOR_IMPORT)
+    a, b = (_inner_expr(spec[k], device, classes, code) for k in ("a", "b"))
+    return f"TwoTensor({a}, {b})" + (".requires_grad_()" if requires_grad else "")
+
+
+def _subclass_expr(spec: Spec, device: str, classes: dict[str, Any], code: InputCode, *, requires_grad: bool) -> str:
+    cls = class_expr(spec["class"], classes, torch.Tensor, "subclass", code)
+    args = [_inner_expr(a, device, classes, code) for a in spec["args"]]
+    args += [f"{k}={value_literal(v)}" for k, v in spec["kwargs"].items()]
+    return f"{cls}({', '.join(args)})" + (".requires_grad_()" if requires_grad else "")
+
+
+def _module_lines(name: str, spec: Spec, device: str, *, training: bool, classes: dict[str, Any],
+                  code: InputCode) -> list[str]:
+    if spec["class"] is None:
+        lines = [f"{name} = torch.nn.Module()"]
+        for pname, pspec in spec["parameters"].items():
+            data = _inner_expr(pspec, device, classes, code)
+            grad = training and pspec["requires_grad"]
+            lines.append(f"{name}.register_parameter({pname!r}, torch.nn.Parameter({data}, requires_grad={grad}))")
+        lines += [f"{name}.register_buffer({bname!r}, {_inner_expr(bspec, device, classes, code)})"
+                  for bname, bspec in spec["buffers"].items()]
+        return lines
+    # an instance initialised from a seed drawn from the case's generator: eager and compiled get
+    # equal, independent modules; inference freezes every parameter
+    cls = class_expr(spec["class"], classes, torch.nn.Module, "module", code)
+    args = [value_literal(a) for a in spec["args"]] + [f"{k}={value_literal(v)}" for k, v in spec["kwargs"].items()]
+    to = f"device={device!r}" + (f", dtype=torch.{spec['dtype']}" if spec["dtype"] else "")
+    return [
+        "with torch.random.fork_rng(devices=[]):",
+        f"    torch.manual_seed(int(torch.randint(0, 1 << 62, (1,), generator={code.gen})))",
+        f"    {name} = {cls}({', '.join(args)})",
+        f"{name}.to({to}).train({spec['train']})" + ("" if training else ".requires_grad_(False)"),
+    ]
+
+
+def _optimizer_line(name: str, spec: Spec, classes: dict[str, Any], code: InputCode) -> str:
+    cls = class_expr(spec["class"], classes, torch.optim.Optimizer, "optimizer", code)
+    head, _, path = spec["params"].partition(".")
+    params = f"{head}.get_submodule({path!r}).parameters()" if path else f"{head}.parameters()"
+    kwargs = "".join(f", {k}={value_literal(v)}" for k, v in spec["kwargs"].items())
+    return f"{name} = {cls}({params}{kwargs})"
+
+
+def leaf_var(name: str, taken: Collection[str]) -> str:
+    """The variable holding a non-leaf input's leaf (its grad leaf, `<name>.leaf` in records)."""
+    var = f"{name}_leaf"
+    while var in taken:
+        var += "_"
+    return var
+
+
+def input_code(case: Spec, device: str, mode: str, point: CallPoint | None = None, *,
+               persisted: Collection[str] = (), classes: dict[str, Any] | None = None) -> InputCode:
+    """The statements that build one side's inputs for the call `point` (every input but the
+    persisted ones, which the namespace holds), checking every class a spec names."""
+    training = mode == "training"
+    classes = classes or {}
+    scalars = point.scalars if point is not None else {}
+    overrides = point.overrides if point is not None else {}
+    names = set(case["inputs"])
+    gen = next(g for g in ("g", "gen", "generator", "_g") if g not in names and g not in classes)
+    code = InputCode(gen=gen, lines=[f"{gen} = torch.Generator().manual_seed({case['seed']})"])
+    for name, declared in case["inputs"].items():
+        if name in persisted and name not in overrides:
+            continue
+        spec = overrides.get(name, declared)
+        code.starts[name] = len(code.lines)
+        kind = next(k for k in ("scalar", "module", "optimizer", "tensor", "two_tensor", "subclass", "view")
+                    if spec[k] is not None)
+        code.kinds[name] = kind
+        if kind == "scalar":
+            first = sweep(spec["scalar"])[0]
+            code.lines.append(f"{name} = {value_literal(first if name in overrides else scalars.get(name, first))}")
+        elif kind == "module":
+            code.lines += _module_lines(name, spec["module"], device, training=training, classes=classes, code=code)
+        elif kind == "optimizer":
+            code.lines.append(_optimizer_line(name, spec["optimizer"], classes, code))
+        elif kind == "tensor":
+            tspec = spec["tensor"]
+            dense_ = _dense_expr(tspec, device, code)
+            if training and tspec["requires_grad"] and not tspec["leaf"]:
+                var = leaf_var(name, names)
+                code.lines += [f"{var} = {dense_}.requires_grad_()", f"{name} = {code.need('non_leaf')}({var})"]
+            else:
+                code.lines.append(f"{name} = {dense_}" + (".requires_grad_()" if training and tspec["requires_grad"]
+                                                          else ""))
+        elif kind == "two_tensor":
+            rg = training and spec["two_tensor"]["requires_grad"]
+            two = _two_tensor_expr(spec["two_tensor"], device, classes, code, requires_grad=rg)
+            code.lines.append(f"{name} = {two}")
+        elif kind == "subclass":
+            rg = training and spec["subclass"]["requires_grad"]
+            code.lines.append(f"{name} = {_subclass_expr(spec['subclass'], device, classes, code, requires_grad=rg)}")
+        else:
+            code.lines.append(f"{name} = {spec['view']}")
+    return code
+
+
+def tensor_entries(named: dict[str, Any]) -> list[tuple[str, str, torch.Tensor]]:
+    """(name, expression, tensor) for every tensor among the inputs: a module's parameters and
+    buffers named `name.param`, an optimizer's state `opt.state[net.weight].exp_avg` and its tensor
+    hyperparameters `opt.param_groups[0].lr`; the expression reaches it from the inputs' names."""
+    out: list[tuple[str, str, torch.Tensor]] = []
+    owner: dict[int, tuple[str, str]] = {}
     for name, value in named.items():
         if isinstance(value, torch.Tensor):
-            out[name] = value
+            out.append((name, name, value))
         elif isinstance(value, torch.nn.Module):
-            for pname, t in (*value.named_parameters(), *value.named_buffers()):
-                out[f"{name}.{pname}"] = t
-                owner.setdefault(id(t), f"{name}.{pname}")
+            for kind, items in (("parameter", value.named_parameters()), ("buffer", value.named_buffers())):
+                for pname, t in items:
+                    entry = (f"{name}.{pname}", f"{name}.get_{kind}({pname!r})", t)
+                    out.append(entry)
+                    owner.setdefault(id(t), entry[:2])
     for name, value in named.items():
         if isinstance(value, torch.optim.Optimizer):
             k = 0
             for i, group in enumerate(value.param_groups):
-                out.update({f"{name}.param_groups[{i}].{key}": v for key, v in group.items()
-                            if isinstance(v, torch.Tensor) and key != "params"})
-                for p in group["params"]:
-                    state = value.state.get(p, {})
-                    label = owner.get(id(p), f"params[{k}]")
-                    out.update({f"{name}.state[{label}].{key}": v for key, v in state.items()
-                                if isinstance(v, torch.Tensor)})
+                out += [(f"{name}.param_groups[{i}].{key}", f"{name}.param_groups[{i}][{key!r}]", v)
+                        for key, v in group.items() if isinstance(v, torch.Tensor) and key != "params"]
+                for j, p in enumerate(group["params"]):
+                    label, expr = owner.get(id(p), (f"params[{k}]", f"{name}.param_groups[{i}]['params'][{j}]"))
+                    out += [(f"{name}.state[{label}].{key}", f"{name}.state[{expr}][{key!r}]", v)
+                            for key, v in value.state.get(p, {}).items() if isinstance(v, torch.Tensor)]
                     k += 1
     return out
+
+
+def tensors_of(named: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """Every tensor among the inputs, by name (see tensor_entries)."""
+    return {name: t for name, _expr, t in tensor_entries(named)}
 
 
 @dataclass
@@ -338,60 +451,37 @@ def sweep(scalar: Spec) -> tuple[Any, ...]:
     return tuple(float(v) for v in items) if scalar["type"] == "float" else tuple(items)
 
 
-def _build_one(name: str, spec: Spec, gen: torch.Generator, device: str, *, training: bool, named: dict[str, Any],
-               env: Env) -> tuple[Any, dict[str, torch.Tensor], tuple[int, ...]]:
-    """One input: its value, the grad leaves it brings (by name) and its dynamic dims."""
-    leaves: dict[str, torch.Tensor] = {}
-    if spec["module"] is not None:
-        module = _module(spec["module"], gen, device, training, env)
-        return module, {f"{name}.{p}": t for p, t in module.named_parameters() if t.requires_grad}, ()
-    if spec["optimizer"] is not None:
-        return _optimizer(spec["optimizer"], named, env), {}, ()
-    if spec["tensor"] is not None:
-        tspec = spec["tensor"]
-        t = dense(tspec, gen, device)
-        if training and tspec["requires_grad"]:
-            t.requires_grad_(True)
-            if tspec["leaf"]:
-                leaves[name] = t
-            else:
-                leaves[f"{name}.leaf"], t = t, _non_leaf(t)
-        return t, leaves, tuple(tspec["dynamic_dims"])
-    if spec["two_tensor"] is not None or spec["subclass"] is not None:
-        rg = training and (spec["two_tensor"] or spec["subclass"])["requires_grad"]
-        if spec["two_tensor"] is not None:
-            t = _two_tensor(spec["two_tensor"], gen, device, env, requires_grad=rg)
-        else:
-            t = _subclass(spec["subclass"], gen, device, env, requires_grad=rg)
-        return t, ({name: t} if rg else {}), ()
-    with torch.enable_grad():
-        # a case file is code (cases/README.md); names are checked by the schema, not sandboxed
-        return eval(spec["view"], {"torch": torch, **env.classes}, dict(named)), {}, ()
-
-
 def build_inputs(case: Spec, device: str, mode: str, point: CallPoint | None = None,
                  env: Env | None = None) -> BuiltInputs:
-    """One side's inputs for `case` on `device`. In inference mode no input requires grad (so
-    AOTAutograd takes its inference path); in training mode inputs are built as declared.
-    Persisted inputs come from `env` after the first call (Note [Persisted inputs])."""
+    """One side's inputs for `case` on `device`, built by running `input_code` (Note [Inputs as
+    code]). In inference mode no input requires grad (so AOTAutograd takes its inference path);
+    in training mode inputs are built as declared. Persisted inputs come from `env` after the
+    first call (Note [Persisted inputs])."""
     training = mode == "training"
     env = env if env is not None else Env()
-    scalars = point.scalars if point is not None else {}
     overrides = point.overrides if point is not None else {}
-    gen = torch.Generator().manual_seed(case["seed"])
+    code = input_code(case, device, mode, point, persisted=env.persisted, classes=env.classes)
+    scope: dict[str, Any] = {"torch": torch, **HELPERS, **env.classes,
+                             **{n: v[0] for n, v in env.persisted.items() if n not in overrides}}
+    if code.imports:
+        exec("\n".join(code.imports), scope)
+    starts = sorted((line, name) for name, line in code.starts.items())
+    exec(code.lines[0], scope)  # the generator
+    with torch.enable_grad():
+        for k, (line, name) in enumerate(starts):
+            stop = starts[k + 1][0] if k + 1 < len(starts) else len(code.lines)
+            _run_input(name, code.kinds[name], "\n".join(code.lines[line:stop]), scope)
     named: dict[str, Any] = {}
     leaves: dict[str, torch.Tensor] = {}
     dynamic: dict[str, tuple[int, ...]] = {}
     for name, declared in case["inputs"].items():
         spec = overrides.get(name, declared)
-        if spec["scalar"] is not None:
-            first = sweep(spec["scalar"])[0]
-            named[name] = first if name in overrides else scalars.get(name, first)
-            continue
         if name in env.persisted and name not in overrides:
             value, brought, dims = env.persisted[name]
         else:
-            value, brought, dims = _build_one(name, spec, gen, device, training=training, named=named, env=env)
+            value = scope[name]
+            brought = _leaves_of(name, spec, value, scope, training=training, names=set(case["inputs"]))
+            dims = tuple(spec["tensor"]["dynamic_dims"]) if spec["tensor"] is not None else ()
             if spec["persist"] or spec["optimizer"] is not None:
                 env.persisted[name] = (value, brought, dims)
         named[name] = value
@@ -400,6 +490,37 @@ def build_inputs(case: Spec, device: str, mode: str, point: CallPoint | None = N
             dynamic[name] = dims
     passed = [name for name, spec in case["inputs"].items() if not spec["hidden"]]
     return BuiltInputs(passed=passed, named=named, grad_leaves=leaves, dynamic_dims=dynamic)
+
+
+def _run_input(name: str, kind: str, source: str, scope: dict[str, Any]) -> None:
+    """One input's statements; a class that cannot be built breaks the case (a view's own error
+    is the program's business, as it was the case author's expression)."""
+    if kind in ("view", "scalar", "tensor"):
+        exec(source, scope)
+        return
+    try:
+        exec(source, scope)
+    except Exception as exc:
+        what = {"two_tensor": "TwoTensor", "optimizer": "the optimizer", "module": "the module",
+                "subclass": "the subclass"}[kind]
+        raise CaseBroken(f"building {what} of input {name!r} raised {exception_summary(exc)}") from None
+    value = scope.get(name)
+    if kind in ("subclass", "two_tensor") and not isinstance(value, torch.Tensor):
+        raise CaseBroken(f"input {name!r}: its class made a {type(value).__name__}, not a tensor")
+
+
+def _leaves_of(name: str, spec: Spec, value: Any, scope: dict[str, Any], *, training: bool,
+               names: set[str]) -> dict[str, torch.Tensor]:
+    """The grad leaves an input brings, by name."""
+    if isinstance(value, torch.nn.Module):
+        return {f"{name}.{p}": t for p, t in value.named_parameters() if t.requires_grad}
+    if not training or (spec["tensor"] is None and spec["two_tensor"] is None and spec["subclass"] is None):
+        return {}
+    if spec["tensor"] is not None:
+        if not spec["tensor"]["requires_grad"]:
+            return {}
+        return {name: value} if spec["tensor"]["leaf"] else {f"{name}.leaf": scope[leaf_var(name, names)]}
+    return {name: value} if (spec["two_tensor"] or spec["subclass"])["requires_grad"] else {}
 
 
 def call_points(case: Spec) -> list[CallPoint]:

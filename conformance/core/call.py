@@ -24,7 +24,7 @@ from conformance.core.compare import (
     input_change,
     matches_exception,
 )
-from conformance.core.mismatch import CaseBroken, Mismatch, Tolerance, exception_summary
+from conformance.core.mismatch import WRITE_THROUGH, CaseBroken, Mismatch, Tolerance, exception_summary
 from conformance.core.state import (
     Ambient,
     Relation,
@@ -81,6 +81,8 @@ class Side:
     # the inputs' storages from before the call, kept alive while the side is: a storage freed by a
     # set_ could otherwise be reallocated at the same address and the swap would go unseen
     held: list[Any] = field(default_factory=list)
+    objects: dict[str, torch.Tensor] = field(default_factory=dict)  # the input tensors the call was given
+    rebound: set[str] = field(default_factory=set)  # inputs a caller action replaced by another tensor
 
 
 def _held(t: torch.Tensor) -> Any:
@@ -114,7 +116,7 @@ def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
          is_program_exception: Callable[[BaseException], bool] = program_raised) -> Side:
     tensors = tensors_of(inputs.named)
     side = Side(inputs=inputs, before={n: _light(t) for n, t in tensors.items()},
-                held=[_held(t) for t in tensors.values()])
+                held=[_held(t) for t in tensors.values()], objects=dict(tensors))
     result = None
     with torch.set_grad_enabled(case["grad_enabled"]):
         try:
@@ -162,6 +164,13 @@ def snapshot(side: Side) -> None:
     tensors = tensors_of(side.inputs.named)
     side.after = {n: tensor_state(t) for n, t in tensors.items()}
     side.sharing = storage_sharing(tensors)
+    side.rebound = {n for n, t in tensors.items() if n in side.objects and side.objects[n] is not t}
+
+
+def plain_tangent(out: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """A seeded gradient shaped like the plain tensor `out`."""
+    dtype = torch.complex64 if out.is_complex() else torch.float32
+    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
 
 
 def tangent(out: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -170,44 +179,54 @@ def tangent(out: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     if is_subclass(out):
         names, ctx = type(out).__tensor_flatten__(out)  # type: ignore[attr-defined]  # subclass protocol
         inner = {n: tangent(getattr(out, n), gen) for n in names}
-        built: torch.Tensor = type(out).__tensor_unflatten__(inner, ctx, out.size(), out.stride())  # type: ignore[attr-defined]  # subclass protocol
-        return built
-    draw = torch.randn(tuple(out.shape), generator=gen, dtype=torch.complex64 if out.is_complex() else torch.float32)
-    return draw.to(device=out.device, dtype=out.dtype)
+        return type(out).__tensor_unflatten__(inner, ctx, out.size(), out.stride())  # type: ignore[attr-defined, no-any-return]  # subclass protocol
+    return plain_tangent(out, gen)
+
+
+def backward_outputs(outputs: list[Any], seed: int) -> None:
+    """Backward through every differentiable output at once, with tangents seeded by `seed`."""
+    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad
+            and (o.dtype.is_floating_point or o.dtype.is_complex)]
+    if diff:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.enable_grad():
+            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
 
 
 def backward(side: Side, case: Spec, is_program_exception: Callable[[BaseException], bool] = program_raised) -> None:
-    """Backward through every differentiable output at once, with seeded tangents."""
-    diff = [o for o in side.outputs if isinstance(o, torch.Tensor) and o.requires_grad
-            and (o.dtype.is_floating_point or o.dtype.is_complex)]
-    if diff:
-        gen = torch.Generator().manual_seed(case["seed"] + TANGENT_SEED_OFFSET)
-        with torch.enable_grad():
-            try:
-                torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
-            except BaseException as exc:
-                if not is_program_exception(exc):
-                    raise
-                side.backward_exc = exc.with_traceback(None)
+    """The backward of one side's outputs (backward_outputs), what it raised kept."""
+    try:
+        backward_outputs(side.outputs, case["seed"] + TANGENT_SEED_OFFSET)
+    except BaseException as exc:
+        if not is_program_exception(exc):
+            raise
+        side.backward_exc = exc.with_traceback(None)
     side.grads = {name: (tensor_state(leaf.grad, with_storage=False) if leaf.grad is not None else None)
                   for name, leaf in side.inputs.grad_leaves.items()}
 
 
-def write_through(side: Side) -> None:
-    """Write through every output, so aliasing shows as changed inputs/outputs."""
+def write_through_outputs(outputs: list[Any]) -> list[str | None]:
+    """Write through every output in place (so that aliasing shows): what each write raised."""
+    errors: list[str | None] = []
     with torch.no_grad():
-        for o in side.outputs:
+        for o in outputs:
             if not isinstance(o, torch.Tensor):
-                side.write_errors.append(None)
+                errors.append(None)
                 continue
             try:
                 if o.dtype == torch.bool:
                     o.logical_not_()
                 else:
                     o.add_(1)
-                side.write_errors.append(None)
+                errors.append(None)
             except Exception as exc:
-                side.write_errors.append(type(exc).__name__)
+                errors.append(type(exc).__name__)
+    return errors
+
+
+def write_through(side: Side) -> None:
+    """Write through every output, so aliasing shows as changed inputs/outputs."""
+    side.write_errors = write_through_outputs(side.outputs)
     states = {n: tensor_state(t) for n, t in tensors_of(side.inputs.named).items()}
     for k, o in enumerate(side.outputs):
         if isinstance(o, torch.Tensor):
@@ -270,11 +289,13 @@ def _compare_outputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> lis
             # Note [Scratch storage of outputs]: the rest of a fresh output's storage is scratch
             rel = eager.relations[k] if k < len(eager.relations) else None
             shared = rel is not None and bool(rel.shares_storage_with)
-            out += compare_state(f"out[{k}]", sa, se, tol, strides=case["expect"]["strides"], storage=shared)
+            out += compare_state(f"out[{k}]", sa, se, tol, strides=case["expect"]["strides"], storage=shared,
+                                 role="output", subject=f"out[{k}]")
         elif (sa is None) != (se is None):
-            out.append(Mismatch("type", f"out[{k}]", type(e).__name__, type(a).__name__))
+            out.append(Mismatch("type", f"out[{k}]", type(e).__name__, type(a).__name__, role="output",
+                                subject=f"out[{k}]"))
         else:
-            out += compare_plain(f"out[{k}]", a, e, tol)
+            out += compare_plain(f"out[{k}]", a, e, tol, role="output", subject=f"out[{k}]")
     out += compare_relations(comp.relations, eager.relations)
     return out
 
@@ -300,16 +321,20 @@ def _compare_inputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list
     for name in [*eager.after, *(n for n in comp.after if n not in eager.after)]:
         se, sa = eager.after.get(name), comp.after.get(name)
         if se is None or sa is None:  # e.g. optimizer state that one side's step created
-            out.append(Mismatch("exists", f"input {name}", str(se is not None), str(sa is not None)))
+            out.append(Mismatch("exists", f"input {name}", str(se is not None), str(sa is not None), role="input",
+                                subject=name))
             continue
-        out += compare_state(f"input {name}", sa, se, tol)
-        if name in eager.before and name in comp.before:
+        out += compare_state(f"input {name}", sa, se, tol, role="input", subject=name)
+        # an input a caller action replaced is another tensor: what the call did to the old one is not
+        # in it (its version counter starts wherever the new tensor's does)
+        if name in eager.before and name in comp.before and not (name in eager.rebound and name in comp.rebound):
             ce = input_change(_as_state(eager.before[name]), se)
             ca = input_change(_as_state(comp.before[name]), sa)
-            out += compare_change(f"input {name}", ca, ce, version_mode(case, name))
+            out += compare_change(f"input {name}", ca, ce, version_mode(case, name), role="input", subject=name)
         shared_e, shared_a = eager.sharing.get(name, ()), comp.sharing.get(name, ())
         if shared_a != shared_e:
-            out.append(Mismatch("shares storage with", f"input {name}", str(list(shared_e)), str(list(shared_a))))
+            out.append(Mismatch("shares storage with", f"input {name}", str(list(shared_e)), str(list(shared_a)),
+                                role="input", subject=name))
     return out
 
 
@@ -322,9 +347,10 @@ def _compare_grads(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
         ga = comp.grads.get(name)
         if (ga is None) != (ge is None):
             out.append(Mismatch(".grad", f"grad of {name}", "a tensor" if ge is not None else "None",
-                                "a tensor" if ga is not None else "None"))
+                                "a tensor" if ga is not None else "None", role="grad", subject=name))
         elif ga is not None and ge is not None:
-            out += compare_state(f"grad of {name}", ga, ge, tol, strides=False, grad_fields=False, storage=False)
+            out += compare_state(f"grad of {name}", ga, ge, tol, strides=False, grad_fields=False, storage=False,
+                                 role="grad", subject=name)
     return out
 
 
@@ -333,16 +359,18 @@ def _compare_write_through(eager: Side, comp: Side, tol: Tolerance) -> list[Mism
     if comp.write_errors != eager.write_errors:
         out.append(Mismatch("in-place write through outputs", "outputs", str(eager.write_errors),
                             str(comp.write_errors)))
+    outputs = {f"out[{k}]" for k in range(len(eager.outputs))}
     for name, se in eager.after_write.items():
         sa = comp.after_write.get(name)
         if sa is not None:
-            out += compare_state(f"after writing through the outputs: {name}", sa, se, tol, strides=False,
-                                 grad_fields=False, storage=False)
+            role = "output" if name in outputs else "input"
+            out += [m.seen(WRITE_THROUGH) for m in compare_state(name, sa, se, tol, strides=False, grad_fields=False,
+                                                                  storage=False, role=role, subject=name)]
     return out
 
 
 def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, training: bool) -> list[Mismatch]:
-    """Everything one call left behind, compiled against eager; `where` prefixed with the call."""
+    """Everything one call left behind, compiled against eager (the caller places it in its call)."""
     found = _compare_exceptions(eager, comp, case, prefix)
     if eager.exc is None and comp.exc is None:
         expect = case["expect"]
@@ -356,4 +384,4 @@ def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, training: boo
             found += _compare_grads(eager, comp, tol)
         if expect["write_through"]:
             found += _compare_write_through(eager, comp, tol)
-    return [m.at(prefix) for m in found]
+    return found

@@ -220,7 +220,10 @@ def _run_pass(case: Spec, target: Target, hooks: Hooks, *, eager_fn: Callable[..
             _each([eager, comp], snapshot)
             if case["expect"]["write_through"]:
                 _each([eager, comp], write_through)
-            found += [m.at(prefix) for m in pending] + compare_call(eager, comp, case, prefix, training)
+            several = len(points) > 1
+            found += [m.located(call=i + 1 if several else None, call_label=point.label if several else "",
+                                warm=bool(warm_prefix))
+                      for m in [*pending, *compare_call(eager, comp, case, prefix, training)]]
             if case["expect"]["write_through"]:
                 _each([eager, comp], undo_write_through)
         e_env.out, c_env.out = eager.result, comp.result

@@ -16,6 +16,7 @@ as plain tensors over the same storage.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
@@ -29,12 +30,15 @@ from conformance.core.state import Ambient, Relation, TensorState, same_storage
 
 
 def compare_values(
-    where: str, actual: torch.Tensor | None, expected: torch.Tensor | None, tol: Tolerance, check: str = "values"
+    where: str, actual: torch.Tensor | None, expected: torch.Tensor | None, tol: Tolerance, check: str = "values",
+    *, role: str = "", subject: str = "", inner: tuple[str, ...] = (),
 ) -> list[Mismatch]:
+    """`role`, `subject`, `inner`: what the tensor is (see Mismatch)."""
+    about = About(role, subject, inner)
     if actual is None or expected is None:
         if (actual is None) != (expected is None):
-            return [Mismatch(check, where, "readable" if expected is not None else "unreadable",
-                             "readable" if actual is not None else "unreadable")]
+            return [about.on(Mismatch(check, where, "readable" if expected is not None else "unreadable",
+                             "readable" if actual is not None else "unreadable"))]
         return []
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
         return []  # reported by the metadata checks
@@ -54,8 +58,8 @@ def compare_values(
     except AssertionError as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         detail = "; ".join(lines[:4])
-        return [Mismatch(check, where, short(expected.flatten()[:8].tolist()),
-                         short(actual.flatten()[:8].tolist()), detail)]
+        return [about.on(Mismatch(check, where, short(expected.flatten()[:8].tolist()),
+                                  short(actual.flatten()[:8].tolist()), detail))]
     return []
 
 
@@ -68,13 +72,17 @@ def compare_state(
     strides: bool = True,
     grad_fields: bool = True,
     storage: bool = True,
+    role: str = "",
+    subject: str = "",
+    inner: tuple[str, ...] = (),
 ) -> list[Mismatch]:
     """Metadata, values (and the whole storage's values) of one tensor, recursing into subclasses."""
     out: list[Mismatch] = []
+    about = About(role, subject, inner)
 
     def field(name: str, a: Any, e: Any) -> None:
         if a != e:
-            out.append(Mismatch(name, where, short(e), short(a)))
+            out.append(about.on(Mismatch(name, where, short(e), short(a))))
 
     field("type", actual.type, expected.type)
     field("dtype", actual.dtype, expected.dtype)
@@ -88,35 +96,52 @@ def compare_state(
         field("is_leaf", actual.is_leaf, expected.is_leaf)
     if out:
         return out
-    out += compare_values(where, actual.values, expected.values, tol)
+    out += compare_values(where, actual.values, expected.values, tol, role=role, subject=subject, inner=inner)
     if storage and not out and actual.storage_values is not None and expected.storage_values is not None:
         if actual.storage_values.shape != expected.storage_values.shape:
             field("storage size", tuple(actual.storage_values.shape), tuple(expected.storage_values.shape))
         else:
-            out += compare_values(where, actual.storage_values, expected.storage_values, tol, "storage contents")
+            out += compare_values(where, actual.storage_values, expected.storage_values, tol, "storage contents",
+                                  role=role, subject=subject, inner=inner)
     for name in sorted(set(actual.inner) | set(expected.inner)):
         a, e = actual.inner.get(name), expected.inner.get(name)
         if a is None or e is None:
-            out.append(Mismatch("inner tensors", where, short(sorted(expected.inner)), short(sorted(actual.inner))))
+            out.append(about.on(Mismatch("inner tensors", where, short(sorted(expected.inner)),
+                                         short(sorted(actual.inner)))))
             break
-        out += compare_state(f"{where}.{name}", a, e, tol, strides=strides, grad_fields=False, storage=storage)
+        out += compare_state(f"{where}.{name}", a, e, tol, strides=strides, grad_fields=False, storage=storage,
+                             role=role, subject=subject, inner=(*inner, name))
     return out
 
 
-def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance) -> list[Mismatch]:
+def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance, *, role: str = "",
+                  subject: str = "") -> list[Mismatch]:
     """A non-tensor output (Python number, None, string...)."""
+    about = About(role, subject)
     if type(actual) is not type(expected):
-        return [Mismatch("type", where, type(expected).__name__, type(actual).__name__)]
+        return [about.on(Mismatch("type", where, type(expected).__name__, type(actual).__name__))]
     if isinstance(expected, float) and isinstance(actual, float):
         rtol = tol.rtol if tol.rtol is not None else 1.3e-6
         atol = tol.atol if tol.atol is not None else 1e-5
         both_nan = math.isnan(actual) and math.isnan(expected)
         if not (abs(actual - expected) <= atol + rtol * abs(expected) or both_nan):
-            return [Mismatch("value", where, short(expected), short(actual))]
+            return [about.on(Mismatch("value", where, short(expected), short(actual)))]
         return []
     if actual != expected:
-        return [Mismatch("value", where, short(expected), short(actual))]
+        return [about.on(Mismatch("value", where, short(expected), short(actual)))]
     return []
+
+
+@dataclass(frozen=True)
+class About:
+    """What tensor a check read (see Mismatch): placed on each mismatch the check makes."""
+
+    role: str = ""
+    subject: str = ""
+    inner: tuple[str, ...] = ()
+
+    def on(self, m: Mismatch) -> Mismatch:
+        return dataclasses.replace(m, role=self.role, subject=self.subject, inner=self.inner)
 
 
 @dataclass(frozen=True)
@@ -134,25 +159,22 @@ def input_change(before: TensorState, after: TensorState) -> InputChange:
     return InputChange(storage_swapped=not same_storage(before, after), version_delta=delta)
 
 
-def compare_change(where: str, actual: InputChange, expected: InputChange, version: str) -> list[Mismatch]:
+def compare_change(where: str, actual: InputChange, expected: InputChange, version: str, *, role: str = "",
+                   subject: str = "") -> list[Mismatch]:
     out = []
+    about = About(role, subject)
     if actual.storage_swapped != expected.storage_swapped:
-        out.append(
-            Mismatch("storage swapped (set_)", where, str(expected.storage_swapped), str(actual.storage_swapped))
-        )
+        out.append(about.on(Mismatch("storage swapped (set_)", where, str(expected.storage_swapped),
+                            str(actual.storage_swapped))))
     if version != "ignore" and actual.version_delta is not None and expected.version_delta is not None:
         if version == "exact":
             if actual.version_delta != expected.version_delta:
-                out.append(Mismatch("_version delta", where, str(expected.version_delta), str(actual.version_delta)))
+                out.append(about.on(Mismatch("_version delta", where, str(expected.version_delta),
+                                             str(actual.version_delta))))
         elif (actual.version_delta > 0) != (expected.version_delta > 0):
-            out.append(
-                Mismatch(
-                    "_version moved",
-                    where,
-                    f"{expected.version_delta > 0} (delta {expected.version_delta})",
-                    f"{actual.version_delta > 0} (delta {actual.version_delta})",
-                )
-            )
+            out.append(about.on(Mismatch("_version moved", where,
+                                         f"{expected.version_delta > 0} (delta {expected.version_delta})",
+                                         f"{actual.version_delta > 0} (delta {actual.version_delta})")))
     return out
 
 
@@ -163,16 +185,17 @@ def compare_relations(actual: Sequence[Relation | None], expected: Sequence[Rela
         if a is None or e is None:
             continue
         where = f"out[{k}]"
+        about = About("output", where)
         if a.is_input != e.is_input:
-            out.append(Mismatch("is the input object", where, short(e.is_input), short(a.is_input)))
+            out.append(about.on(Mismatch("is the input object", where, short(e.is_input), short(a.is_input))))
         if e.requires_grad and (
             (a.view_of_input is None) != (e.view_of_input is None)
             or (a.view_of_input != e.view_of_input and "<intermediate>" not in (a.view_of_input, e.view_of_input))
         ):
-            out.append(Mismatch("view of (_base)", where, short(e.view_of_input), short(a.view_of_input)))
+            out.append(about.on(Mismatch("view of (_base)", where, short(e.view_of_input), short(a.view_of_input))))
         if a.shares_storage_with != e.shares_storage_with:
-            out.append(Mismatch("shares storage with", where, short(list(e.shares_storage_with)),
-                                short(list(a.shares_storage_with))))
+            out.append(about.on(Mismatch("shares storage with", where, short(list(e.shares_storage_with)),
+                                         short(list(a.shares_storage_with)))))
     return out
 
 

@@ -15,24 +15,49 @@ def sentence(check: str, where: str, expected: str, actual: str, *, detail: str 
     return f"{text} ({detail})" if detail else text
 
 
+WRITE_THROUGH = "after writing through the outputs"
+
+
 @dataclass(frozen=True)
 class Mismatch:
+    """One difference, located structurally: `path` names what differs (`out[0]`, `input x`,
+    `grad of w`, `outputs`, `call`, `backward`, `after the call`, `calls[1].after`, `cold pass over
+    3 call(s)`), `phase` when it was seen (empty, or `WRITE_THROUGH`), `call` which call of the
+    pass (1-based; None where the pass has one call or the check speaks of the whole pass) with
+    `call_label` its words, `warm` whether in the warm rerun; `role`, `subject` and `inner` name
+    the tensor a check read. `where` renders them as one phrase; nothing parses it back."""
+
     check: str
-    where: str
+    path: str
     expected: str
     actual: str
     detail: str = ""
     source: str = "eager"
+    phase: str = ""
+    call: int | None = None
+    call_label: str = ""
+    warm: bool = False
+    role: str = ""  # what `subject` is: output, input, grad (of an input), or empty (the call, the outputs...)
+    subject: str = ""  # out[0]; an input tensor as tensors_of names it (x, net.fc1.weight); a grad leaf (x.leaf)
+    inner: tuple[str, ...] = ()  # inner tensors of a subclass, outermost first
+
+    @property
+    def where(self) -> str:
+        return (("warm rerun, " if self.warm else "") + (f"{self.call_label}: " if self.call_label else "")
+                + (f"{self.phase}: " if self.phase else "") + self.path)
 
     def message(self) -> str:
         return sentence(self.check, self.where, self.expected, self.actual, detail=self.detail, source=self.source)
 
-    def to_json(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
+    def to_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "where": self.where}
 
-    def at(self, prefix: str) -> Mismatch:
-        """The same mismatch with its `where` prefixed (by the call or the pass it happened in)."""
-        return dataclasses.replace(self, where=prefix + self.where)
+    def located(self, *, call: int | None, call_label: str, warm: bool) -> Mismatch:
+        """The same mismatch placed in its call and pass."""
+        return dataclasses.replace(self, call=call, call_label=call_label, warm=warm)
+
+    def seen(self, phase: str) -> Mismatch:
+        return dataclasses.replace(self, phase=phase)
 
 
 @dataclass(frozen=True)
