@@ -1,8 +1,8 @@
 """Standalone reproducer scripts: one per failing item, needing nothing but torch.
 
 A reproducer is written during the run, next to the results file
-(`<results dir>/reproducers/<case id, / as __>__<variant>.py`), for every `fail`, `xpass` and
-`error` that is not a case file's schema error. By default it is short (short.py): the program,
+(`<results dir>/reproducers/<case id, / as __>__<variant>.py`), for every `fail`, `xfail`, `xpass`
+and `error` that is not a case file's schema error. By default it is short (short.py): the program,
 its inputs, the compiled call and the one check that fails, something to paste into an upstream
 issue. With `--full-reproducers` a full script is written beside it (`….full.py`, full.py): the
 case as data and the harness's own core embedded (Note [One core]), which rebuilds the inputs
@@ -32,8 +32,8 @@ FULL_SUFFIX = ".full.py"
 
 
 def wanted(record: ResultRecord) -> bool:
-    """Whether the record gets a reproducer: a failure that a script can show."""
-    if record.status in ("fail", "xpass"):
+    """Whether the record gets a reproducer: a failure that a script can show, a known one too."""
+    if record.status in ("fail", "xfail", "xpass"):
         return True
     return record.status == "error" and record.variant != "schema"
 

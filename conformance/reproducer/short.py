@@ -1,500 +1,363 @@
-"""The short reproducer: the program, its inputs, the compiled call and the one check that fails.
+"""The short reproducer: a plain PyTorch program that shows one difference between eager and compiled.
 
-What a maintainer would accept in an upstream issue: torch as the only import, a few dozen
-lines, the failing check spelled out. It builds the inputs with the same draws from the same
-seeded generator as the harness (conformance/core/build.py), so the values are the ones that
-failed; it runs the calls of the failing pass up to the failing one, and checks only the first
-mismatch of the record. `render_short` returns None where it has no check for that mismatch
-(the full reproducer then serves).
+What a maintainer would accept in an upstream issue: torch as the only import, the program as the
+case wrote it (its classes inlined), its inputs built by the very statements the harness ran
+(Note [Inputs as code] in conformance/core/build.py), every call up to the one that differs with
+what the caller does around it, the compiled call with the case's backend, options and config, and
+the one check that differs, rendered from its declaration (conformance/checks.py) at the
+mismatch's structured location (never parsed from its sentence). It prints both sides' values.
+
+`render_short` returns None only where plain torch cannot show the difference (a record without
+a located mismatch, such as an error, or a diverging internals probe under --strict-internals);
+the full reproducer then serves.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
+import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from conformance.core.build import CallPoint, Spec, call_points, contiguous_strides, geometry, storage_numel, sweep
-from conformance.core.call import TANGENT_SEED_OFFSET
-from conformance.core.check import REPRO_DIFFERS, REPRO_MATCHES
-from conformance.core.entry import AOT_FUNCTION
-from conformance.reproducer import header, literal
+from conformance.checks import CHECKS
+from conformance.core import build, call, state
+from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes, tensor_entries
+from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES
+from conformance.core.entry import AOT_FUNCTION, NONE
+from conformance.core.mismatch import WRITE_THROUGH
+from conformance.reproducer import docstring_safe
 from conformance.results import MismatchRecord, ResultRecord
 
 if TYPE_CHECKING:
     from conformance.loader import LoadedCase
     from conformance.variants import Variant
 
-HELPERS = {
-    "place": '''def place(values, stride, offset, numel, device):  # exact geometry in a storage of its own
-    out = torch.empty(0, dtype=values.dtype, device=device)
-    with torch.no_grad():
-        out.set_(torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
-        out.copy_(values.to(device))
-    return out''',
-    "non_leaf": '''def non_leaf(leaf):  # leaf's geometry and values, made by an op (a grad_fn), in a storage of its own
-    t = place(torch.zeros(leaf.shape, dtype=leaf.dtype), leaf.stride(), leaf.storage_offset(),
-              leaf.untyped_storage().nbytes() // leaf.element_size(), leaf.device)
-    with torch.enable_grad():
-        t.copy_(leaf)
-    return t''',
-    "flat": '''def flat(out):  # the outputs in order: tuples, lists and dicts (sorted keys) flattened
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flat(item)]
-    if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flat(out[k])]
-    return [out]''',
-    "structure": '''def structure(out):
-    if isinstance(out, tuple | list):
-        return f"{type(out).__name__}({', '.join(structure(x) for x in out)})"
-    if isinstance(out, dict):
-        return f"dict({', '.join(f'{k}: {structure(out[k])}' for k in sorted(out, key=str))})"
-    return "*"''',
-    "storage": '''def storage(t):  # (device, address) of a dense tensor's storage, None if it has none to share
-    if type(t) is not torch.Tensor or t.untyped_storage().nbytes() == 0:
-        return None
-    return (str(t.device), t.untyped_storage().data_ptr())''',
-    "whole": '''def whole(t):  # the whole storage the tensor lives in, as its dtype
-    st = t.untyped_storage()
-    return torch.empty(0, dtype=t.dtype, device=t.device).set_(st, 0, (st.nbytes() // t.element_size(),), (1,))''',
-    "close": '''def close(a, b):
-    try:
-        torch.testing.assert_close(a.detach().cpu(), b.detach().cpu(), equal_nan=True, check_stride=False,
-                                   RTOL_ATOL)
-    except AssertionError as exc:
-        return str(exc).splitlines()[0]
-    return True''',
-    "tangent": '''def tangent(out, gen):  # a seeded gradient; a subclass output gets one of its own subclass
-    if type(out) is not torch.Tensor and hasattr(type(out), "__tensor_flatten__"):
-        names, ctx = type(out).__tensor_flatten__(out)
-        inner = {n: tangent(getattr(out, n), gen) for n in names}
-        return type(out).__tensor_unflatten__(inner, ctx, out.size(), out.stride())
-    dtype = torch.complex64 if out.is_complex() else torch.float32
-    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)''',
-    "backward": '''def backward(out):  # through every differentiable output at once, as the harness does
-    diff = [o for o in flat(out) if isinstance(o, torch.Tensor) and o.requires_grad
-            and (o.is_floating_point() or o.is_complex())]
-    if diff:
-        gen = torch.Generator().manual_seed(TANGENT_SEED)
-        with torch.enable_grad():
-            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])''',
-    "write_through": '''def write_through(out):  # write through every output, so that aliasing shows
-    errors = []
-    with torch.no_grad():
-        for o in flat(out):
-            try:
-                if isinstance(o, torch.Tensor):
-                    o.logical_not_() if o.dtype == torch.bool else o.add_(1)
-                errors.append(None)
-            except Exception as exc:
-                errors.append(type(exc).__name__)
-    return errors''',
-}
-NEEDS = {"non_leaf": ("place",), "close": (), "backward": ("flat", "tangent"), "write_through": ("flat",)}
+RELATIONS = ("shares storage with", "is the input object", "view of (_base)")
+BEFORE_CALL = ("_version moved", "_version delta", "storage swapped (set_)")
+MODES = ("grad mode", "inference mode", "autocast")
+# read by the harness right after the call, before any backward
+BEFORE_BACKWARD = (*MODES, *RELATIONS, "structure", "number of outputs", "graphs compiled")
+QUOTES = '"' * 3
+GRAD_MODE_WORDS = ("grad_enabled", "no_grad", "enable_grad", "inference_mode")
 
 
 @dataclass
 class _Script:
-    lc: LoadedCase
-    variant: Variant
-    helpers: list[str] = field(default_factory=list)
-    two_tensor: bool = False
+    """What the script needs, gathered while its parts are written."""
 
-    def need(self, name: str) -> None:
-        for dep in NEEDS.get(name, ()):
-            self.need(dep)
-        if name not in self.helpers:
-            self.helpers.append(name)
+    helpers: list[Any] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)
+    names: dict[Any, str] = field(default_factory=dict)  # a helper carried under another name
 
+    def need(self, *functions: Any) -> None:
+        for fn in functions:
+            if fn not in self.helpers:
+                self.helpers.append(fn)
 
-# ----------------------------------------------------------------------------- inputs
-
-
-def _draw(spec: Spec) -> str:  # noqa: PLR0911  # one return per init kind
-    """The expression that draws `spec`'s values exactly as conformance.core.build.draw_values."""
-    shape = tuple(spec["shape"])
-    dtype = f"torch.{spec['dtype']}"
-    if spec["values"] is not None:
-        return f"torch.tensor({literal(spec['values'])!r}, dtype={dtype}).reshape({shape})"
-    floating = spec["dtype"] in ("float32", "float64", "float16", "bfloat16", "complex64")
-    init = spec["init"] or ("randn" if floating else ("randint" if spec["dtype"] != "bool" else "rand"))
-    if init in ("ones", "zeros"):
-        return f"torch.{init}({shape}, dtype={dtype})"
-    if init == "arange":
-        return f"torch.arange({storage_numel(shape, contiguous_strides(shape), 0)}, dtype=torch.float64)" \
-               f".reshape({shape}).to({dtype})"
-    if init == "randint":
-        return f"torch.randint(0, 10, {shape}, generator=g, dtype=torch.int64).to({dtype})"
-    if spec["dtype"] == "bool":
-        return f"(torch.rand({shape}, generator=g) > 0.5)"
-    draw = dtype if spec["dtype"] in ("float32", "float64", "complex64") else "torch.float32"
-    cast = "" if draw == dtype else f".to({dtype})"
-    if init == "randn":
-        return f"torch.randn({shape}, generator=g, dtype={draw}){cast}"
-    plus = " + 0.5" if init == "positive" else ""
-    return f"(torch.rand({shape}, generator=g, dtype={draw}){plus}){cast}"
+    def helper_source(self) -> list[str]:
+        return [part for fn in self.helpers for part in (_plain(fn, self.names.get(fn)), "")]
 
 
-def _dense(s: _Script, spec: Spec, device: str) -> str:
-    stride, offset = geometry(spec)
-    shape = tuple(spec["shape"])
-    where = spec["device"] or device
-    if stride == contiguous_strides(shape) and offset == 0:
-        return _draw(spec) + (f".to({where!r})" if where != "cpu" else "")
-    s.need("place")
-    return f"place({_draw(spec)}, {stride}, {offset}, {storage_numel(shape, stride, offset)}, {where!r})"
+class _Unannotated(ast.NodeTransformer):
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.returns = None
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            node.body = node.body[1:] or [ast.Pass()]
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
+            if arg is not None:
+                arg.annotation = None
+        self.generic_visit(node)
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        if node.value is None:
+            return ast.Pass()
+        return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
 
 
-def _inner(s: _Script, spec: Spec, device: str) -> str:
-    if spec["tensor"] is not None:
-        return _dense(s, spec["tensor"], device)
-    return _two_tensor(s, spec["two_tensor"], device)
+def _plain(fn: Any, name: str | None = None) -> str:
+    """A function of the harness's as a script carries it: its own source, without annotations
+    (they name the harness's types) or docstring, under `name` where given."""
+    tree = _Unannotated().visit(ast.parse(textwrap.dedent(inspect.getsource(fn))))
+    if name is not None:
+        tree.body[0].name = name
+    return ast.unparse(ast.fix_missing_locations(tree))
 
 
-def _two_tensor(s: _Script, spec: Spec, device: str) -> str:
-    s.two_tensor = True
-    return f"TwoTensor({_inner(s, spec['a'], device)}, {_inner(s, spec['b'], device)})"
-
-
-def _input_lines(s: _Script, point: CallPoint, training: bool) -> list[str]:  # noqa: PLR0912  # one branch per input kind
-    case, device = s.lc.data, s.variant.device
-    lines = [f"g = torch.Generator().manual_seed({case['seed']})"]
-    leaves: list[str] = []
-    for name, declared in case["inputs"].items():
-        spec = point.overrides.get(name, declared)
-        if spec["tensor"] is not None:
-            t = spec["tensor"]
-            grad = training and t["requires_grad"]
-            if grad and not t["leaf"]:
-                s.need("non_leaf")
-                lines.append(f"{name}_leaf = {_dense(s, t, device)}.requires_grad_()")
-                lines.append(f"{name} = non_leaf({name}_leaf)")
-                leaves.append(f"{name}.leaf: {name}_leaf")
-            else:
-                lines.append(f"{name} = {_dense(s, t, device)}" + (".requires_grad_()" if grad else ""))
-                if grad:
-                    leaves.append(f"{name}: {name}")
-        elif spec["two_tensor"] is not None:
-            grad = training and spec["two_tensor"]["requires_grad"]
-            lines.append(f"{name} = {_two_tensor(s, spec['two_tensor'], device)}" + (".requires_grad_()" if grad
-                                                                                     else ""))
-            if grad:
-                leaves.append(f"{name}: {name}")
-        elif spec["view"] is not None:
-            lines.append(f"{name} = {spec['view']}")
-        elif spec["scalar"] is not None:
-            value = point.scalars.get(name, sweep(spec["scalar"])[0]) if name not in point.overrides else \
-                sweep(spec["scalar"])[0]
-            lines.append(f"{name} = {value!r}")
-        else:
-            module = spec["module"]
-            lines.append(f"{name} = torch.nn.Module()")
-            for p, pspec in module["parameters"].items():
-                value = _dense(s, pspec["tensor"], device) if pspec["tensor"] is not None else \
-                    _two_tensor(s, pspec["two_tensor"], device)
-                grad = training and pspec["requires_grad"]
-                lines.append(f"{name}.register_parameter({p!r}, torch.nn.Parameter({value}, requires_grad={grad}))")
-                if grad:
-                    leaves.append(f"{name}.{p}: {name}.{p}")
-            for b, bspec in module["buffers"].items():
-                lines.append(f"{name}.register_buffer({b!r}, {_inner(s, bspec, device)})")
-    passed = [n for n, spec in case["inputs"].items() if not spec["hidden"]]
-    keys = ", ".join(f"{n!r}: {n}" for n in case["inputs"])
-    leaf_keys = ", ".join(f"{k.split(': ')[0]!r}: {k.split(': ')[1]}" for k in leaves)
-    lines.append(f"return [{', '.join(passed)}], {{{keys}}}, {{{leaf_keys}}}")
-    return lines
-
-
-# ----------------------------------------------------------------------------- the check
-
-_PREFIX = re.compile(r"^(?P<warm>warm rerun, )?(?:(?P<call>call \d+(?: \(.*?\))?): )?(?P<where>.*)$", re.DOTALL)
-TENSOR_CHECKS: dict[str, str] = {
-    "dtype": "{t}.dtype", "device": "{t}.device", "shape": "tuple({t}.shape)", "stride": "{t}.stride()",
-    "storage_offset": "{t}.storage_offset()", "requires_grad": "{t}.requires_grad", "is_leaf": "{t}.is_leaf",
-    "type": "f'{{type({t}).__module__}}.{{type({t}).__qualname__}}'",
-    "inner tensors": "sorted(type({t}).__tensor_flatten__({t})[0])",
-}
-
-
-def _tensor_names(case: Spec) -> list[str]:
-    names = []
-    for name, spec in case["inputs"].items():
-        if spec["module"] is not None:
-            names += [f"{name}.{p}" for p in (*spec["module"]["parameters"], *spec["module"]["buffers"])]
-        elif spec["scalar"] is None:
-            names.append(name)
-    return sorted(names, key=len, reverse=True)
-
-
-def _thing(s: _Script, where: str, side: str) -> str | None:
-    """The expression for what `where` names, on side `e` (eager) or `c` (compiled)."""
-    out = re.match(r"^out\[(\d+)\]((?:\.\w+)*)$", where)
-    if out:
-        s.need("flat")
-        return f"flat({side}_out)[{out[1]}]{out[2]}"
-    for name in _tensor_names(s.lc.data):
-        if where == name or where.startswith(name + "."):
-            head, _, attr = name.partition(".")
-            base = f"{side}_named[{head!r}]" + (f".{attr}" if attr else "")
-            return base + where[len(name):]
+def _mismatch(record: ResultRecord) -> MismatchRecord | None:
+    """The first mismatch plain torch can show (records before structured locations have none)."""
+    for m in record.mismatches:
+        if m.check in CHECKS and m.check != "internals probe" and (m.path or m.check == "graphs compiled"):
+            return m
     return None
+
+
+def _subject(m: MismatchRecord, exprs: dict[str, str], leaves: dict[str, str], s: _Script) -> str:
+    """The expression of the tensor the mismatch read, on one side, after its call."""
+    if m.role == "output":
+        s.need(state.flatten_outputs)
+        expr = f"flatten_outputs(out)[{m.subject[4:-1]}]"
+    elif m.role == "grad":
+        expr = leaves.get(m.subject, exprs.get(m.subject, m.subject)) + ("" if m.check == ".grad" else ".grad")
+    else:
+        expr = exprs.get(m.subject, m.subject)
+    return expr + "".join(f".{name}" for name in m.inner)
+
+
+def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script, var: str) -> list[str]:
+    """The lines, at the end of the failing call, that return what one side shows (`var` holds the
+    subject: `t`, unless an input has that name)."""
+    check = CHECKS[m.check]
+    observe = re.sub(r"\bt\b", var, check.observe)
+    special = {"exception": "raised", "in-place write through outputs": "written"}
+    if m.check in special or m.check in MODES:
+        return [f"return {special.get(m.check, observe)}"]
+    if m.check in ("structure", "number of outputs"):
+        s.need(state.flatten_outputs, state.output_structure)
+        return ["outs = flatten_outputs(out)", f"return {observe.replace('structure(', 'output_structure(')}"]
+    if m.check == "exists":
+        return ["try:", f"    {var} = {subject}", "except (KeyError, IndexError, AttributeError):", f"    {var} = None",
+                f"return {observe}"]
+    lines = [f"{var} = {subject}"]
+    if m.check in ("requires_grad", "is_leaf"):  # a view whose base changed in place may refuse to answer
+        return [*lines, "try:", f"    return {observe}", "except RuntimeError as exc:",
+                "    return f'raises {type(exc).__name__}: ' + str(exc).split('.')[0]"]
+    if m.check in RELATIONS:
+        if m.check == "shares storage with":
+            s.need(state.is_subclass, state.storage_key)
+        lines.append("tensors = {" + ", ".join(f"{n!r}: {e}" for n, e in exprs.items()) + "}")
+        if m.role == "output":
+            s.need(state.flatten_outputs)
+            lines.append("tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)"
+                         f"[:{m.subject[4:-1]}])}})")
+    return [*lines, f"return {observe}"]
+
+
+def _try(lines: list[str], s: _Script) -> list[str]:
+    """`lines`, run so that what they raise is what this side shows."""
+    return ["try:", *(f"    {line}" for line in lines), "    raised = 'no exception'", "except Exception as exc:",
+            "    return f'{type(exc).__name__}: {exc}'.splitlines()[0]"]
 
 
 @dataclass
-class _Check:
-    lines: list[str]
-    backward: bool = False
-    write_through: bool = False
-    before: bool = False  # needs storage/versions recorded before the calls
-    backward_exceptions: bool = False  # runs the backward of each side catching what it raises
-    ambient: bool = False  # needs the modes read right after each call
-    count: bool = False
+class _Calls:
+    """Writes the body of `run(fn, compiled)`: each call on one side, then what `m` reads."""
 
+    lc: LoadedCase
+    variant: Variant
+    m: MismatchRecord | None
+    s: _Script
+    persisted: set[str] = field(default_factory=set)
+    classes: dict[str, Any] = field(default_factory=dict)
 
-def _compare(s: _Script, m: MismatchRecord, e: str, c: str) -> list[str]:
-    """values, storage contents (within the case's tolerance) or a plain value."""
-    if m.check == "value":
-        return [f"expected, actual = {e}, {c}", "same = expected == actual or (expected != expected and actual "
-                "!= actual)"]
-    if m.check == "storage contents":
-        s.need("whole")
-        e, c = f"whole({e})", f"whole({c})"
-    s.need("close")
-    return [f"expected, actual = {e}, {c}", "same = close(actual, expected) is True"]
+    def body(self, points: list[CallPoint], upto: int) -> list[str]:
+        self.classes = classes = load_classes(self.lc.case.classes, f"<classes of {self.lc.id}>")
+        out = ["out = None"] if any(p.before for p in points[: upto + 1]) else []
+        for i, point in enumerate(points[: upto + 1]):
+            out += self._one(i, point, classes, last=i == upto)
+        return out or ["pass"]
 
-
-def _check(s: _Script, m: MismatchRecord, where: str) -> _Check | None:  # noqa: PLR0911, PLR0912  # one branch per kind
-    training = s.variant.mode == "training"
-    if m.check == "graphs compiled":
-        return _Check([f"expected, actual = {m.expected}, len(graphs)", "same = expected == actual"], count=True)
-    if m.check in ("grad mode", "inference mode", "autocast"):
-        return _Check([f"expected, actual = e_modes[{m.check!r}], c_modes[{m.check!r}]", "same = expected == actual"],
-                      ambient=True)
-    if m.check == "exception" and where == "call":
-        return _Check(["expected, actual = e_exc, c_exc", "same = expected == actual"])
-    if m.check == "exception" and where == "backward":
-        return _Check(["expected, actual = e_backward, c_backward", "same = expected == actual"],
-                      backward_exceptions=True)
-    if m.check == "structure":
-        s.need("structure")
-        return _Check(["expected, actual = structure(e_out), structure(c_out)", "same = expected == actual"])
-    if m.check == "number of outputs":
-        s.need("flat")
-        return _Check(["expected, actual = len(flat(e_out)), len(flat(c_out))", "same = expected == actual"])
-    if m.check == "in-place write through outputs":
-        return _Check(["expected, actual = e_written, c_written", "same = expected == actual"], backward=training,
-                      write_through=True)
-    if where.startswith("grad of "):
-        name = where[len("grad of "):].split(".grad", maxsplit=1)[0]
-        leaf = name if name in s.lc.data["inputs"] or "." in name else None
-        if leaf is None:
-            return None
-        if m.check == ".grad":
-            return _Check([f"expected, actual = e_leaves[{name!r}].grad is not None, "
-                           f"c_leaves[{name!r}].grad is not None", "same = expected == actual"], backward=True)
-        if m.check == "values":
-            s.need("close")
-            return _Check([f"expected, actual = e_leaves[{name!r}].grad, c_leaves[{name!r}].grad",
-                           "same = close(actual, expected) is True"], backward=True)
-        return None
-    after = where.startswith("after writing through the outputs: ")
-    target = where[len("after writing through the outputs: "):] if after else where.removeprefix("input ")
-    e, c = _thing(s, target, "e"), _thing(s, target, "c")
-    if e is None or c is None:
-        return None
-    if m.check in TENSOR_CHECKS:
-        template = TENSOR_CHECKS[m.check]
-        return _Check([f"expected, actual = {template.format(t=e)}, {template.format(t=c)}",
-                       "same = expected == actual"], backward=after and training, write_through=after)
-    if m.check in ("values", "storage contents", "value"):
-        return _Check(_compare(s, m, e, c), backward=after and training, write_through=after)
-    name = target
-    if m.check in ("_version moved", "_version delta"):
-        delta = "{t}._version - {side}_versions[{name!r}]"
-        if m.check == "_version moved":
-            delta = f"({delta}) > 0"
-        return _Check([f"expected, actual = {delta.format(t=e, side='e', name=name)}, "
-                       f"{delta.format(t=c, side='c', name=name)}", "same = expected == actual"], before=True)
-    if m.check == "storage swapped (set_)":
-        s.need("storage")
-        return _Check([f"expected, actual = storage({e}) != e_storages[{name!r}], storage({c}) != c_storages[{name!r}]",
-                       "same = expected == actual"], before=True)
-    if m.check == "shares storage with":
-        s.need("storage")
-        s.need("flat")
-        share = ("sorted(n for n, t in {{**{side}_named, "
-                 "**{{f'out[{{k}}]': o for k, o in enumerate(flat({side}_out))}}}}.items() "
-                 "if isinstance(t, torch.Tensor) and t is not {thing} and storage(t) is not None "
-                 "and storage(t) == storage({thing}))")
-        return _Check([f"expected, actual = {share.format(side='e', thing=e)}, {share.format(side='c', thing=c)}",
-                       "same = expected == actual"])
-    if m.check == "is the input object":
-        who = "next((n for n, v in {side}_named.items() if v is {thing}), None)"
-        return _Check([f"expected, actual = {who.format(side='e', thing=e)}, {who.format(side='c', thing=c)}",
-                       "same = expected == actual"])
-    if m.check == "view of (_base)":
-        base = ("(None if {thing}._base is None else next((n for n, v in {side}_named.items() if isinstance(v, "
-                "torch.Tensor) and (v is {thing}._base or v._base is {thing}._base)), '<intermediate>'))")
-        return _Check([f"expected, actual = {base.format(side='e', thing=e)}, {base.format(side='c', thing=c)}",
-                       "same = expected == actual"])
-    return None
-
-
-# ----------------------------------------------------------------------------- the script
-
-
-def _compile_lines(s: _Script, count: bool) -> list[str]:
-    case, v = s.lc.data, s.variant
-    options = case["compile"]
-    lines = []
-    if v.backend == AOT_FUNCTION:
-        lines.append("from functorch.compile import aot_function, nop")
-        lines.append(f"compiled = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations="
-                     f"{v.kiim}, dynamic={bool(options['dynamic'])})")
+    def _one(self, i: int, point: CallPoint, classes: dict[str, Any], *, last: bool) -> list[str]:
+        case, v, s = self.lc.data, self.variant, self.s
+        m = self.m if last else None
+        code = input_code(case, v.device, v.mode, point, persisted=self.persisted, classes=classes)
+        s.need(*(build.HELPERS[name] for name in code.helpers))
+        s.imports += [line for line in code.imports if line not in s.imports]
+        what = point.label.split(" (", 1)[1][:-1] if " (" in point.label else ""
+        lines = [f"# call {i + 1}" + (f": {what}" if what else ""), *code.lines]
+        self.persisted |= {n for n, spec in case["inputs"].items() if spec["persist"] or spec["optimizer"] is not None}
+        if point.before:
+            lines += ["# the caller, before the call", *point.before.strip("\n").splitlines()]
+        lines += self._dynamic(point)
+        exprs, subject = self._names(point, m)
+        if m is not None and m.check in BEFORE_CALL:
+            lines.append(f"v0, s0 = {subject}._version, {subject}.untyped_storage()")
+        lines += _with_after(self._call(m), point, m, s)
+        if m is not None and (m.phase == WRITE_THROUGH or m.check == "in-place write through outputs"):
+            s.need(state.flatten_outputs, call.write_through_outputs)
+            lines.append("written = write_through_outputs(flatten_outputs(out))  # in place, through each output")
+        if m is not None:
+            taken = set(case["inputs"]) | set(classes)
+            lines += _observe(m, subject, exprs, s, next(v for v in ("t", "t_", "seen", "_t") if v not in taken))
         return lines
-    backend = repr(v.backend)
+
+    def _dynamic(self, point: CallPoint) -> list[str]:
+        specs = {n: point.overrides.get(n, spec) for n, spec in self.lc.data["inputs"].items()}
+        dims = [(n, list(spec["tensor"]["dynamic_dims"])) for n, spec in specs.items()
+                if spec["tensor"] is not None and spec["tensor"]["dynamic_dims"]]
+        if not dims or self.variant.backend == AOT_FUNCTION:
+            return []
+        return ["if compiled:", *(f"    torch._dynamo.mark_dynamic({n}, {d})" for n, d in dims)]
+
+    def _names(self, point: CallPoint, m: MismatchRecord | None) -> tuple[dict[str, str], str]:
+        """How the inputs' tensors are reached by name, and the subject's expression."""
+        if m is None:
+            return {}, ""
+        built = build.build_inputs(self.lc.data, "cpu", self.variant.mode, point, build.Env(dict(self.classes)))
+        exprs = {n: e for n, e, _t in tensor_entries(built.named)}
+        names = list(self.lc.data["inputs"])
+        leaves = {n: (leaf_var(n[: -len(".leaf")], names) if n.endswith(".leaf") else exprs.get(n, n))
+                  for n in built.grad_leaves}
+        return exprs, (_subject(m, exprs, leaves, self.s) if m.subject else "")
+
+    def _call(self, m: MismatchRecord | None) -> list[str]:
+        """The call and, in training, its backward (left out where the check reads what comes before
+        it); what the check needs of them."""
+        case, s = self.lc.data, self.s
+        passed = [n for n, spec in case["inputs"].items() if not spec["hidden"]]
+        lines = [f"out = fn({', '.join(passed)})"]
+        if m is not None and m.check in MODES:
+            lines.append("modes = (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), "
+                         "tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')))")
+        if not case["grad_enabled"] or any(w in self.lc.case.program for w in GRAD_MODE_WORDS):
+            # the call in the case's grad mode, restored after it, as the harness does
+            lines = [f"with torch.set_grad_enabled({case['grad_enabled']}):", *(f"    {x}" for x in lines)]
+        raises = m is not None and m.check == "exception"
+        if (raises and m is not None and m.path == "call") or case["expect"]["raises"] is not None:
+            lines = _try(lines, s)  # the case expects a side to raise, or the check is what it raised
+        if self.variant.mode != "training" or (m is not None and m.check in BEFORE_BACKWARD):
+            return lines
+        if _plain_tensors(self.lc):
+            s.names[call.plain_tangent] = "tangent"  # the harness's tangent of a plain tensor
+            s.need(state.flatten_outputs, call.plain_tangent, call.backward_outputs)
+        else:
+            s.need(state.flatten_outputs, state.is_subclass, call.tangent, call.plain_tangent, call.backward_outputs)
+        step = [f"backward_outputs(flatten_outputs(out), {case['seed'] + call.TANGENT_SEED_OFFSET})"]
+        if raises and m is not None and m.path == "backward":
+            return lines + _try(step, s)
+        return [*lines, "try:  # what a backward raises is its own check", f"    {step[0]}",
+                "except Exception:", "    pass"]
+
+
+def _plain_tensors(lc: LoadedCase) -> bool:
+    """Whether no tensor of the case can be a subclass: none among its inputs (declared or given to
+    a later call), none its classes block or program can make."""
+    def subclassed(spec: Any) -> bool:
+        if isinstance(spec, dict):
+            return bool(spec.get("two_tensor") or spec.get("subclass")) or any(subclassed(v) for v in spec.values())
+        return isinstance(spec, list) and any(subclassed(v) for v in spec)
+
+    text = f"{lc.case.classes or ''}\n{lc.case.program}"
+    words = ("TwoTensor", "torch.Tensor)", "__torch_dispatch__", "_make_wrapper_subclass", "__tensor_flatten__")
+    return not subclassed([lc.data["inputs"], lc.data["calls"]]) and not any(w in text for w in words)
+
+
+def _with_after(lines: list[str], point: CallPoint, m: MismatchRecord | None, s: _Script) -> list[str]:
+    if not point.after:
+        return lines
+    action = point.after.strip("\n").splitlines()
+    if m is not None and m.check == "exception" and m.path.endswith(".after"):
+        return [*lines, *_try(action, s)]
+    return [*lines, "# the caller, after the call", *action]
+
+
+def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str]:
+    options = lc.data["compile"]
+    if variant.backend == AOT_FUNCTION:
+        return ["from functorch.compile import aot_function, nop", "",
+                f"compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations="
+                f"{variant.kiim}, dynamic={bool(options['dynamic'])})"]
+    if variant.backend == NONE:
+        return ["compiled_f = f  # the control: no compiler"]
+    backend = repr(variant.backend)
+    lines: list[str] = []
     if count:
-        lines += ["graphs = []", "", "", "def backend(gm, example_inputs):  # counts the graphs compiled",
-                  "    graphs.append(gm)",
-                  f"    return torch._dynamo.lookup_backend({v.backend!r})(gm, example_inputs)", "", ""]
+        lines += ["graphs = []", "", "", "def backend(gm, example_inputs):  # counts the graphs it is handed",
+                  "    graphs.append(gm)", f"    return torch._dynamo.lookup_backend({backend})(gm, example_inputs)",
+                  "", ""]
         backend = "backend"
-    lines.append(f"compiled = torch.compile(f, backend={backend}, dynamic={options['dynamic']}, "
-                 f"fullgraph={options['fullgraph']})")
-    return lines
+    extra = "".join(f", {k}={options[k]!r}" for k in ("dynamic", "fullgraph") if options[k] not in (None, False))
+    if variant.backend == "inductor":
+        extra += f", mode={options['mode']!r}" if options["mode"] else ""
+        extra += f", options={options['options']!r}" if options["options"] else ""
+    return [*lines, f"compiled_f = torch.compile(f, backend={backend}{extra})"]
 
 
-def _config_lines(s: _Script) -> list[str]:
-    case, v = s.lc.data, s.variant
-    lines = []
-    for key, value in case["config"].items():
-        module, _, attr = key.partition(".config.")
-        lines.append(f"importlib.import_module({module + '.config'!r}).patch({{{attr!r}: {value!r}}}).__enter__()")
-    options = case["compile"]
-    if v.backend == "inductor" and (options["options"] or options["mode"]):
-        lines.append("import torch._inductor.config")
-        chosen = dict(options["options"])
-        if options["mode"]:
-            lines.append(f"torch._inductor.config.patch(torch._inductor.list_mode_options({options['mode']!r}, "
-                         f"{options['dynamic']!r})).__enter__()")
-        if chosen:
-            lines.append(f"torch._inductor.config.patch({chosen!r}).__enter__()")
-    return ["import importlib", *lines] if case["config"] else lines
+def _config_lines(lc: LoadedCase) -> list[str]:
+    config = lc.data["config"]
+    imports = dict.fromkeys(f"import {key.partition('.config.')[0]}.config" for key in config)
+    return [*imports, *(f"{key} = {value!r}" for key, value in config.items())]
 
 
-def _run_lines(s: _Script, check: _Check, calls: list[tuple[object, ...]], swept: list[str],
-               catch: bool) -> list[str]:
-    """The calls of the failing pass up to the failing one: fresh inputs for each side, eager then
-    compiled, then what the check needs after the call (backward, the write through)."""
-    grad = s.lc.data["grad_enabled"]
-    modes = ("{'grad mode': torch.is_grad_enabled(), 'inference mode': torch.is_inference_mode_enabled(), "
-             "'autocast': torch.is_autocast_enabled('cpu')}")
-    run = [f"for values in {calls!r}:" if swept else "for values in [()]:",
-           "    e_args, e_named, e_leaves = inputs(*values)",
-           "    c_args, c_named, c_leaves = inputs(*values)"]
-    if check.before:
-        s.need("storage")
-        run += [f"    {side}_{what} = {{n: {how} for n, t in {side}_named.items() if isinstance(t, torch.Tensor)}}"
-                for side in "ec" for what, how in (("storages", "storage(t)"), ("versions", "t._version"))]
-    within = f"    with torch.set_grad_enabled({grad}):  # each call in the case's grad mode, as the harness does"
-    run += [within, "        e_out = f(*e_args)"]
-    run += [f"        e_modes = {modes}"] if check.ambient else []
-    run.append(within.split("  #", maxsplit=1)[0])
-    if catch:
-        run += ["        try:",
-                "            c_out, c_exc = compiled(*c_args), 'no exception'",
-                "        except Exception as exc:",
-                "            c_out, c_exc = None, f'{type(exc).__name__}: {str(exc).strip().splitlines()[0]}'",
-                "    e_exc = 'no exception'"]
-    else:
-        run.append("        c_out = compiled(*c_args)")
-        run += [f"        c_modes = {modes}"] if check.ambient else []
-    if check.backward:
-        s.need("backward")
-        run += ["    backward(e_out)", "    backward(c_out)"]
-    if check.backward_exceptions:
-        s.need("backward")
-        for side in "ec":
-            run += ["    try:", f"        backward({side}_out)", f"        {side}_backward = 'no exception'",
-                    "    except Exception as exc:",
-                    f"        {side}_backward = f'{{type(exc).__name__}}: {{str(exc).strip().splitlines()[0]}}'"]
-    if check.write_through:
-        s.need("write_through")
-        run += ["    e_written, c_written = write_through(e_out), write_through(c_out)"]
-    return run
+def _verdict_lines(lc: LoadedCase, m: MismatchRecord) -> list[str]:
+    check = CHECKS[m.check]
+    differs = f"MISMATCH: {_where(m)}: {m.check}"
+    if m.check == "graphs compiled":
+        return [f"same = len(graphs) == {m.expected}  # the count the case expects",
+                f"print('MATCHES: as expected' if same else f'{differs} is {{len(graphs)}}, but the case expects "
+                f"{m.expected}')", f"sys.exit({REPRO_MATCHES} if same else {REPRO_DIFFERS})"]
+    lines = ["print('eager:   ', eager)", "print('compiled:', compiled)"]
+    if check.compare == "close":
+        expect = lc.data["expect"]
+        rtol, atol = expect["rtol"], expect["atol"]
+        tol = "" if (rtol, atol) == (None, None) else f", rtol={rtol or 0.0}, atol={atol or 0.0}"
+        return [*lines, "try:", "    torch.testing.assert_close(compiled.cpu(), eager.cpu(), equal_nan=True, "
+                f"check_device=False, check_stride=False{tol})", "except AssertionError as exc:",
+                f"    sys.exit(print({differs + ' differs from eager:'!r}, str(exc).splitlines()[0]) or "
+                f"{REPRO_DIFFERS})", f"sys.exit(print('MATCHES: compiled behaves like eager here') or {REPRO_MATCHES})"]
+    same = "(compiled > 0) == (eager > 0)" if check.compare == "moved" else "compiled == eager"
+    return [*lines, f"same = {same}",
+            f"print('MATCHES: compiled behaves like eager here' if same else {differs + ' differs from eager'!r})",
+            f"sys.exit({REPRO_MATCHES} if same else {REPRO_DIFFERS})"]
 
 
-def _tolerance(case: Spec) -> str:
-    rtol, atol = case["expect"]["rtol"], case["expect"]["atol"]
-    if (rtol, atol) == (None, None):
-        return "rtol=None, atol=None"
-    return f"rtol={rtol or 0.0}, atol={atol or 0.0}"
+def _failing_call(m: MismatchRecord, points: list[CallPoint]) -> int:
+    if m.call is not None:
+        return min(m.call, len(points)) - 1
+    return len(points) - 1 if m.check == "graphs compiled" else 0
 
 
-def _needs_the_core(value: object) -> bool:
-    """Whether the case uses what only the core builds: classes, subclasses by class, module
-    classes, optimizers, persisted inputs (the full reproducer serves those)."""
-    if isinstance(value, dict):
-        if value.get("subclass") or value.get("class") or value.get("optimizer") or value.get("persist"):
-            return True
-        return any(_needs_the_core(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_needs_the_core(v) for v in value)
-    return False
+def _where(m: MismatchRecord) -> str:
+    """The mismatch's place in a few words: the pass, the call's number (not its description)."""
+    return (("the warm rerun, " if m.warm else "") + (f"call {m.call}: " if m.call is not None else "")
+            + (f"{m.phase}: " if m.phase else "") + (m.path or m.where))
+
+
+def _title(lc: LoadedCase, record: ResultRecord, m: MismatchRecord) -> str:
+    return (f"{lc.case.summary}\nOn torch {record.fingerprint.torch_version} the compiled call differs from eager at "
+            f"{_where(m)}: {m.check} (exit {REPRO_DIFFERS}; {REPRO_MATCHES} where they agree, {REPRO_CANNOT_TELL} "
+            f"without the device).\nFrom {lc.display_path}.")
 
 
 def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str | None:
-    """The short script for the record's first mismatch, or None where it has no check for it."""
-    if record.status not in ("fail", "xfail") or not record.mismatches or lc.case.calls:
+    """The short script for the record's first mismatch that plain torch can show, or None."""
+    m = _mismatch(record)
+    if m is None:
         return None
-    if lc.case.classes is not None or _needs_the_core(lc.data["inputs"]):
-        return None
-    m = record.mismatches[0]
-    prefix = _PREFIX.match(m.where)
-    if m.source == "--strict-internals" or prefix is None:
-        return None
-    pass_where = re.match(r"^(cold|warm) pass over \d+ call\(s\)$", prefix["where"])
-    warm = bool(prefix["warm"]) or bool(pass_where and pass_where[1] == "warm")
     points = call_points(lc.data)
-    labels = [p.label for p in points]
-    upto = len(points) - 1 if pass_where else (labels.index(prefix["call"]) if prefix["call"] in labels else 0)
-    s = _Script(lc, variant)
-    check = _check(s, m, prefix["where"])
-    if check is None:
-        return None
-    swept = [n for n, spec in lc.data["inputs"].items() if spec["scalar"] is not None and spec["scalar"]["values"]]
-    body = [line for line in _input_lines(s, points[0], variant.mode == "training")
-            if not any(line.startswith(f"{n} = ") for n in swept)]  # the swept values come in as parameters
-    calls = [tuple(p.scalars[n] for n in swept) for p in points[: upto + 1]]
-    run = _run_lines(s, check, calls, swept, catch=m.check == "exception" and prefix["where"] == "call")
-    compile_lines = _compile_lines(s, check.count)
-    warm_lines, cold_pass = [], []
+    count = m.check == "graphs compiled"
+    s = _Script()
+    calls = _Calls(lc, variant, None if count else m, s)
+    body = calls.body(points, len(points) - 1 if count else _failing_call(m, points))
+    device = variant.device
+    warm = m.warm and variant.backend not in (AOT_FUNCTION, NONE)
+    compile_lines = _compile_lines(lc, variant, count=count)
+    main = [] if count else ["eager = run(f, compiled=False)"]
     if warm:
-        warm_lines = ["import os", "import tempfile",
-                      "os.environ['TORCHINDUCTOR_CACHE_DIR'] = tempfile.mkdtemp()  # cold caches of its own"]
-        cold_pass = ["# the cold pass; the failing one is the same calls again after a reset, caches warm", *run,
-                     "torch._dynamo.reset()", compile_lines[-1], *(["graphs.clear()"] if check.count else [])]
-    helpers = [HELPERS[h].replace("RTOL_ATOL", _tolerance(lc.data)).replace("TANGENT_SEED",
-                                                                             str(lc.data["seed"] + TANGENT_SEED_OFFSET))
-               for h in s.helpers]
+        main += ["run(compiled_f, compiled=True)  # the cold pass", "torch._dynamo.reset()  # then again, caches warm",
+                 compile_lines[-1]]
+    main.append(("" if count else "compiled = ") + "run(compiled_f, compiled=True)")
+    classes = (lc.case.classes or "").strip("\n")
+    name = lc.case.function_name
     lines = [
         "#!/usr/bin/env python3",
-        header(lc, variant, record, "The short form: the first mismatch only; --full-reproducers writes the full "
-               "check of every contract beside it."),
-        "import sys", "", "import torch",
-        *(["from torch.testing._internal.two_tensor import TwoTensor"] if s.two_tensor else []),
-        *_config_lines(s), "", "",
-        lc.case.program.strip("\n"), "", "",
-        *[part for h in helpers for part in (h, "", "")],
-        f"def inputs({', '.join(swept)}):  # the harness's draws, in its order, from its seeded generator",
-        *(f"    {line}" for line in body), "", "",
-        *warm_lines,
-        f"torch.manual_seed({lc.data['seed']})",
-        *compile_lines, *cold_pass, *run, *check.lines,
-        f"print('the harness recorded:', {m.message()!r})",
-        "if same:",
-        "    print(f'MATCHES: {expected!r} on both sides (the failure does not reproduce here)')",
-        f"    sys.exit({REPRO_MATCHES})",
-        f"print(f'MISMATCH: {prefix['where']}: {m.check} is {{actual!r}}, but eager gives {{expected!r}}')",
-        f"sys.exit({REPRO_DIFFERS})",
+        QUOTES + docstring_safe(_title(lc, record, m)) + QUOTES,
+        *(["import os", "import tempfile"] if warm else []), "import sys", "", "import torch",
+        *s.imports, *_config_lines(lc),
+        *(["", f"if not torch.{device.split(':')[0]}.is_available():", f"    print('no {device} here')",
+           f"    sys.exit({REPRO_CANNOT_TELL})"] if device != "cpu" else []),
+        *(["os.environ['TORCHINDUCTOR_CACHE_DIR'] = tempfile.mkdtemp()  # caches of its own, cold"] if warm else []),
+        "", "",
+        *([classes, "", ""] if classes else []),
+        *s.helper_source(),
+        lc.case.program.strip("\n"), *([f"f = {name}"] if name != "f" else []), "", "",
+        "def run(fn, compiled):",
+        *((f"    {line}" if line else "") for line in body), "", "",
+        *compile_lines,
+        *main,
+        *_verdict_lines(lc, m),
     ]
     return "\n".join(lines) + "\n"
