@@ -68,7 +68,7 @@ def finding_record(f: Finding, out: Path) -> dict[str, Any]:
         "kinds": list(f.program.kinds),
         "program": f.program.source(),
         "variant": f.record.variant,
-        "where": f.signature.split(" [", 1)[0],
+        "where": f.signature,
         "mismatches": [m.message() for m in f.record.mismatches][:10],
         "reason": f.record.reason[:2000],
         "found_after_s": round(f.found_after, 1),
@@ -182,7 +182,7 @@ def write_findings(explorer: Explorer, findings: list[Finding]) -> dict[str, Any
 
 def mark_known(report: dict[str, Any], known: Path) -> list[str]:
     """Each finding that a known failure of the corpus shows the same way on this build (the same
-    entry point and mode, the same first check at the same place) names those cases; warnings."""
+    cause: conformance.causes) names those cases; warnings."""
     from conformance.explore.engine import signature_of
     from conformance.report.read import ReportInputError, read_results
 
@@ -198,8 +198,8 @@ def mark_known(report: dict[str, Any], known: Path) -> list[str]:
     by_where: dict[str, set[str]] = {}
     for r in records:
         if r.status in ("xfail", "fail") and r.mismatches:
-            by_where.setdefault(signature_of(r).split(" [", 1)[0], set()).add(r.case_id)
+            by_where.setdefault(signature_of(r), set()).add(r.case_id)
     for f in report["findings"]:
-        f["known_by"] = sorted(by_where.get(f.get("where", f["signature"].split(" [", 1)[0]), ()))
+        f["known_by"] = sorted(by_where.get(f.get("where", f["signature"]), ()))
     report["known_from"] = str(known)
     return warnings

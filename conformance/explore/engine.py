@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
-import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from conformance.causes import cause_of
 from conformance.core.entry import counts_graphs
 from conformance.explore.grammar import Program, programs
 from conformance.loader import CaseLoadError, LoadedCase, load_case
@@ -32,32 +32,17 @@ from conformance.results import ResultRecord
 from conformance.runner import RunOptions, run_variant
 from conformance.variants import Variant, variants_of
 
-_PREFIX = re.compile(r"^(?:(?:call|pass) [^:]*: )+")
-_INDEX = re.compile(r"\[\d+\]")
 ROUND_EXAMPLES = 100  # programs per Hypothesis round: each round shrinks what it found before the next
 SHRINK_GRACE = 0.25  # of the time budget, for shrinking what the last round found
 
 
-def _where(where: str) -> str:
-    return _INDEX.sub("[]", _PREFIX.sub("", where).split(" ", 1)[0])
-
-
 def signature_of(record: ResultRecord) -> str:
-    """What a discrepancy is, apart from the program that shows it: the entry point and mode,
-    the first check that differed (an exception's type), and where things differed (input /
-    output / grad / call ...), without names, indices or values."""
-    variant = record.variant.split("-", 1)[1]
-    if record.status == "error":
-        words = record.reason.split(":")
-        return f"{variant} error {words[1].strip().split(' ')[0] if len(words) > 1 else words[0][:40]}"
-    if not record.mismatches:
-        return f"{variant} {record.status}"
-    first = record.mismatches[0]
-    what = f"{first.check} @ {_where(first.where)}"
-    if first.check == "exception":
-        what += f" ({first.actual.split(':', 1)[0]} vs {first.expected.split(':', 1)[0]})"
-    places = sorted({_where(m.where) for m in record.mismatches})
-    return f"{variant} {what} [{', '.join(places)}]"
+    """What a discrepancy is, apart from the program that shows it: its cause (conformance.causes:
+    the entry point, the first check that differed, the kind of place and the direction, an
+    exception's innermost type and normalised message), so that findings and the corpus's items
+    group the same way."""
+    cause = cause_of(record)
+    return cause.key() if cause is not None else f"{record.status}"
 
 
 @dataclass

@@ -1,22 +1,30 @@
-"""Upstream-ready issue drafts: one per case that fails (or is a known failure) on the newest build
-that ran it, with no upstream issue to point at (no expectation, or one whose link is a pull request or a change rather
-than an issue). A person can file it as is: title, the case (program and inputs), expected vs actual
-per variant, the releases affected and the first bad one, and the reproducer."""
+"""Issue drafts a maintainer files as they are: one per cause (conformance/causes.py) that fails on
+the newest build that ran it and that no linked upstream issue describes, in the shape of PyTorch's
+bug template: a short title in PyTorch's words, a description, the program (the short reproducer,
+plain torch, runnable as is) with what it showed on the newest build, the versions as observed
+(where it fails, where it passes, a regression only where an older build passes), the inner cause
+of a backend failure, and the upstream pages the cases link as "possibly related". No project
+internals in the body; one footer line names the case file."""
 
 from __future__ import annotations
 
-import hashlib
+import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance.report.history import BAD, history, labels
+from conformance.causes import Cause, cause_of
+from conformance.report.history import BAD, in_release_order
+from conformance.report.scripts import reproducer_text
 
 if TYPE_CHECKING:
-    from conformance.report.model import Report
+    from collections.abc import Sequence
+
+    from conformance.report.model import Build, Report
     from conformance.report.read import Sourced
 
 DRAFTS = "issue-drafts"
+TITLE_MAX = 90
+PROGRAM_MAX = 60
 
 
 def has_issue(link: str | None) -> bool:
@@ -33,87 +41,134 @@ def needs_draft(s: Sourced) -> bool:
 
 @dataclass(frozen=True)
 class Draft:
-    case_id: str
+    case_id: str  # the representative item's case
     name: str  # file name under issue-drafts/
     text: str
+    cause: str = ""
 
 
-def case_text(s: Sourced) -> str | None:
-    """The case file the record was made from, only if it is a YAML file under the current folder
-    and still has the hash the record carries (records are data from elsewhere: never read more)."""
-    path = Path(s.record.case_file)
-    if not s.record.case_file or path.is_absolute() or ".." in path.parts or path.suffix not in (".yaml", ".yml"):
-        return None
-    try:
-        if not path.resolve().is_relative_to(Path.cwd().resolve()) or not path.is_file():
-            return None
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if hashlib.sha256(data).hexdigest() != s.record.case_sha256:
-        return None
-    return data.decode("utf-8", errors="replace")
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:80]
+
+
+def title(cause: Cause, backends: list[str]) -> str:
+    """What goes wrong, under which API, in under 90 characters."""
+    api = "aot_function" if cause.entry == "aot_function" else f"torch.compile ({'/'.join(backends)})"
+    where = cause.place.replace("an input's gradient", "a gradient").replace(", after writing through the outputs",
+                                                                                  " (seen through an output)")
+    what = {
+        "exception": f"raises {cause.exception.split(':', 1)[0] or 'an error'} where eager runs",
+        "values": f"wrong values in {where}",
+        "storage contents": f"wrong values beside {where} in its storage",
+        "graphs compiled": f"{cause.direction}",
+        "_version moved": f"version counter of {where}: {cause.direction}",
+        "_version delta": f"version counter of {where}: {cause.direction}",
+        ".grad": f"gradient missing or extra: {cause.direction}",
+    }.get(cause.check, f"{cause.check} of {where} differs from eager")
+    text = f"[{api}] {what}"
+    return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1].rstrip() + "…"
 
 
 def drafts(report: Report) -> list[Draft]:
-    builds, rows = history(report)
+    """One draft per cause failing on the newest build that ran the items showing it."""
+    builds = in_release_order(report.builds)
     order = {b.id: i for i, b in enumerate(builds)}
-    label = labels(builds)
-    first_bad: dict[str, str] = {}
-    for r in rows:
-        if r.first_failing is not None:
-            old = first_bad.get(r.case_id)
-            if old is None or order[r.first_failing] < order[old]:
-                first_bad[r.case_id] = r.first_failing
-    by_case: dict[str, list[Sourced]] = {}
+    newest_of: dict[str, str] = {}
     for s in report.records:
-        if needs_draft(s):
-            by_case.setdefault(s.record.case_id, []).append(s)
+        if s.record.status != "skip" and order[s.build] >= order.get(newest_of.get(s.record.case_id, ""), -1):
+            newest_of[s.record.case_id] = s.build
+    by_cause: dict[Cause, list[Sourced]] = {}
+    for s in report.records:
+        if s.build != newest_of.get(s.record.case_id) or not needs_draft(s):
+            continue
+        cause = cause_of(s.record)
+        if cause is not None:
+            by_cause.setdefault(cause, []).append(s)
     out = []
-    for case_id, items in sorted(by_case.items()):
-        ran = {s.build for s in report.records if s.record.case_id == case_id and s.record.status != "skip"}
-        bad_builds = sorted({s.build for s in report.records if s.record.case_id == case_id
-                             and s.record.status in BAD}, key=order.__getitem__)
-        if max(ran, key=order.__getitem__) not in bad_builds:
-            continue  # fixed on the newest release that ran it: history, not an issue to file
-        out.append(Draft(case_id, case_id.replace("/", "__") + ".md",
-                         _text(report, case_id, items, [label[b] for b in bad_builds],
-                               label.get(first_bad.get(case_id, ""), "—"))))
+    for cause, items in sorted(by_cause.items()):
+        items.sort(key=lambda s: (_length(report, s), s.record.case_id, s.record.variant))
+        text = _text(report, cause, items, builds)
+        out.append(Draft(items[0].record.case_id, f"{_slug(cause.key())}.md", text, cause.key()))
     return out
 
 
-def _text(report: Report, case_id: str, items: list[Sourced], affected: list[str], first: str) -> str:
-    head = items[0].record
-    kf = next((s.record.known_failure for s in items if s.record.known_failure is not None), None)
-    lines = [
-        f"# [torch.compile] does not hold: {head.summary.rstrip('.')}",
-        "",
-        f"Found by torch-conformance (case `{case_id}`, contract `{head.behavior or '?'}`). "
-        "No upstream issue describes it" + (f"; the nearest change: {kf.link} ({kf.reason})." if kf else "."),
-        "",
-        f"- Releases affected (of those run): {', '.join(affected) or '—'}",
-        f"- First bad release: {first}",
-        "",
-        "## Expected (eager) vs actual (compiled)",
-        "",
-    ]
-    seen = set()
-    for s in sorted(items, key=lambda x: (x.record.variant, x.build)):
-        first_mismatch = (s.record.mismatches[0].message() if s.record.mismatches
-                          else (s.record.reason.splitlines() or ["(no message)"])[0])
-        key = (s.record.variant, first_mismatch)
-        if key in seen:
-            continue
-        seen.add(key)
-        where = report.build(s.build).torch_version
-        link = report.links.get(report.key(s))
-        lines.append(f"- `{s.record.variant}` on {where}: {first_mismatch}"
-                     + (f" ([reproducer](../{link}))" if link else ""))
-    text = next((t for t in (case_text(s) for s in items) if t), None)
-    lines += ["", "## The program, its inputs and what is compared", ""]
-    if text:
-        lines += ["```yaml", text.rstrip(), "```"]
+def _length(report: Report, s: Sourced) -> int:
+    """The shortest reproducer represents its cause (one that is missing comes last)."""
+    text = reproducer_text(s)
+    return len(text.splitlines()) if text else 10_000
+
+
+def _program(report: Report, s: Sourced) -> list[str]:
+    """The reproducer's code without its docstring (which names the case file), or []."""
+    text = reproducer_text(s)
+    if not text:
+        return []
+    lines = text.splitlines()
+    if lines and lines[0].startswith("#!"):
+        lines = lines[1:]
+    if lines and lines[0].startswith('"""'):
+        end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip().endswith('"""')), 0)
+        lines = lines[end + 1:]
+    return lines
+
+
+def _text(report: Report, cause: Cause, items: list[Sourced], builds: Sequence[Build]) -> str:
+    head = items[0]
+    record = head.record
+    newest = report.build(head.build)
+    backends = sorted({s.record.backend or "?" for s in items})
+    m = record.mismatches[0] if record.mismatches else None
+    program = _program(report, head)
+    lines = [f"# {title(cause, backends)}", "", "### 🐛 Describe the bug", "", record.summary.strip(), ""]
+    if m is not None:
+        lines.append(f"Compiled, the call differs from eager at {_place(m)}: {m.check} is {m.actual}, eager gives "
+                     f"{m.expected}.")
     else:
-        lines.append(f"The case file `{head.case_file}` is not here as it ran (see the reproducer).")
-    lines += ["", "Each reproducer above needs only torch: exit 3 when compiled differs from eager.", ""]
+        lines.append(f"The compiled call cannot run: {record.reason.splitlines()[0] if record.reason else '?'}")
+    if cause.exception:
+        lines += ["", f"The innermost error: `{cause.exception}`."]
+    shown = sorted({f"{s.record.backend} ({s.record.mode})" for s in items})
+    lines += ["", f"Seen with {', '.join(shown)}" + (f", in {len({s.record.case_id for s in items})} programs"
+                                                    if len({s.record.case_id for s in items}) > 1 else "") + "."]
+    if program and len(program) <= PROGRAM_MAX + 20:
+        lines += ["", "```python", *program, "```", ""]
+        if m is not None:
+            lines += [f"On torch {newest.torch_version}:", "", "```", f"eager:    {m.expected}",
+                      f"compiled: {m.actual}", "```"]
+    lines += ["", "### Versions", "", *_versions(report, items, builds)]
+    related = sorted({link for s in items for link in (*s.record.upstream,
+                      *([s.record.known_failure.link] if s.record.known_failure else []))})
+    if related:
+        lines += ["", "### Possibly related", "", *(f"- {link}" for link in related)]
+    lines += ["", "---", f"Found by a conformance harness from `{record.case_file}`.", ""]
     return "\n".join(lines)
+
+
+def _place(m: object) -> str:
+    call = getattr(m, "call", None)
+    path = getattr(m, "path", "") or getattr(m, "where", "")
+    phase = getattr(m, "phase", "")
+    return (f"call {call}, " if call is not None else "") + (f"{phase}, " if phase else "") + path
+
+
+def _versions(report: Report, items: list[Sourced], builds: Sequence[Build]) -> list[str]:
+    cases = {(s.record.case_id, s.record.variant) for s in items}
+    per_build: dict[str, set[str]] = {}
+    for s in report.records:
+        if (s.record.case_id, s.record.variant) in cases and s.record.status != "skip":
+            per_build.setdefault(s.build, set()).add(s.record.status)
+    tested = [b for b in builds if b.id in per_build]
+    fails = [b.torch_version for b in tested if per_build[b.id] & BAD]
+    passes = [b.torch_version for b in tested if not per_build[b.id] & BAD]
+    lines = [f"- Builds tested: {', '.join(b.torch_version for b in tested)}",
+             f"- Fails on: {', '.join(fails) or '—'}", f"- Passes on: {', '.join(passes) or '—'}"]
+    bad_since = None  # the first build of the failing run that reaches the newest
+    for b in tested:
+        bad_since = (bad_since or b) if per_build[b.id] & BAD else None
+    if bad_since is not None:
+        before = [b for b in tested if b is not bad_since and tested.index(b) < tested.index(bad_since)]
+        if before:
+            lines.append(f"- Regressed in {bad_since.torch_version} ({before[-1].torch_version} passes)")
+    devices = sorted({s.record.device or "?" for s in items})
+    lines.append(f"- Device: {', '.join(devices)}; Python {', '.join(report.build(items[0].build).pythons) or '?'}")
+    return lines

@@ -66,6 +66,7 @@ def render_markdown(report: Report) -> str:  # one section after another
                    f"retire the expectation in {_esc(where)}" + (f" — [reproducer]({link})" if link else ""))
 
     out += _regressions(report)
+    out += _causes(report)
     out += _drafts(report)
 
     out += ["", "## Builds", "", "| build | torch | git | CUDA / ROCm | Python | platform | harness | records |",
@@ -129,13 +130,30 @@ def _mechanisms(report: Report) -> list[str]:
     return out
 
 
+def _causes(report: Report) -> list[str]:
+    causes = report.causes()
+    if not causes:
+        return []
+    out = ["", f"## Causes of the failing and known-failing items ({len(causes)})", "",
+           "One cause however many items, variants and builds show it: the check, the kind of place, the entry "
+           "point, the direction, an exception's innermost type and message.", "",
+           "| cause | items | cases | builds |", "|---|---|---|---|"]
+    for g in causes:
+        builds = ", ".join(f"{_esc(report.build(b).label)} ({', '.join(f'{n} {st}' for st, n in sorted(c.items()))})"
+                           for b, c in sorted(g["builds"].items()))
+        out.append(f"| {_esc(g['words'])} ({_esc(g['key'].split(' | ')[0])}) | {g['items']} | {len(g['cases'])} | "
+                   f"{builds} |")
+    return out
+
+
 def _drafts(report: Report) -> list[str]:
     if not report.drafts:
         return []
     out = ["", f"## Issue drafts: failures no upstream issue describes ({len(report.drafts)})", "",
-           "Each is upstream-ready text (title, the case, expected vs actual, releases affected, first bad "
-           "release); file it, then link the issue in the case's known failure.", ""]
-    return out + [f"- `{_esc(case)}`: [{_esc(path)}]({path})" for case, path in report.drafts]
+           "One per cause on the newest build that shows it, in the shape of PyTorch's bug template (a plain "
+           "PyTorch program, what it prints, the versions as observed); file it, then link the issue in the "
+           "known failures of the cases that show it.", ""]
+    return out + [f"- [{_esc(title)}]({path})" for title, path in report.drafts]
 
 
 def _regressions(report: Report) -> list[str]:

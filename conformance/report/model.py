@@ -166,7 +166,7 @@ class Report:
     runs: list[RunInfo] = field(default_factory=list)
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
     parity: ParityFile | None = None  # the upstream parity mapping, when given
-    drafts: list[tuple[str, str]] = field(default_factory=list)  # (case id, issue draft path), set on write
+    drafts: list[tuple[str, str]] = field(default_factory=list)  # (title, issue draft path), set on write
     bench: list[dict[str, Any]] = field(default_factory=list)  # bench.json documents of the builds, when given
 
     def speed(self) -> dict[str, Any] | None:
@@ -296,6 +296,29 @@ class Report:
         return [s for s in self.records if s.record.status in COMPARED and s.record.backend is not None
                 and counts_graphs(s.record.backend)
                 and s.record.compile_counts.get("cold_graphs") == 0]
+
+    def causes(self) -> list[dict[str, Any]]:
+        """The failing and known-failing items grouped by cause (conformance.causes), with the
+        builds, cases and variants that show each; most items first."""
+        from conformance.causes import cause_of
+
+        groups: dict[str, dict[str, Any]] = {}
+        for s in self.records:
+            if s.record.status not in ("fail", "xfail", "error", "xpass"):
+                continue
+            cause = cause_of(s.record)
+            if cause is None:
+                continue
+            g = groups.setdefault(cause.key(), {"key": cause.key(), "words": cause.words(), "items": 0,
+                                                "builds": {}, "cases": set(), "links": set()})
+            g["items"] += 1
+            g["builds"].setdefault(s.build, {}).setdefault(s.record.status, 0)
+            g["builds"][s.build][s.record.status] += 1
+            g["cases"].add(s.record.case_id)
+            if s.record.known_failure is not None:
+                g["links"].add(s.record.known_failure.link)
+        return sorted(({**g, "cases": sorted(g["cases"]), "links": sorted(g["links"])} for g in groups.values()),
+                      key=lambda g: (-g["items"], g["key"]))
 
     def build(self, build_id_: str) -> Build:
         return next(b for b in self.builds if b.id == build_id_)

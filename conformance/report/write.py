@@ -17,45 +17,10 @@ from conformance.report.html import render_html
 from conformance.report.junit import render_junit
 from conformance.report.markdown import render_markdown
 from conformance.report.model import Report
-from conformance.report.read import Sourced
+from conformance.report.scripts import REPRODUCERS, find_reproducer
 
 FILES = ("compat.json", "compat.md", "index.html", "junit.xml")
 PUBLISHED_JSON = "compat.json.gz"  # compat.json of a published report (`report --publish`)
-REPRODUCERS = "reproducers"
-
-
-def find_reproducer(s: Sourced) -> Path | None:
-    """The script a record names, looked for only inside the `reproducers/` folder beside the input
-    it was read from: as written (relative to where the run started), relative to that folder, or by
-    name there. Records are data from elsewhere (downloaded CI artifacts) and may name any path;
-    nothing outside that folder, and no symbolic link, is ever read."""
-    if s.origin is None:
-        return None
-    root = s.origin.parent / REPRODUCERS
-    if s.link is not None:  # a compat.json input: its own copy
-        candidates = [s.origin.parent / s.link]
-    elif s.record.reproducer:
-        given = Path(s.record.reproducer)
-        candidates = [given, s.origin.parent / given, root / given.name]
-    else:
-        return None
-    for candidate in candidates:
-        if _inside(candidate, root):
-            return candidate
-    return None
-
-
-def _inside(path: Path, root: Path) -> bool:
-    """A regular file under `root`, reached without following a symbolic link."""
-    try:
-        if not root.is_dir() or root.is_symlink():
-            return False
-        resolved = path.resolve(strict=True)
-        if not resolved.is_relative_to(root.resolve()) or not resolved.is_file():
-            return False
-        return not any(p.is_symlink() for p in (path, *path.parents) if p.is_relative_to(root))
-    except (OSError, RuntimeError):
-        return False
 
 
 def link_reproducers(report: Report, out: Path) -> dict[Path, bytes]:
@@ -79,7 +44,7 @@ def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Pa
     run's artifact). The files of the other form are removed, so the folder never holds both."""
     scripts = link_reproducers(report, out)
     found = drafts(report)
-    report.drafts = [(d.case_id, f"{DRAFTS}/{d.name}") for d in found]
+    report.drafts = [(d.text.splitlines()[0].removeprefix("# "), f"{DRAFTS}/{d.name}") for d in found]
     texts = {out / DRAFTS / d.name: d.text.encode("utf-8") for d in found}
     rendered = {
         "compat.json": render_compat(report).encode("utf-8"),

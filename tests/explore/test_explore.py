@@ -127,14 +127,20 @@ def _record(*mismatches: tuple[str, str, str, str], status: str = "fail") -> Res
     })
 
 
-def test_a_signature_names_the_check_and_the_place_not_the_names() -> None:
+def test_a_signature_is_the_cause_not_the_names() -> None:
     one = _record(("values", "input a", "1", "2"), ("values", "call 2: out[1]", "1", "2"))
     two = _record(("values", "input b", "3", "4"), ("values", "out[0]", "5", "6"))
     other = _record(("stride", "input a", "(1,)", "(2,)"))
-    assert signature_of(one) == signature_of(two) == "aot_eager-inference values @ input [input, out[]]"
+    assert signature_of(one) == signature_of(two) == "torch.compile | values | an input | differs"
     assert signature_of(other) != signature_of(one)
     raised = _record(("exception", "call", "no exception", "IndexError: list index out of range"))
-    assert "IndexError" in signature_of(raised)
+    assert "IndexError: list index out of range" in signature_of(raised)
+    # one outer type, two inner causes: two findings (they were one when the outer type was the key)
+    expand = _record(("exception", "call", "no exception", "BackendCompilerFailed: backend='aot_eager' raised: "
+                                                            "(caused by RuntimeError: expand: sizes (2, 3) too few)"))
+    set_ = _record(("exception", "call", "no exception", "BackendCompilerFailed: backend='aot_eager' raised: "
+                                                          "(caused by AssertionError: set_ on a view)"))
+    assert signature_of(expand) != signature_of(set_)
 
 
 def test_the_cli_refuses_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -291,11 +297,11 @@ def test_a_finding_that_a_known_failure_shows_the_same_way_is_marked_known(tmp_p
         record("mutation_epilogue/known_one", "xfail", "input a"),
         record("mutation_epilogue/passing", "pass", "input a"),
         record("mutation_epilogue/elsewhere", "xfail", "out[0]"))))
+    known = signature_of(record("x", "fail", "input b"))
     report: dict[str, Any] = {"torch": "2.13.0", "findings": [
-        {"signature": "aot_eager-inference storage_offset @ input [input]", "where":
-         "aot_eager-inference storage_offset @ input", "statements": 1},
-        {"signature": "aot_eager-training storage_offset @ input [input]", "where":
-         "aot_eager-training storage_offset @ input", "statements": 1}]}
+        {"signature": known, "where": known, "statements": 1},
+        {"signature": "torch.compile | stride | an input | differs", "where":
+         "torch.compile | stride | an input | differs", "statements": 1}]}
     mark_known(report, results)
     assert [f["known_by"] for f in report["findings"]] == [["mutation_epilogue/known_one"], []]
     assert "**Probably known**" in to_markdown({**report, "backends": [], "modes": [], "seed": 0, "programs": 1,

@@ -109,39 +109,3 @@ def test_what_needs_a_person_comes_first_in_both_pages(tmp_path: Path) -> None:
     assert "fails on 2.14.1+cpu after passing on the release before" in attention
 
 
-def test_an_issue_draft_is_written_for_each_failure_no_upstream_issue_describes(tmp_path: Path,
-                                                                                 monkeypatch: Any) -> None:
-    import hashlib
-
-    from conformance.results import KnownFailureRef
-    from tests.report.conftest import changed
-
-    monkeypatch.chdir(tmp_path)
-    case = tmp_path / "cases" / "mutation_epilogue" / "a.yaml"
-    case.parent.mkdir(parents=True)
-    case.write_text("program: |\n  def f(x):\n      x.mul_(2)\n")
-    made = hashlib.sha256(case.read_bytes()).hexdigest()
-    (tmp_path / "secret.yaml").write_text("not for the report\n")
-
-    def kf(link: str) -> KnownFailureRef:
-        return KnownFailureRef(reason="why", link=link, source="cases/x.yaml")
-
-    records = [
-        changed(record("mutation_epilogue/a", status="xfail", build="2.14.1"), case_sha256=made,
-                case_file="cases/mutation_epilogue/a.yaml", known_failure=kf("https://github.com/pytorch/pytorch/pull/1")),
-        changed(record("mutation_epilogue/a", status="pass", build="2.13.0"), case_sha256=made,
-                case_file="cases/mutation_epilogue/a.yaml"),
-        changed(record("mutation_epilogue/b", status="xfail"), known_failure=kf("https://github.com/pytorch/pytorch/issues/2")),
-        changed(record("mutation_epilogue/c", status="fail"), case_file="../secret.yaml", case_sha256="0" * 64),
-        # failed on an older release, passes on the newest that ran it: fixed, nothing to file
-        record("mutation_epilogue/d", status="fail", build="2.13.0"),
-        record("mutation_epilogue/d", status="pass", build="2.14.1"),
-    ]
-    report = merge([write_results(tmp_path / "r.jsonl", records)])
-    write_report(report, tmp_path / "out")
-    drafts = sorted(p.name for p in (tmp_path / "out" / "issue-drafts").iterdir())
-    assert drafts == ["mutation_epilogue__a.md", "mutation_epilogue__c.md"]  # b links an issue
-    text = (tmp_path / "out" / "issue-drafts" / "mutation_epilogue__a.md").read_text()
-    assert "First bad release: 2.14.1+cpu" in text and "x.mul_(2)" in text and "pull/1" in text
-    assert "not for the report" not in (tmp_path / "out" / "issue-drafts" / "mutation_epilogue__c.md").read_text()
-    assert "## Issue drafts: failures no upstream issue describes (2)" in (tmp_path / "out" / "compat.md").read_text()

@@ -1,0 +1,103 @@
+"""Issue drafts: one per cause on the newest build, in PyTorch's bug template, plain PyTorch inside."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.causes import cause_of
+from conformance.report.model import merge
+from conformance.report.write import write_report
+from conformance.results import KnownFailureRef
+from tests.report.conftest import changed, record, write_results
+
+VALUES = {"check": "values", "where": "out[0]", "path": "out[0]", "role": "output", "subject": "out[0]",
+          "expected": "[1.0]", "actual": "[2.0]"}
+RAISES = {"check": "exception", "where": "call", "path": "call", "expected": "no exception",
+          "actual": "BackendCompilerFailed: backend='inductor' raised: (caused by AssertionError: expected size 3==3, "
+                    "stride 1==4 at dim=0)"}
+
+
+def _fail(case: str, mismatch: dict[str, Any], build: str = "2.14.1", variant: str = "cpu-inductor-inference",
+          **kw: Any) -> Any:
+    return changed(record(case, variant=variant, status="fail", build=build), mismatches=(mismatch,),
+                   reason="x", **kw)
+
+
+def _drafts(tmp_path: Path, records: list[Any]) -> dict[str, str]:
+    report = merge([write_results(tmp_path / "r.jsonl", records)])
+    write_report(report, tmp_path / "out")
+    folder = tmp_path / "out" / "issue-drafts"
+    return {p.name: p.read_text() for p in sorted(folder.iterdir())} if folder.is_dir() else {}
+
+
+def test_one_draft_per_cause_however_many_cases_show_it(tmp_path: Path) -> None:
+    found = _drafts(tmp_path, [_fail("mutation_epilogue/a", VALUES), _fail("runtime_wrapper/b", VALUES),
+                               _fail("mutation_epilogue/a", RAISES, variant="cpu-aot_eager-inference")])
+    assert len(found) == 2, list(found)
+    text = next(t for t in found.values() if "wrong values" in t)
+    assert "in 2 programs" in text
+
+
+def test_a_cause_is_apart_from_names_indices_and_numbers() -> None:
+    other = {**RAISES, "actual": RAISES["actual"].replace("3==3", "7==7").replace("dim=0", "dim=2")}
+    moved = {**VALUES, "where": "out[3]", "path": "out[3]", "subject": "out[3]"}
+    a, b = (cause_of(_fail("x/a", m)) for m in (RAISES, other))
+    assert a == b and a is not None and a.exception == "AssertionError: expected size N==N, stride N==N at dim=N"
+    assert cause_of(_fail("x/a", VALUES)) == cause_of(_fail("x/b", moved))
+    # an inner error of another type is another cause, though the outer type is the same
+    expand = {**RAISES, "actual": "BackendCompilerFailed: backend='inductor' raised: (caused by RuntimeError: "
+                                  "expand: the number of sizes provided (2) must be greater)"}
+    assert cause_of(_fail("x/a", expand)) != a
+
+
+def test_a_draft_is_plain_pytorch_with_a_short_title_and_the_versions_as_observed(tmp_path: Path) -> None:
+    script = tmp_path / "reproducers" / "mutation_epilogue__a__cpu-inductor-inference.py"
+    script.parent.mkdir()
+    script.write_text('#!/usr/bin/env python3\n"""Docstring naming cases/mutation_epilogue/a.yaml.\n"""\nimport '
+                      'torch\n\n\ndef f(x):\n    return x + 1\n')
+    failing = changed(_fail("mutation_epilogue/a", VALUES), reproducer=str(script),
+                      summary="An input doubled in place.")
+    found = _drafts(tmp_path, [failing, record("mutation_epilogue/a", variant="cpu-inductor-inference",
+                                               build="2.13.0")])
+    (text,) = found.values()
+    title = text.splitlines()[0].removeprefix("# ")
+    assert len(title) <= 90 and title.startswith("[torch.compile (inductor)]"), title
+    assert "### 🐛 Describe the bug" in text and "### Versions" in text
+    assert "```python\nimport torch\n\n\ndef f(x):\n    return x + 1\n```" in text
+    assert "Docstring naming" not in text
+    assert "- Regressed in 2.14.1+cpu (2.13.0+cpu passes)" in text
+    body = text.split("\n---\n")[0]
+    assert not re.search(r"CompileCounter|conformance\.|kiim|mutation_epilogue/a", body), body
+
+
+def test_no_regression_is_claimed_where_no_older_build_passes(tmp_path: Path) -> None:
+    found = _drafts(tmp_path, [_fail("mutation_epilogue/a", VALUES), _fail("mutation_epilogue/a", VALUES,
+                                                                            build="2.13.0")])
+    (text,) = found.values()
+    assert "Regressed" not in text and "- Fails on: 2.13.0+cpu, 2.14.1+cpu" in text
+
+
+@pytest.mark.parametrize(("link", "drafted"), [("https://github.com/pytorch/pytorch/issues/2", False),
+                                               ("https://github.com/pytorch/pytorch/pull/1", True)])
+def test_a_known_failure_gets_a_draft_unless_it_links_an_issue(tmp_path: Path, link: str, drafted: bool) -> None:
+    kf = KnownFailureRef(reason="why", link=link, source="cases/x.yaml")
+    xfail = changed(record("mutation_epilogue/a", variant="cpu-inductor-inference", status="xfail", build="2.14.1"),
+                    mismatches=(VALUES,), known_failure=kf)
+    assert bool(_drafts(tmp_path, [xfail])) == drafted
+
+
+def test_a_cause_fixed_on_the_newest_build_is_history_not_a_draft(tmp_path: Path) -> None:
+    assert _drafts(tmp_path, [_fail("mutation_epilogue/a", VALUES, build="2.13.0"),
+                              record("mutation_epilogue/a", variant="cpu-inductor-inference", build="2.14.1")]) == {}
+
+
+def test_a_draft_reads_no_file_a_record_names_outside_its_reproducers_folder(tmp_path: Path) -> None:
+    (tmp_path / "secret.py").write_text("not for the report\n")
+    leaky = changed(_fail("mutation_epilogue/a", VALUES), case_file="../secret.yaml", reproducer=str(tmp_path /
+                                                                                                  "secret.py"))
+    (text,) = _drafts(tmp_path, [leaky]).values()
+    assert "not for the report" not in text
