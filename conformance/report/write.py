@@ -13,6 +13,7 @@ from pathlib import Path
 from conformance.files import write_atomic
 from conformance.report.compat import render_compat
 from conformance.report.drafts import DRAFTS, drafts
+from conformance.report.history import in_release_order
 from conformance.report.html import render_html
 from conformance.report.junit import render_junit
 from conformance.report.markdown import render_markdown
@@ -23,10 +24,15 @@ FILES = ("compat.json", "compat.md", "index.html", "junit.xml")
 PUBLISHED_JSON = "compat.json.gz"  # compat.json of a published report (`report --publish`)
 
 
-def link_reproducers(report: Report, out: Path) -> dict[Path, bytes]:
-    """Set `report.links` and return the scripts to write under `out`."""
+def link_reproducers(report: Report, out: Path, *, publish: bool = False) -> dict[Path, bytes]:
+    """Set `report.links` and return the scripts to write under `out`. A published report keeps the
+    scripts of every failure and those of the newest build's known failures (each older build's
+    known failures are in its own CI artifacts): the folder stays small enough for git."""
     files: dict[Path, bytes] = {}
+    newest = in_release_order(report.builds)[-1].id if report.builds else ""
     for s in report.records:
+        if publish and s.record.status == "xfail" and s.build != newest:
+            continue
         found = find_reproducer(s)
         if found is None:
             continue
@@ -42,7 +48,7 @@ def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Pa
     `publish`: a report kept in git (the published release matrix), small enough for it: the full
     records gzipped (compat.json.gz), a page listing only the notable items, no junit.xml (a CI
     run's artifact). The files of the other form are removed, so the folder never holds both."""
-    scripts = link_reproducers(report, out)
+    scripts = link_reproducers(report, out, publish=publish)
     found = drafts(report)
     report.drafts = [(d.text.splitlines()[0].removeprefix("# "), f"{DRAFTS}/{d.name}") for d in found]
     texts = {out / DRAFTS / d.name: d.text.encode("utf-8") for d in found}
