@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from conformance.core.entry import AOT_FUNCTION
 from conformance.results import MismatchRecord, ResultRecord
 
-_CAUSED_BY = re.compile(r"\(caused by (?P<type>[\w.]+): (?P<message>.*)\)\s*$", re.DOTALL)
+# a summary may be cut before its closing parenthesis
+_CAUSED_BY = re.compile(r"\(caused by (?P<type>[\w.]+): (?P<message>.*?)\)?\s*$", re.DOTALL)
 _TYPE = re.compile(r"^(?P<type>[\w.]+): ?(?P<message>.*)$", re.DOTALL)
 _NORMALISE = (
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from conformance.variants import Variant
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_NOTHING = 5  # pytest's: the selection matched no item
 _TORCH_MISSING = (
     "torch is not importable in this Python ({exe}).\n"
     "torch-conformance tests the torch build you already have and never installs one itself.\n"
@@ -236,9 +239,51 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("pytest " + " ".join(argv))
         return EXIT_OK
-    import pytest
+    from conformance.results import hold_results
 
-    return int(pytest.main(argv))
+    results = Path(args.results or BY_NAME["results"].env_default())
+    holder = hold_results(results)  # only to say so plainly: the run's own process holds it for real
+    if isinstance(holder, str):
+        print(holder, file=sys.stderr)
+        return EXIT_USAGE
+    holder.close()
+    started = time.time()
+    if str(args.numprocesses or "1") == "0":
+        # items run in this process: one that ends the process (os._exit) would end the command with
+        # the program's status, so pytest runs in a child whose records are counted afterwards
+        code = subprocess.run([sys.executable, "-m", "pytest", *argv], check=False).returncode  # noqa: S603
+    else:
+        import pytest
+
+        code = int(pytest.main(argv))
+    return _accounted(results, code, started)
+
+
+def _accounted(results: Path, code: int, started: float) -> int:
+    """The run's status, unless its records fall short of the items it selected (a process that
+    ended mid-run): then never 0."""
+    from conformance.results import manifest_path
+
+    manifest = manifest_path(results)
+    if code == EXIT_NOTHING:
+        return code
+    if not manifest.is_file() or manifest.stat().st_mtime < started - 1:
+        if code == EXIT_OK:  # a run with items writes its manifest; this one ended before it could
+            print(f"run: no run manifest was written beside {results}: the run ended before it selected "
+                  "anything (its process ended)", file=sys.stderr)
+            return EXIT_FAIL
+        return code
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        planned = len(data.get("items", ()))
+        recorded = sum(1 for line in results.read_text(encoding="utf-8").splitlines() if line.strip())
+    except (OSError, ValueError):
+        return code
+    if data.get("finished") and recorded >= planned:
+        return code
+    print(f"run: {recorded} record(s) for {planned} selected item(s) in {results}"
+          + ("" if data.get("finished") else "; the run never finished (its process ended mid-run)"), file=sys.stderr)
+    return code or EXIT_FAIL
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -303,7 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "devices, backends and modes")
     p.add_argument("-n", dest="numprocesses", metavar="N", help="worker processes (a number or auto; default 1): a "
                    "worker that dies costs only its item, which becomes an error record, and the run goes on; "
-                   "-n 0 runs items in this process (for --pdb), where such an item ends the run")
+                   "-n 0 runs items in one pytest process (for --pdb), where such an item ends the run, and the "
+                   "command's status is then 1")
     p.add_argument("-q", dest="quiet", action="store_true", help="quieter pytest output")
     p.add_argument("--dry-run", action="store_true", help="print the pytest command line and exit")
     p.set_defaults(func=cmd_run, pytest_args=[], needs_torch=True)

@@ -50,9 +50,13 @@ def grace(timeout: float) -> float:
 # ----------------------------------------------------------------------------- interrupts
 
 
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
 class _InterruptTracker:
-    """Remembers whether SIGINT was really delivered, so that a KeyboardInterrupt the program
-    raised itself can be told apart from a user's Ctrl-C."""
+    """Remembers whether a stop was really delivered, so that a KeyboardInterrupt the program
+    raised itself can be told apart from a user's Ctrl-C. SIGTERM and SIGHUP (a CI runner's
+    cancel, a closed terminal) stop the run as Ctrl-C does: every item gets its record."""
 
     def __init__(self) -> None:
         self.delivered = 0
@@ -61,18 +65,19 @@ class _InterruptTracker:
     def install(self) -> None:
         if self.installed or threading.current_thread() is not threading.main_thread():
             return
-        previous = signal.getsignal(signal.SIGINT)
+        for signum in STOP_SIGNALS:
+            previous = signal.getsignal(signum)
 
-        def handler(signum: int, frame: FrameType | None) -> Any:
-            self.delivered += 1
-            if callable(previous):
-                return previous(signum, frame)
-            raise KeyboardInterrupt
+            def handler(signum: int, frame: FrameType | None, previous: Any = previous) -> Any:
+                self.delivered += 1
+                if signum == signal.SIGINT and callable(previous):
+                    return previous(signum, frame)
+                raise KeyboardInterrupt
 
-        try:
-            signal.signal(signal.SIGINT, handler)
-        except ValueError:  # not the main thread of the main interpreter
-            return
+            try:
+                signal.signal(signum, handler)
+            except ValueError:  # not the main thread of the main interpreter
+                return
         self.installed = True
 
 

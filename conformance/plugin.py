@@ -36,7 +36,7 @@ from conformance.guard import (
 )
 from conformance.loader import CaseError, CaseLoadError, LoadedCase, case_id_for, is_case_file, load_case
 from conformance.options import BY_NAME, OPTIONS, check_number, csv, shard_of
-from conformance.results import ResultRecord, ResultsWriter
+from conformance.results import ResultRecord, ResultsWriter, hold_results
 
 if TYPE_CHECKING:
     from conformance.runner import RunOptions
@@ -171,6 +171,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = state
     _drop_unused_hypothesis_plugin(config, root.resolve())
     if not _is_worker(config):
+        holder = hold_results(results)
+        if isinstance(holder, str):
+            raise pytest.UsageError(holder)
+        config.add_cleanup(holder.close)
+        INTERRUPTS.install()  # SIGTERM and SIGHUP stop the controller as Ctrl-C does
         state.sink = ResultsSink(config, ResultsWriter(results), expectations, journal_dir, root=state.root,
                                  distributed=_distributed(config), describe=_describe)
         config.pluginmanager.register(state.sink, "torch-conformance-results")

@@ -11,7 +11,7 @@ import fcntl
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import IO, Annotated, Any, Literal
 
 import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field
@@ -166,6 +166,35 @@ class ResultRecord(_Record):
     @property
     def key(self) -> tuple[str, str]:
         return (self.case_id, self.variant)
+
+
+def lock_path(results: Path) -> Path:
+    return results.with_name(f".{results.name}.lock")
+
+
+def hold_results(results: Path) -> IO[str] | str:
+    """The results file held for one run (an exclusive lock beside it, released when the process
+    ends): a second run into the same file would empty it under the first. The open lock file, or
+    why it cannot be had."""
+    path = lock_path(results)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a+", encoding="utf-8")
+    except OSError as exc:
+        return f"--results {results}: cannot open {path.name} beside it ({exc.strerror or exc})"
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        pid = handle.read().strip() or "?"
+        handle.close()
+        return (f"--results {results}: another run (pid {pid}) is writing this file; give this run a results file "
+                "of its own (--results), or wait for that one to end")
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
 
 
 class ResultsWriter:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from conformance.options import shard_of
 
-EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_EMPTY, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,7 +24,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "contexts, aliased inputs, float sweeps) with Hypothesis, run each as a case through the runner and "
         "oracles, confirm each discrepancy by a second run, shrink it, and write one finding per signature. "
         "Each worker runs in its own process. Exit status 1 when a finding or crash was written, 2 on bad usage, "
-        "130 when interrupted (what was found is written all the same).",
+        "3 when nothing was explored or a worker failed, 130 when interrupted (what was found is written all "
+        "the same).",
     )
     p.add_argument("-o", "--output", default="results/explore", metavar="DIR",
                    help="where findings.md, findings.json, findings/ and the Hypothesis database (for resuming) "
@@ -72,8 +74,12 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[s
     errors = check_selection([], args.backends, args.modes)
     if args.fault is not None and args.fault not in FAULTS:
         errors.append(f"--fault {args.fault}: no such fault; choose from {', '.join(sorted(FAULTS))}")
-    if args.time_budget <= 0 or args.max_examples <= 0 or args.workers <= 0:
-        errors.append("--time-budget, --max-examples and --workers must be positive")
+    if not (0 < args.time_budget < math.inf) or args.max_examples <= 0 or args.workers <= 0:
+        errors.append("--time-budget, --max-examples and --workers must be positive (and the budget finite)")
+    if args.seed < 0:
+        errors.append(f"--seed {args.seed}: give 0 or a positive number")
+    if not args.merge and (not args.backends or not args.modes):
+        errors.append("--backends and --modes: give at least one of each")
     if _shard(args.shard) is None:
         errors.append(f"--shard {args.shard}: expected I/N with 1 <= I <= N, e.g. 2/4")
     parts = []
@@ -132,7 +138,15 @@ def cmd_explore(args: argparse.Namespace) -> int:
     _summary(report, Path(args.output))
     if report["interrupted"]:
         return EXIT_INTERRUPTED
-    return EXIT_FOUND if report["findings"] or report["crashes"] else EXIT_OK
+    if report["findings"] or report["crashes"]:
+        return EXIT_FOUND
+    if not parts and (not report["programs"] or report.get("worker_errors")):
+        # a control that explored nothing, or whose worker failed, found nothing by not looking
+        print(f"explore: {report['programs']} program(s) explored"
+              + (f", worker errors: {report['worker_errors']}" if report.get("worker_errors") else ""),
+              file=sys.stderr)
+        return EXIT_EMPTY
+    return EXIT_OK
 
 
 def _summary(report: dict[str, Any], out: Path) -> None:

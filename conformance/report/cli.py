@@ -82,7 +82,7 @@ def cmd_report(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.output)
-    clash = next((p for p in paths if p.suffix == ".jsonl" and out.resolve() == p.resolve().parent), None)
+    clash = next((p for p in paths if out.resolve() == p.resolve().parent), None)
     if clash is not None:
         print(f"report: -o {out}: that folder holds the inputs ({clash}) and the run's reproducers, which the "
               "report would overwrite or remove; write the report elsewhere, e.g. -o reports", file=sys.stderr)

@@ -101,3 +101,12 @@ def test_a_draft_reads_no_file_a_record_names_outside_its_reproducers_folder(tmp
                                                                                                   "secret.py"))
     (text,) = _drafts(tmp_path, [leaky]).values()
     assert "not for the report" not in text
+
+
+def test_the_innermost_error_is_found_in_a_summary_cut_short() -> None:
+    from conformance.causes import innermost
+
+    cut = ("BackendCompilerFailed: backend='inductor' raised: (caused by RuntimeError: one of the variables needed for "
+           "gradient computation has been modified by an inplace operation: [torch.FloatTensor [3]] is at ver")
+    assert innermost(cut)[0] == "RuntimeError"
+    assert innermost("IndexError: list index out of range") == ("IndexError", "list index out of range")

@@ -1,0 +1,140 @@
+"""False greens and lost results (issue: nothing lost, round 3): two runs into one results file, a
+CI runner's SIGTERM, a program that ends the serial process, an explorer that explored nothing,
+and a report written over its inputs' folder. Each run is the real CLI in a child process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CASE = """\
+behavior: runtime_wrapper
+summary: {name}
+upstream: [https://github.com/pytorch/pytorch/pull/181271]
+devices: [cpu]
+backends: [aot_eager]
+modes: [inference]
+inputs:
+  x: {{tensor: {{shape: [4]}}}}
+program: |
+  import os, signal, time
+  def f(x):
+{body}
+      return x * 2
+"""
+
+
+def _cases(root: Path, **bodies: str) -> Path:
+    for name, body in bodies.items():
+        path = root / "cases" / "runtime_wrapper" / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = "\n".join(f"      {line}" for line in body.splitlines())
+        path.write_text(CASE.format(name=name, body=lines))
+    return root / "cases"
+
+
+def _run(root: Path, *args: str, wait: bool = True) -> Any:
+    cmd = [sys.executable, "-m", "conformance", "run", "-q", "--cases", "cases", "--results", "out/r.jsonl", *args]
+    if not wait:
+        return subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+    return subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600, check=False)
+
+
+def _records(root: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (root / "out" / "r.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_a_second_run_into_a_results_file_another_run_writes_is_refused(tmp_path: Path) -> None:
+    _cases(tmp_path, slow="time.sleep(30)", fine="pass")
+    first = _run(tmp_path, wait=False)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "out" / "r.manifest.json").is_file() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    second = _run(tmp_path)
+    out, _ = first.communicate(timeout=600)
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert "another run (pid " in second.stderr and "is writing this file" in second.stderr, second.stderr
+    assert first.returncode == 0, out
+    assert sorted(r["case_id"] for r in _records(tmp_path)) == ["runtime_wrapper/fine", "runtime_wrapper/slow"]
+    assert _run(tmp_path, "-k", "fine").returncode == 0  # once the first run has ended, the file is free
+
+
+@pytest.mark.parametrize("workers", ["1", "0"])
+def test_sigterm_to_the_run_stops_it_as_ctrl_c_does_and_every_item_has_a_record(tmp_path: Path,
+                                                                                workers: str) -> None:
+    _cases(tmp_path, a_first="pass", b_long="time.sleep(120)", c_never="pass", d_never="pass")
+    proc = _run(tmp_path, "-n", workers, wait=False)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        recs = _records(tmp_path) if (tmp_path / "out" / "r.jsonl").is_file() else []
+        if any(r["case_id"] == "runtime_wrapper/a_first" for r in recs):
+            break
+        time.sleep(0.5)
+    time.sleep(3)  # b_long is running now
+    os.killpg(proc.pid, signal.SIGTERM)  # as a CI runner's cancel does: the whole process group
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode != 0, out
+    by = {r["case_id"].split("/")[1]: r for r in _records(tmp_path)}
+    assert sorted(by) == ["a_first", "b_long", "c_never", "d_never"], out
+    assert by["a_first"]["status"] == "pass"
+    assert all(by[n]["status"] == "error" for n in ("b_long", "c_never", "d_never")), out
+    assert by["d_never"]["reason"].startswith("not run: the run was stopped"), by["d_never"]["reason"]
+
+
+def test_a_program_that_ends_the_serial_process_never_leaves_a_green_run(tmp_path: Path) -> None:
+    _cases(tmp_path, a_exits="os._exit(0)", b_fine="pass", c_fine="pass")
+    result = _run(tmp_path, "-n", "0")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the run never finished" in result.stderr or "no run manifest" in result.stderr, result.stderr
+
+
+def _explore(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance", "explore", "-q", "-o", str(tmp_path / "x"), *args],
+                          capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("args", [["--seed", "-5"], ["--time-budget", "nan"], ["--time-budget", "inf"],
+                                  ["--modes", ","], ["--backends", ","]])
+def test_the_explorer_refuses_a_search_that_could_not_look(tmp_path: Path, args: list[str]) -> None:
+    result = _explore(tmp_path, "--backends", "none", "--time-budget", "5", *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "explore:" in result.stderr
+
+
+def test_an_exploration_that_explored_nothing_is_not_green(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+    from conformance.explore import supervise
+
+    def nothing(config: Any, progress: Any) -> Any:
+        totals = supervise.Totals()
+        totals.worker_errors.append("worker 0 ended with status 1 (its traceback is above); went on")
+        return totals, 1.0
+
+    monkeypatch.setattr(supervise, "supervise", nothing)
+    monkeypatch.chdir(tmp_path)
+    code = main(["explore", "-q", "--backends", "none", "--time-budget", "5", "-o", str(tmp_path / "x")])
+    assert code == 3, capsys.readouterr()
+    assert "0 program(s) explored" in capsys.readouterr().err
+
+
+def test_a_report_is_never_written_into_the_folder_of_its_inputs(tmp_path: Path) -> None:
+    from tests.report.conftest import record, write_results
+
+    results = write_results(tmp_path / "run" / "results.json", [record()])
+    (tmp_path / "run" / "reproducers").mkdir()
+    (tmp_path / "run" / "reproducers" / "keep.py").write_text("print(1)\n")
+    result = subprocess.run([sys.executable, "-m", "conformance", "report", str(results), "-o",
+                             str(tmp_path / "run")], capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "that folder holds the inputs" in result.stderr
+    assert (tmp_path / "run" / "reproducers" / "keep.py").is_file()
