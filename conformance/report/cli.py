@@ -69,6 +69,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=cmd_report)
 
 
+def _is_report(path: Path) -> bool:
+    """Whether an input is a report's compat.json (gzipped or not), by its first bytes."""
+    import gzip
+
+    from conformance.report.read import COMPAT_SCHEMA
+
+    try:
+        with path.open("rb") as raw:
+            head = raw.read(2)
+        with (gzip.open(path, "rb") if head == b"\x1f\x8b" else path.open("rb")) as f:
+            start = f.read(300).decode("utf-8", errors="replace")
+    except (OSError, EOFError):
+        return False
+    return start.lstrip().startswith("{") and f'"{COMPAT_SCHEMA}"' in start
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from conformance.report import ReportInputError, merge, write_report
 
@@ -82,7 +98,9 @@ def cmd_report(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.output)
-    clash = next((p for p in paths if out.resolve() == p.resolve().parent), None)
+    # a results file's folder holds its run's reproducers, which the report would replace; a report's
+    # own compat.json may be rendered again into its folder (its scripts are the report's own)
+    clash = next((p for p in paths if out.resolve() == p.resolve().parent and not _is_report(p)), None)
     if clash is not None:
         print(f"report: -o {out}: that folder holds the inputs ({clash}) and the run's reproducers, which the "
               "report would overwrite or remove; write the report elsewhere, e.g. -o reports", file=sys.stderr)

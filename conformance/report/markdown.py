@@ -69,12 +69,14 @@ def render_markdown(report: Report) -> str:  # one section after another
     out += _causes(report)
     out += _drafts(report)
 
-    out += ["", "## Builds", "", "| build | torch | git | CUDA / ROCm | Python | platform | harness | records |",
-            "|---|---|---|---|---|---|---|---|"]
+    out += ["", "## Builds", "",
+            "| build | torch | git | CUDA / ROCm | devices | Python | platform | harness | records |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for b in report.builds:
         accel = b.cuda or (f"ROCm {b.hip}" if b.hip else "—")
+        devices = ", ".join(f"{d}: {name}" for d, name in b.device_names.items()) or "—"
         out.append(f"| {_esc(b.label)} | {_esc(b.torch_version)} | {_esc(b.torch_git or '—')} | {_esc(accel)} | "
-                   f"{_esc(', '.join(b.pythons) or '—')} | {_esc(', '.join(b.platforms) or '—')} | "
+                   f"{_esc(devices)} | {_esc(', '.join(b.pythons) or '—')} | {_esc(', '.join(b.platforms) or '—')} | "
                    f"{_esc(', '.join(b.harness_versions) or '—')} | {b.records} |")
 
     columns = report.columns

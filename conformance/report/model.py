@@ -470,7 +470,8 @@ def _builds(records: Iterable[Sourced]) -> list[Build]:
             if value and value not in getattr(b, attr):
                 getattr(b, attr).append(str(value))
         if s.record.device and fp.device_name:
-            b.device_names.setdefault(s.record.device, fp.device_name)
+            b.device_names.setdefault(s.record.device, fp.device_name + (f" (capability {fp.capability})"
+                                                                          if fp.capability else ""))
     for b in builds.values():
         for attr in ("pythons", "platforms", "harness_versions", "dates"):
             getattr(b, attr).sort()
