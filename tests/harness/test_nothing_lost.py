@@ -15,21 +15,7 @@ from typing import Any
 
 import pytest
 
-CASE = """\
-behavior: runtime_wrapper
-summary: {name}
-upstream: [https://github.com/pytorch/pytorch/pull/181271]
-devices: [cpu]
-backends: [aot_eager]
-modes: [inference]
-inputs:
-  x: {{tensor: {{shape: [4]}}}}
-program: |
-  import os, signal, time
-  def f(x):
-{body}
-      return x * 2
-"""
+from tests.harness.test_fault_run import CASE  # one template for the programs that misbehave
 
 
 def _cases(root: Path, **bodies: str) -> Path:
@@ -37,7 +23,7 @@ def _cases(root: Path, **bodies: str) -> Path:
         path = root / "cases" / "runtime_wrapper" / f"{name}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = "\n".join(f"      {line}" for line in body.splitlines())
-        path.write_text(CASE.format(name=name, body=lines))
+        path.write_text(CASE.format(name=name, body=lines, extra="modes: [inference]\n"))
     return root / "cases"
 
 
