@@ -18,7 +18,14 @@ import pytest
 from conformance.expectations import Expectation, stale
 from conformance.guard import Journal, JournalEntry
 from conformance.loader import case_id_for, load_case
-from conformance.results import ManifestItem, ResultRecord, ResultsWriter, RunManifest, write_manifest
+from conformance.results import (
+    ManifestItem,
+    ResultRecord,
+    ResultsWriteError,
+    ResultsWriter,
+    RunManifest,
+    write_manifest,
+)
 
 RECORD_KEY = "conformance_record"
 
@@ -82,6 +89,8 @@ class ResultsSink:
         self.skips: Counter[str] = Counter()
         self.recompiled: list[str] = []
         self._refs: dict[str, ItemRef] = {}
+        self.write_error: str | None = None
+        self.session: pytest.Session | None = None
 
     # ------------------------------------------------------------------ collection
     @pytest.hookimpl(optionalhook=True)
@@ -108,7 +117,7 @@ class ResultsSink:
         self.manifest = RunManifest(results=self.writer.path.name, started=_now(), narrowed=bool(chosen),
                                     selection=chosen, shard=self.config.getoption("conformance_shard") or None,
                                     items=items)
-        write_manifest(self.writer.path, self.manifest)
+        self._manifest()
 
     def _ref(self, nodeid: str) -> ItemRef:
         if nodeid not in self._refs:
@@ -141,7 +150,14 @@ class ResultsSink:
         if nodeid in self.written:
             return  # exactly one record per item
         self.written.add(nodeid)
-        self.writer.write_line(raw)
+        try:
+            self.writer.write_line(raw)
+        except ResultsWriteError as exc:
+            # a full disk: stop, say so, and end non-zero; the records written so far are whole
+            self.write_error = self.write_error or str(exc)
+            if self.session is not None:
+                self.session.shouldstop = self.session.shouldstop or f"cannot write results: {exc}"
+            return
         data = json.loads(raw)
         known = data.get("known_failure")
         if known:
@@ -155,6 +171,19 @@ class ResultsSink:
         self.slowest = sorted(self.slowest, reverse=True)[:SLOWEST]
 
     # ------------------------------------------------------------------ the end
+    def _manifest(self) -> None:
+        assert self.manifest is not None
+        try:
+            write_manifest(self.writer.path, self.manifest)
+        except OSError as exc:  # a full disk, as for a record
+            self.write_error = self.write_error or f"{self.writer.path}: the run manifest could not be written " \
+                                                    f"({exc.strerror or exc})"
+            if self.session is not None:
+                self.session.shouldstop = self.session.shouldstop or f"cannot write results: {self.write_error}"
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.collected:
@@ -165,13 +194,13 @@ class ResultsSink:
                f"{NO_RESULT} (its worker ended without reporting it)")
         for nodeid in missing:
             self._write(nodeid, self._ref(nodeid).record("error", why).to_json_line())
-        if missing and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if (missing and session.exitstatus == pytest.ExitCode.OK) or self.write_error:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a full disk stops the run: a failure, not a Ctrl-C
         self.missing = len(missing)
         if self.manifest is not None:
             done = {"finished": _now(), "exit_status": int(session.exitstatus)}
             self.manifest = self.manifest.model_copy(update=done)
-            write_manifest(self.writer.path, self.manifest)
+            self._manifest()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.collected == []:
@@ -189,10 +218,13 @@ class ResultsSink:
                 terminalreporter.write_line(f"  {line}")
             if len(self.recompiled) > 10:
                 terminalreporter.write_line(f"  ... {len(self.recompiled) - 10} more (the records' recompiles field)")
+        if self.write_error:
+            terminalreporter.section("results not written")
+            terminalreporter.write_line(f"{self.write_error}; the run stopped there")
         if getattr(self, "missing", 0):
             terminalreporter.section("items without a result")
-            terminalreporter.write_line(f"{self.missing} collected item(s) had no record; each was written as an "
-                                        "error record")
+            terminalreporter.write_line(f"{self.missing} collected item(s) had no record; " + (
+                "none could be written" if self.write_error else "each was written as an error record"))
         if self.slowest:
             terminalreporter.section(f"slowest {len(self.slowest)} items (seconds; the rest of total is the harness)")
             for total, case_id, variant, durations in self.slowest:

@@ -7,6 +7,8 @@ manifest says what the run selected and whether it finished (see `RunManifest`).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -214,15 +216,33 @@ class ResultsWriter:
         self.write_line(record.to_json_line())
 
     def write_line(self, text: str) -> None:
+        """Append one whole line, or nothing: a write the disk cannot take (ENOSPC, a short
+        write) is undone back to the last whole line and raised as ResultsWriteError."""
         line = text.encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            os.write(fd, line)
-            os.fsync(fd)
+            size = os.fstat(fd).st_size
+            try:
+                done = 0
+                while done < len(line):
+                    written = os.write(fd, line[done:])
+                    if written <= 0:
+                        raise OSError(errno.ENOSPC, "no byte was written")
+                    done += written
+                os.fsync(fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise ResultsWriteError(f"{self.path}: a record could not be written ({exc.strerror or exc}); "
+                                        "the file ends with the last whole record") from None
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+
+class ResultsWriteError(OSError):
+    """The results file cannot take another record (a full disk): the run stops, saying so."""
 
 
 # ----------------------------------------------------------------------------- run manifest

@@ -124,3 +124,51 @@ def test_a_report_is_never_written_into_the_folder_of_its_inputs(tmp_path: Path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "that folder holds the inputs" in result.stderr
     assert (tmp_path / "run" / "reproducers" / "keep.py").is_file()
+
+
+def test_a_record_the_disk_cannot_take_is_undone_to_the_last_whole_line(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from conformance.results import ResultsWriteError, ResultsWriter
+
+    writer = ResultsWriter(tmp_path / "r.jsonl")
+    real = os.write
+    calls = {"n": 0}
+
+    def short_then_full(fd: int, data: bytes) -> int:
+        calls["n"] += 1
+        if calls["n"] == 2:  # a short write: the rest follows
+            return real(fd, data[:5])
+        if calls["n"] >= 4:  # the disk is full halfway through the third line
+            real(fd, data[:7])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", short_then_full)
+    writer.write_line('{"a": 1}\n')
+    writer.write_line('{"b": 2}\n')
+    with pytest.raises(ResultsWriteError, match="No space left on device"):
+        writer.write_line('{"c": 3}\n')
+    assert (tmp_path / "r.jsonl").read_text() == '{"a": 1}\n{"b": 2}\n'
+
+
+def test_a_run_whose_results_file_fills_up_stops_saying_so_with_whole_records(tmp_path: Path) -> None:
+    import resource
+
+    _cases(tmp_path, **{f"c{n}": "pass" for n in range(8)})
+
+    def small_files() -> None:  # every file this run writes stops growing at 6 kB, as a full disk does
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (6_000, 6_000))
+
+    cmd = [sys.executable, "-m", "conformance", "run", "-q", "-n", "0", "--cases", "cases", "--results", "out/r.jsonl"]
+    result = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+                            preexec_fn=small_files, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    assert "results not written" in out and "INTERNALERROR" not in out, out[-3000:]
+    text = (tmp_path / "out" / "r.jsonl").read_text()
+    assert text.endswith("\n") and 0 < len(text.splitlines()) < 8
+    # whole records only: the items that ran, and perhaps a short "not run" one that still fitted
+    assert {json.loads(line)["status"] for line in text.splitlines()} <= {"pass", "error"}
