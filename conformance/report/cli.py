@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from conformance.parity import ParityFile
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_WRITE = 3  # the report could not be written (a full disk)
 DEFAULT_OUT = "reports"
 
 
@@ -69,6 +71,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=cmd_report)
 
 
+def links_inside(out: Path) -> Path | None:
+    """The first symbolic link among the folders and files the report writes or removes under `out`."""
+    from conformance.report.drafts import DRAFTS
+    from conformance.report.scripts import REPRODUCERS
+
+    for name in (REPRODUCERS, DRAFTS):
+        top = out / name
+        if top.is_symlink():
+            return top
+        if top.is_dir():
+            for folder, dirs, files in os.walk(top):  # os.walk does not follow links
+                for entry in (*dirs, *files):
+                    if (Path(folder) / entry).is_symlink():
+                        return Path(folder) / entry
+    return None
+
+
 def _is_report(path: Path) -> bool:
     """Whether an input is a report's compat.json (gzipped or not), by its first bytes."""
     import gzip
@@ -111,7 +130,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     except ReportInputError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    write_report(report, out, publish=args.publish)
+    linked = links_inside(out)
+    if linked is not None:
+        print(f"report: -o {out}: {linked} is a symbolic link; the report writes and removes files only in folders "
+              "of its own (remove the link, or write the report elsewhere)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        write_report(report, out, publish=args.publish)
+    except OSError as exc:  # a full disk: say so, and what is left behind
+        print(f"report: -o {out}: the report could not be written ({exc.strerror or exc}); the files already "
+              "there may be from an earlier report", file=sys.stderr)
+        return EXIT_WRITE
     bad, note = report.headline()
     names = "compat.json.gz, compat.md, index.html" if args.publish else "compat.json, compat.md, index.html, junit.xml"
     print(f"wrote {out}/{names}: {len(report.records)} record(s), "

@@ -31,12 +31,14 @@ def find_reproducer(s: Sourced) -> Path | None:
 
 
 def _inside(path: Path, root: Path) -> bool:
-    """A regular file under `root`, reached without following a symbolic link."""
+    """A regular file under `root`, reached without following a symbolic link, and no hard link."""
     try:
         if not root.is_dir() or root.is_symlink():
             return False
         resolved = path.resolve(strict=True)
         if not resolved.is_relative_to(root.resolve()) or not resolved.is_file():
+            return False
+        if resolved.stat().st_nlink > 1:  # a hard link may name a file anywhere
             return False
         return not any(p.is_symlink() for p in (path, *path.parents) if p.is_relative_to(root))
     except (OSError, RuntimeError):

@@ -10,6 +10,7 @@ cut short.
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -135,6 +136,33 @@ def test_a_record_cannot_make_the_report_copy_a_file_from_outside_its_reproducer
     assert "SECRET" not in (tmp_path / "out" / "index.html").read_text()
 
 
+def test_a_hard_link_in_the_reproducers_folder_is_not_copied(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    results = _with_reproducer(tmp_path, "reproducers/hard.py")
+    (tmp_path / "secret.py").write_text("SECRET = 1\n")
+    folder = results.parent / "reproducers"
+    folder.mkdir()
+    os.link(tmp_path / "secret.py", folder / "hard.py")
+    _report(capsys, str(results), "-o", str(tmp_path / "out"))
+    assert list((tmp_path / "out").rglob("*.py")) == []
+
+
+@pytest.mark.parametrize("where", ["reproducers", "reproducers/2.13.0-cpu", "issue-drafts"])
+def test_the_report_neither_writes_nor_removes_through_a_link_in_its_output_folder(
+        where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = _with_reproducer(tmp_path, "reproducers/x.py")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.py").write_text("KEEP = 1\n")
+    (elsewhere / "precious.md").write_text("keep\n")
+    link = tmp_path / "out" / where
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(elsewhere, target_is_directory=True)
+    code, err = _report(capsys, str(results), "-o", str(tmp_path / "out"))
+    assert code == 2 and "is a symbolic link" in err, err
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["precious.md", "precious.py"]
+
+
 def test_a_reproducer_inside_its_folder_is_copied_and_linked(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     results = _with_reproducer(tmp_path, "run/reproducers/runtime_wrapper__a__cpu-aot_eager-inference.py")
@@ -258,3 +286,20 @@ def test_records_validate_against_the_published_schema_and_malformed_ones_do_not
     for broken in ({**good, "probes": [1]}, {**good, "status": "maybe"}, {**good, "colour": "red"}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, schema)
+
+
+def test_a_report_the_disk_cannot_take_says_so_and_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from conformance.report import write
+
+    results = write_results(tmp_path / "run" / "results.jsonl", full_build("2.13.0"))
+
+    def full(path: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(write, "write_atomic", full)
+    code, err = _report(capsys, str(results), "-o", str(tmp_path / "out"))
+    assert code == 3 and "could not be written (No space left on device)" in err, err
+    assert "Traceback" not in err
