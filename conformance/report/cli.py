@@ -41,7 +41,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Merge results files (builds x devices x shards) into one report folder: compat.json, "
         "compat.md, index.html, junit.xml and the failures' reproducers. Exit status 1 when an item failed, "
         "errored or passed although declared a known failure (xpass), or a behaviour x device cell ran no "
-        "case; 2 when an input is missing or malformed.",
+        "case; 2 when an input is missing or malformed, or the output folder is unsafe to write; 3 when the "
+        "report could not be written (a full disk).",
         epilog="torch-conformance report diff A B: items that went pass->fail or fail->pass, internals "
         "mechanisms newly absent or present, compile-count changes between two runs (results files, "
         "folders or compat.json); exit status 1 on a regression. See `torch-conformance report diff --help`.",
