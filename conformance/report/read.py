@@ -5,8 +5,8 @@ from elsewhere (downloaded CI artifacts) and trusted for nothing."""
 
 from __future__ import annotations
 
-import gzip
 import json
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,14 +62,32 @@ def _validation_text(exc: ValidationError) -> str:
     return "; ".join(parts) + more
 
 
+MAX_INPUT_BYTES = 512 << 20  # an input, decompressed (the published six-build report is ~50 MB)
+MAX_RECORDS = 200_000  # per input (a six-build, two-device matrix is ~17,000)
+
+
 def input_text(path: Path) -> str:
-    """A results file or compat.json as text; gzipped (a published report's compat.json.gz) or not."""
-    data = path.read_bytes()
+    """A results file or compat.json as text; gzipped (a published report's compat.json.gz) or not.
+    Never more than MAX_INPUT_BYTES, compressed or not: a gzip bomb is refused as it inflates."""
+    with path.open("rb") as f:
+        data = f.read(MAX_INPUT_BYTES + 1)
     if data[:2] == b"\x1f\x8b":
+        inflate, out, size, rest = zlib.decompressobj(16 + zlib.MAX_WBITS), [], 0, data
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise UnicodeDecodeError("gzip", data[:1], 0, 1, f"a damaged gzip file ({exc})") from None
+            while rest and size <= MAX_INPUT_BYTES:  # in pieces: never more than the bound in memory
+                out.append(inflate.decompress(rest, 1 << 24))
+                size, rest = size + len(out[-1]), inflate.unconsumed_tail
+        except zlib.error as exc:
+            raise UnicodeDecodeError("gzip", b"\x1f", 0, 1, f"a damaged gzip file ({exc})") from None
+        if not inflate.eof and size <= MAX_INPUT_BYTES:
+            raise UnicodeDecodeError("gzip", b"\x1f", 0, 1, "a damaged gzip file (it ends before its data does)")
+        if size > MAX_INPUT_BYTES:
+            raise UnicodeDecodeError("size", b"", 0, 1, f"over {MAX_INPUT_BYTES >> 20} MiB of text once "
+                                     "decompressed (a report is far smaller; is this the right file?)")
+        data = b"".join(out)
+    if len(data) > MAX_INPUT_BYTES:
+        raise UnicodeDecodeError("size", b"", 0, 1, f"over {MAX_INPUT_BYTES >> 20} MiB of text (a results file or "
+                                 "report is far smaller; is this the right file?)")
     return data.decode("utf-8")
 
 
@@ -85,6 +103,10 @@ def read_results(path: Path, first: list[tuple[str, str]]) -> list[Sourced]:
         raise ReportInputError(f"{path}:0: cannot read: {exc}") from None
     if is_compat(text):
         return _compat_records(path, text, first)
+    lines = text.count("\n") + 1
+    if lines > MAX_RECORDS:
+        raise ReportInputError(f"{path}:{MAX_RECORDS + 1}: over {MAX_RECORDS:,} lines; one results file holds one "
+                               "run's records (shard a bigger run, or split the file)")
     out: list[Sourced] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -148,6 +170,8 @@ def _compat_records(path: Path, text: str, first: list[tuple[str, str]]) -> list
     records = data.get("records", [])
     if not isinstance(records, list):
         raise ReportInputError(f"{path}:1: records is a {type(records).__name__}, not a list")
+    if len(records) > MAX_RECORDS:
+        raise ReportInputError(f"{path}:1: {len(records):,} records, over {MAX_RECORDS:,} in one report")
     out = []
     for i, rec in enumerate(records):
         if not isinstance(rec, dict):

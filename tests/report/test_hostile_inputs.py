@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -303,3 +305,41 @@ def test_a_report_the_disk_cannot_take_says_so_and_exits_3(tmp_path: Path, capsy
     code, err = _report(capsys, str(results), "-o", str(tmp_path / "out"))
     assert code == 3 and "could not be written (No space left on device)" in err, err
     assert "Traceback" not in err
+
+
+def _report_child(tmp_path: Path, path: Path) -> tuple[int, str, float]:
+    """The report in a child process: (exit status, stderr, peak memory in GiB)."""
+    script = ("import resource, subprocess, sys\n"
+              "p = subprocess.run([sys.executable, '-m', 'conformance', 'report', sys.argv[1], '-o', sys.argv[2]], "
+              "capture_output=True, text=True)\n"
+              "print(p.returncode); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+              "print(p.stderr, file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path / "out")], capture_output=True,
+                         text=True, timeout=600, check=False)
+    code, kib = (int(x) for x in out.stdout.split())
+    return code, out.stderr, kib / (1 << 20)
+
+
+def test_a_gzip_bomb_and_a_flood_of_records_are_refused_within_bounded_memory(tmp_path: Path) -> None:
+    import zlib
+
+    bomb = tmp_path / "compat.json.gz"
+    pack = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    chunk = b" " * (1 << 24)
+    with bomb.open("wb") as f:
+        f.write(pack.compress(b'{"schema": "torch-conformance.compat/1", "records": ['))
+        for _ in range(40):  # 640 MiB of blanks
+            f.write(pack.compress(chunk))
+        f.write(pack.flush())
+    code, err, peak = _report_child(tmp_path, bomb)
+    assert code == 2 and "over 512 MiB" in err, err
+    assert peak < 1.5, peak  # GiB: the input is read up to its bound, never whole
+    flood = tmp_path / "flood.jsonl"
+    flood.write_text("{}\n" * 1_000_000)
+    code, err, peak = _report_child(tmp_path, flood)
+    assert code == 2 and "over 200,000 lines" in err, err
+    assert peak < 0.5, peak
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + b"not deflate at all" * 10)
+    code, err, _ = _report_child(tmp_path, broken)
+    assert code == 2 and "damaged gzip file" in err and "Traceback" not in err, err
