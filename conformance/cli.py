@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_NOTHING = 5  # pytest's: the selection matched no item
+PYTEST_USAGE = 4  # pytest's usage error (a plugin option's bad value): `run` says 2 for every usage error
 _TORCH_MISSING = (
     "torch is not importable in this Python ({exe}).\n"
     "torch-conformance tests the torch build you already have and never installs one itself.\n"
@@ -256,7 +257,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         import pytest
 
         code = int(pytest.main(argv))
-    return _accounted(results, code, started)
+    return EXIT_USAGE if code == PYTEST_USAGE else _accounted(results, code, started)
 
 
 def _accounted(results: Path, code: int, started: float) -> int:

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from conformance.schema import Case
+from conformance.schema.common import case_id_problem
 
 CASE_SUFFIXES = (".yaml", ".yml")
 NOT_CASES = frozenset({"UPSTREAM.yaml"})  # data beside the cases, not a case: the upstream parity mapping
@@ -332,6 +333,8 @@ def load_case(path: Path, root: Path | None = None, display: str | None = None, 
         classes_line=_text_line(doc, "classes"),
         lines=doc.lines,
     )
+    if case.id is None and (problem := case_id_problem(loaded.id)):  # an `id:` the schema has checked
+        problems.append(CaseError(shown, 1, "id", f"{problem} (the id comes from the file's path; give an `id:`)"))
     if check is not None:
         seen = {(e.line, e.field) for e in problems}
         problems += [e for e in check(loaded) if (e.line, e.field) not in seen]

@@ -74,4 +74,5 @@ def render_junit(report: Report) -> str:
     for k, v in total.items():
         root.set(k, str(v))
     ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    # one pass over the whole document: a case id or build label from a downloaded results file can hold them too
+    return _clean('<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")

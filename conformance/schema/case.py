@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, fi
 from conformance.core.entry import AOT_FUNCTION, DEFAULT_BACKENDS
 from conformance.schema.common import (
     CALL_ACTIONS,
-    CASE_ID,
     CONFIG_KEY,
     IDENT,
     SCHEMA_VERSION,
@@ -25,6 +24,7 @@ from conformance.schema.common import (
     Mode,
     Strict,
     VersionMode,
+    case_id_problem,
     check_device,
     check_regex,
 )
@@ -253,11 +253,8 @@ class Case(Strict):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str | None) -> str | None:
-        if value is not None and not CASE_ID.match(value):
-            raise ValueError(
-                f"{value!r} is not a case id; use lowercase letters, digits, '_', '-', '.', "
-                "and '/' between parts"
-            )
+        if value is not None and (problem := case_id_problem(value)):
+            raise ValueError(problem)
         return value
 
     @field_validator("upstream")

@@ -40,7 +40,20 @@ Init = Literal["randn", "rand", "positive", "ones", "zeros", "arange", "randint"
 DEFAULT_DEVICES: tuple[str, ...] = ("cpu", "cuda")
 
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-CASE_ID = re.compile(r"^[a-z0-9_][a-z0-9_.\-]*(/[a-z0-9_][a-z0-9_.\-]*)*$")
+CASE_ID = re.compile(r"[a-z0-9_][a-z0-9_.\-]*(/[a-z0-9_][a-z0-9_.\-]*)*")
+CASE_ID_MAX = 150  # an id names files (a reproducer, a junit classname): short enough for any file system
+
+
+def case_id_problem(value: str) -> str | None:
+    """Why `value` cannot be a case id (None when it can)."""
+    shown = repr(value[:60]) + ("…" if len(value) > 60 else "")
+    if len(value) > CASE_ID_MAX:
+        return f"{shown} is {len(value)} characters; a case id is at most {CASE_ID_MAX}"
+    if not CASE_ID.fullmatch(value):
+        return f"{shown} is not a case id; use lowercase letters, digits, '_', '-', '.', and '/' between parts"
+    return None
+
+
 CONFIG_KEY = re.compile(r"^torch(\.[A-Za-z_][A-Za-z0-9_]*)*\.config(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 DEVICE = re.compile(r"^[a-z_][a-z0-9_]*(:[0-9]+)?$")
 

@@ -172,3 +172,11 @@ def test_a_run_whose_results_file_fills_up_stops_saying_so_with_whole_records(tm
     assert text.endswith("\n") and 0 < len(text.splitlines()) < 8
     # whole records only: the items that ran, and perhaps a short "not run" one that still fitted
     assert {json.loads(line)["status"] for line in text.splitlines()} <= {"pass", "error"}
+
+
+def test_an_expectations_file_that_does_not_load_is_a_usage_error_like_the_others(tmp_path: Path) -> None:
+    _cases(tmp_path, fine="pass")
+    (tmp_path / "bad.yaml").write_text("known_failures: [\n")
+    done = _run(tmp_path, "--expectations", "bad.yaml")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--conformance-expectations: the file does not load" in done.stdout + done.stderr

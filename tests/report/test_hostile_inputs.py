@@ -343,3 +343,15 @@ def test_a_gzip_bomb_and_a_flood_of_records_are_refused_within_bounded_memory(tm
     broken.write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + b"not deflate at all" * 10)
     code, err, _ = _report_child(tmp_path, broken)
     assert code == 2 and "damaged gzip file" in err and "Traceback" not in err, err
+
+
+def test_control_characters_in_a_downloaded_record_leave_junit_xml_well_formed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import xml.etree.ElementTree as ET
+
+    rec = _good()
+    rec.update(case_id="mutation_epilogue/esc\x1b[31m\x00x", variant="aot_eager-\x07", status="fail", reason="r\x0b")
+    (tmp_path / "r.jsonl").write_text(_line(rec))
+    assert _report(capsys, str(tmp_path / "r.jsonl"), "-o", str(tmp_path / "out"))[0] == 1
+    suite = ET.parse(tmp_path / "out" / "junit.xml").getroot().find("testsuite")  # noqa: S314  # the report's own output
+    assert suite is not None and suite.find("testcase[@name='aot_eager-?']") is not None
