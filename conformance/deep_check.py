@@ -1,10 +1,12 @@
 """What `validate` checks with torch at hand, beyond the schema: the classes block runs, every
-class a case names resolves to the right kind of class, every backend is registered here.
+class a case names resolves to the right kind of class, every config flag and backend exists
+here (and the packages a backend imports).
 
 The schema (conformance/schema) checks what the file says; these checks what the build makes of
 it, so they run only where torch imports, and report like the schema: `path:line: field: message`.
-A run makes the same checks (but for backends: a backend this build lacks is a skip there, with
-its reason) when it collects the case, so that a wrong class is a line error, not a failed item.
+A run makes the same checks (but for backends and config flags: one this build lacks is a skip
+there, with its reason, as another build may have it) when it collects the case, so that a wrong
+class is a line error, not a failed item.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import threading
 from collections.abc import Callable, Iterator
 
 from conformance.core.build import load_classes, resolve_class
+from conformance.core.compile import backend_missing, config_flag
 from conformance.core.entry import AOT_FUNCTION, NONE
-from conformance.core.mismatch import CaseBroken
+from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 from conformance.loader import CaseError, LoadedCase, field_name
 from conformance.schema.case import class_refs
 
@@ -48,6 +51,8 @@ def _time_limit(seconds: int) -> Iterator[None]:
 
 
 def torch_problems(lc: LoadedCase, *, backends: bool) -> list[CaseError]:
+    """`backends`: also report what this build lacks but another may have (a backend, a config
+    flag), as validate does; a run skips such items instead."""
     import torch
 
     from conformance.selection import device_error
@@ -76,15 +81,35 @@ def torch_problems(lc: LoadedCase, *, backends: bool) -> list[CaseError]:
             resolve_class(ref, classes, base, what)
         except CaseBroken as exc:
             errors.append(CaseError(lc.display_path, lc.line_of(*loc), field_name(loc), str(exc)))
+    for key in lc.case.config:
+        try:
+            config_flag(key)
+        except CaseBroken as exc:
+            errors.append(CaseError(lc.display_path, lc.line_of("config", key), f"config.{key}", str(exc)))
+        except FeatureUnavailable as exc:
+            if backends:
+                errors.append(CaseError(lc.display_path, lc.line_of("config", key), f"config.{key}",
+                                        f"{exc}; a run skips the case with this reason"))
     if backends:
-        from conformance.selection import registered_backends
+        errors += _backend_problems(lc)
+    return errors
 
-        known = registered_backends()
-        for i, name in enumerate(lc.case.backends):
-            if name not in (AOT_FUNCTION, NONE) and name not in known:
-                errors.append(CaseError(lc.display_path, lc.line_of("backends", i), f"backends[{i}]",
-                                        f"{name!r} is not a torch.compile backend registered on this build "
-                                        f"(registered: {', '.join(known)}); a run skips it with this reason"))
+
+def _backend_problems(lc: LoadedCase) -> list[CaseError]:
+    from conformance.selection import registered_backends
+
+    errors: list[CaseError] = []
+    known = registered_backends()
+    for i, name in enumerate(lc.case.backends):
+        if name in (AOT_FUNCTION, NONE):
+            continue
+        if name not in known:
+            errors.append(CaseError(lc.display_path, lc.line_of("backends", i), f"backends[{i}]",
+                                    f"{name!r} is not a torch.compile backend registered on this build "
+                                    f"(registered: {', '.join(known)}); a run skips it with this reason"))
+        elif (missing := backend_missing(name)) is not None:
+            errors.append(CaseError(lc.display_path, lc.line_of("backends", i), f"backends[{i}]",
+                                    f"{missing}; a run skips it with this reason"))
     return errors
 
 

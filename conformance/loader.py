@@ -103,41 +103,164 @@ _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  
 
 # Note [Hostile case files]: a case file is code (its program runs), but a *broken* one must
 # still be an error at a line, never a crash or a machine-sized allocation. PyYAML's composer
-# recurses per nesting level, and aliases expand a few hundred bytes into gigabytes once
-# something walks the tree: nesting, expanded size and file size are bounded before any of it.
+# recurses per nesting level, aliases expand a few hundred bytes into gigabytes once something
+# walks the tree (and an alias inside its own anchor, forever), a tag names a constructor, and
+# a sexagesimal integer (1:2:3:...) costs quadratic time to build: so one pass over the event
+# stream, before any node is built, bounds nesting and the expanded size (an alias counts its
+# anchor's values and height at every use), and refuses recursive aliases, keys that are not
+# plain values, tags other than JSON's types, and scalars that would not construct.
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 40
 MAX_NODES = 20_000
+MAX_INT_CHARS = 100  # int64 needs 20 digits (64 in binary); longer ones cost bignum time to build
+
+_CORE = "tag:yaml.org,2002:"
+SCALAR_TAGS = frozenset(_CORE + t for t in ("str", "int", "float", "bool", "null"))
+# typed here: the stubs leave it untyped
+_resolve: Callable[[type[yaml.Node], str, tuple[bool, bool]], str] = yaml.resolver.Resolver().resolve
+_SCALARS = yaml.constructor.SafeConstructor()
 
 
-def _check_nesting(text: str, shown: str) -> None:
-    """Reject nesting deeper than MAX_DEPTH from the event stream (iterative, no recursion)."""
-    depth = 0
-    for event in yaml.parse(text, Loader=_Loader):
+def _tag_name(tag: str) -> str:
+    return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+
+
+@dataclass
+class _Open:
+    """A collection the event pass is inside: where it is, and what it expands to so far."""
+
+    loc: Loc
+    mapping: bool
+    anchor: str | None
+    values: int = 1
+    height: int = 1
+    items: int = 0
+    key: str | None = None  # a mapping's key awaiting its value; None: the next node is a key
+
+
+def _scalar_problem(event: yaml.ScalarEvent) -> str | None:
+    """Why a scalar would not construct (or would take bignum time to), else None."""
+    explicit = event.tag not in (None, "!")
+    # what the composer does with an untagged value: resolve it from how it is written
+    tag = str(event.tag) if explicit else _resolve(yaml.ScalarNode, event.value, event.implicit)
+    if explicit and tag not in SCALAR_TAGS:
+        return f"a YAML tag ({_tag_name(tag)}) is not allowed" + (
+            " on a plain value" if tag in (_CORE + "seq", _CORE + "map") else "")
+    if tag == _CORE + "int" and len(event.value) > MAX_INT_CHARS:
+        return f"an integer of {len(event.value)} characters; a case's integers fit in 64 bits"
+    construct = _SCALARS.yaml_constructors.get(tag)
+    if tag != _CORE + "str" and construct is not None:
+        try:
+            construct(_SCALARS, yaml.ScalarNode(tag, event.value))
+        except Exception:  # the constructors raise ValueError, KeyError, ...
+            written = repr(event.value) if len(event.value) <= 60 else repr(event.value[:60]) + "..."
+            return f"{written} is not a valid {_tag_name(tag)}" + ("" if explicit else "; quote it to make it a string")
+    return None
+
+
+class _EventCheck:
+    """Note [Hostile case files]: every problem the event stream shows, each at its line and key;
+    iterative (no recursion), and no alias is ever expanded."""
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+        self.errors: list[CaseError] = []
+        self.stack: list[_Open] = []
+        self.closed: dict[str, tuple[int, int]] = {}  # anchor -> (values, height) of the node it names
+        self.total = 0
+
+    def run(self, text: str) -> None:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionEndEvent):
+                self._close()
+            elif isinstance(event, yaml.NodeEvent):
+                self._node(event)
+        if self.errors:
+            raise CaseLoadError(self.errors)
+
+    def _error(self, event: yaml.Event, loc: Loc, message: str, *, fatal: bool = False) -> None:
+        line = event.start_mark.line + 1 if event.start_mark is not None else 1
+        self.errors.append(CaseError(self.shown, line, field_name(loc), message))
+        if fatal:
+            raise CaseLoadError(self.errors)
+
+    def _close(self) -> None:
+        done = self.stack.pop()
+        if done.anchor is not None:
+            self.closed[done.anchor] = (done.values, done.height)
+        self._add(done.values, done.height)
+
+    def _add(self, values: int, height: int) -> None:
+        if self.stack:
+            self.stack[-1].values += values
+            self.stack[-1].height = max(self.stack[-1].height, height + 1)
+
+    def _place(self, event: yaml.NodeEvent) -> tuple[Loc, bool]:
+        """The node's location, and whether it is a mapping's key."""
+        parent = self.stack[-1] if self.stack else None
+        scalar = event.value if isinstance(event, yaml.ScalarEvent) else None
+        if parent is None:
+            return (), False
+        if not parent.mapping:
+            parent.items += 1
+            return (*parent.loc, parent.items - 1), False
+        if parent.key is None:
+            parent.key = scalar if scalar is not None else "?"
+            return (*parent.loc, scalar) if scalar is not None else parent.loc, True
+        loc, parent.key = (*parent.loc, parent.key), None
+        return loc, False
+
+    def _node(self, event: yaml.NodeEvent) -> None:
+        loc, is_key = self._place(event)
+        if isinstance(event, yaml.AliasEvent):
+            anchor = event.anchor or ""
+            if anchor not in self.closed and any(o.anchor == anchor for o in self.stack):
+                self._error(event, loc, f"the alias *{anchor} is inside the node its anchor names (a recursive "
+                            "alias)", fatal=True)
+            values, height = self.closed.get(anchor, (1, 0))
+            if is_key and height > 0:
+                self._error(event, loc, f"a mapping key must be a plain value, not an alias (*{anchor}) of a list "
+                            "or mapping")
+        elif isinstance(event, yaml.ScalarEvent):
+            values, height = 1, 0
+            problem = _scalar_problem(event)
+            if problem is not None:
+                self._error(event, loc, problem)
+        elif isinstance(event, yaml.CollectionStartEvent):
+            values, height = 1, 1
+            self._collection(event, loc, is_key)
+        if len(self.stack) + height > MAX_DEPTH:
+            self._error(event, loc, f"nested more than {MAX_DEPTH} levels deep (aliases expanded); a case needs a "
+                        "few", fatal=True)
+        self.total += values
+        if self.total > MAX_NODES:
+            self._error(event, loc, f"the document expands to more than {MAX_NODES} values (YAML anchors and "
+                        "aliases?); a case needs a few hundred", fatal=True)
         if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                line = event.start_mark.line + 1 if event.start_mark is not None else 1
-                raise CaseLoadError([CaseError(shown, line, "<yaml>", f"nested more than {MAX_DEPTH} levels deep; "
-                                               "a case needs a few")])
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+            self.closed.pop(event.anchor or "", None)  # an alias names the latest node of its anchor
+            self.stack.append(_Open(loc, isinstance(event, yaml.MappingStartEvent), event.anchor))
+            return
+        if isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
+            self.closed[event.anchor] = (values, height)
+        self._add(values, height)
+
+    def _collection(self, event: yaml.CollectionStartEvent, loc: Loc, is_key: bool) -> None:
+        kind = "mapping" if isinstance(event, yaml.MappingStartEvent) else "list"
+        if event.tag not in (None, "!", _CORE + ("map" if kind == "mapping" else "seq")):
+            self._error(event, loc, f"a YAML tag ({_tag_name(str(event.tag))}) is not allowed"
+                        + (f" on a {kind}" if event.tag in SCALAR_TAGS else ""))
+        if is_key:
+            self._error(event, loc, f"a mapping key must be a plain value, not a {kind}")
 
 
-def _walk(root: yaml.Node, shown: str) -> tuple[dict[Loc, int], list[tuple[int, Loc, str]]]:
+def _walk(root: yaml.Node) -> tuple[dict[Loc, int], list[tuple[int, Loc, str]]]:
     """The line of every mapping key and sequence item under its path, and duplicate keys;
-    iterative, and bounded by MAX_NODES values after alias expansion."""
+    iterative, and bounded by _EventCheck."""
     lines: dict[Loc, int] = {}
     errors: list[tuple[int, Loc, str]] = []
     stack: list[tuple[yaml.Node, Loc]] = [(root, ())]
-    visited = 0
     while stack:
         node, loc = stack.pop()
-        visited += 1
-        if visited > MAX_NODES:
-            raise CaseLoadError([CaseError(shown, node.start_mark.line + 1, field_name(loc) if loc else "<yaml>",
-                                           f"the document expands to more than {MAX_NODES} values (YAML anchors "
-                                           "and aliases?); a case needs a few hundred")])
         lines.setdefault(loc, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             seen: set[str] = set()
@@ -262,13 +385,10 @@ def _compose(path: Path, shown: str, what: str) -> _Document:
         raise CaseLoadError([CaseError(shown, line, "<file>", f"not UTF-8: {exc.reason} at byte {exc.start}; save "
                                        "the file as UTF-8")]) from None
     try:
-        _check_nesting(text, shown)
+        _EventCheck(shown).run(text)
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        raise CaseLoadError([CaseError(shown, line, "<yaml>", f"invalid YAML: {problem}")]) from None
+        raise CaseLoadError([_yaml_error(exc, shown)]) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow, e.g. a control character
         line = text[: exc.position].count("\n") + 1
         char = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
@@ -281,14 +401,22 @@ def _compose(path: Path, shown: str, what: str) -> _Document:
         raise CaseLoadError([CaseError(shown, 1, "<case>", f"the file is empty; {what} is a mapping")])
     if not isinstance(node, yaml.MappingNode):
         raise CaseLoadError([CaseError(shown, node.start_mark.line + 1, "<case>", f"{what} must be a mapping")])
-    lines, dupes = _walk(node, shown)
+    lines, dupes = _walk(node)
     if dupes:
         raise CaseLoadError([CaseError(shown, ln, field_name(loc), msg) for ln, loc, msg in dupes])
     try:
         data = _Loader(text).get_single_data()
+    except yaml.MarkedYAMLError as exc:  # e.g. a merge key (<<) given a scalar
+        raise CaseLoadError([_yaml_error(exc, shown)]) from None
     except yaml.YAMLError as exc:
-        raise CaseLoadError([CaseError(shown, 1, "<yaml>", f"invalid YAML: {exc}")]) from None
+        raise CaseLoadError([CaseError(shown, 1, "<yaml>", f"invalid YAML: {str(exc).splitlines()[0]}")]) from None
     return _Document(node, data, lines, hashlib.sha256(raw).hexdigest())
+
+
+def _yaml_error(exc: yaml.MarkedYAMLError, shown: str) -> CaseError:
+    mark = exc.problem_mark or exc.context_mark
+    problem = " ".join(p for p in (exc.context, exc.problem) if p)
+    return CaseError(shown, mark.line + 1 if mark is not None else 1, "<yaml>", f"invalid YAML: {problem}")
 
 
 def _validate(model: type[M], doc: _Document, shown: str) -> M:

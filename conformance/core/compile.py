@@ -21,8 +21,10 @@ run of the same item, still hit the caches.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import importlib
+import importlib.util
 import json
 import linecache
 import os
@@ -66,9 +68,29 @@ class CountingBackend:
         return self.inner(gm, example_inputs, **kwargs)
 
 
+# Backends torch registers whatever is installed, which import a package of their own when they
+# compile: without it they raise (an ImportError wrapped in BackendCompilerFailed), which is no
+# verdict on the build. Vendors' backends register only where their package is installed.
+BACKEND_PACKAGES = {"tvm": ("tvm", "apache-tvm"), "openxla": ("torch_xla", "torch_xla"),
+                    "openxla_eval": ("torch_xla", "torch_xla"), "onnxrt": ("onnxruntime", "onnxruntime")}
+
+
+def backend_missing(name: str) -> str | None:
+    """Why a registered backend cannot compile here (a package it imports is absent), or None."""
+    module, package = BACKEND_PACKAGES.get(name, (None, ""))
+    if module is None or importlib.util.find_spec(module) is not None:
+        return None
+    return f"backend {name!r} needs the {package} package, which is not installed here (no module {module!r})"
+
+
 def lookup_backend(name: str) -> Callable[..., Any]:
-    """A torch.compile backend by its registered name; FeatureUnavailable if this build has none."""
+    """A torch.compile backend by its registered name; FeatureUnavailable if this build has none
+    or it cannot run here."""
     import torch._dynamo
+
+    missing = backend_missing(name)
+    if missing is not None:
+        raise FeatureUnavailable(missing)
 
     lookup: Callable[[str], Callable[..., Any]] | None = getattr(torch._dynamo, "lookup_backend", None)
     if lookup is None:
@@ -106,22 +128,40 @@ def make_compiled(
     return torch.compile(fn, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"]), counter
 
 
+def config_flag(key: str) -> tuple[Any, str]:
+    """The config module and flag name a case's `config:` key names. FeatureUnavailable where this
+    build lacks it (another release may have it), CaseBroken where the module is no torch config
+    module (it cannot be patched on any build)."""
+    module_name, _, flag = key.partition(".config.")
+    module_name += ".config"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        raise FeatureUnavailable(f"no module {module_name} in this build (torch {torch.__version__})") from None
+    flags = getattr(module, "get_config_copy", None)
+    if not callable(flags) or not callable(getattr(module, "patch", None)):
+        raise CaseBroken(f"{module_name} is not a torch config module (it has no patch()); name a flag of e.g. "
+                         "torch._dynamo.config or torch._inductor.config")
+    known = flags()
+    if flag not in known:
+        close = difflib.get_close_matches(flag, list(known), n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise FeatureUnavailable(f"no such flag in this build (torch {torch.__version__}){hint}")
+    return module, flag
+
+
 def config_patches(case: Spec, backend: str) -> list[tuple[Any, dict[str, Any]]]:
-    """(config module, {name: value}) for the case's config and its inductor options and mode."""
+    """(config module, {name: value}) for the case's config and its inductor options and mode; a
+    flag this build lacks skips the item (validate says so at its line, deep_check)."""
     patches: list[tuple[Any, dict[str, Any]]] = []
     for key, value in case["config"].items():
-        module_name, _, attr = key.partition(".config.")
-        module_name += ".config"
         try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise CaseBroken(f"config: {key}: {module_name} is not importable on this build ({exc})") from None
-        target: Any = module
-        for part in attr.split("."):
-            if not hasattr(target, part):
-                raise CaseBroken(f"config: {key}: this build has no config {attr!r} in {module_name}")
-            target = getattr(target, part)
-        patches.append((module, {attr: value}))
+            module, flag = config_flag(key)
+        except FeatureUnavailable as exc:
+            raise FeatureUnavailable(f"config: {key}: {exc}") from None
+        except CaseBroken as exc:
+            raise CaseBroken(f"config: {key}: {exc}") from None
+        patches.append((module, {flag: value}))
     options = case["compile"]
     if backend == "inductor" and (options["options"] or options["mode"]):
         import torch._inductor

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue, StrictInt, field_validator, model_validator
+from pydantic import Field, JsonValue, StrictInt, ValidationInfo, field_validator, model_validator
 
 from conformance.schema.common import (
     IDENT,
@@ -51,6 +53,22 @@ def values_shape(values: Any) -> tuple[int, ...]:
     raise ValueError(f"values: nested deeper than {MAX_NDIM} levels")
 
 
+def overlapping(shape: tuple[int, ...], stride: tuple[int, ...]) -> str | None:
+    """Where this geometry may put two elements at one storage location, or None. The rule:
+    ordered by stride, each dim (of size > 1) steps past all that the smaller strides reach. It
+    also refuses dims that interleave without overlap (shape [3, 2], stride [2, 3]): no case
+    needs one, and the exact question is a knapsack problem."""
+    if 0 in shape:
+        return None
+    reach = 0
+    for step, size, dim in sorted((st, n, d) for d, (n, st) in enumerate(zip(shape, stride, strict=True)) if n > 1):
+        if step <= reach:
+            return f"dim {dim} has stride 0 and size {size}" if step == 0 else (
+                f"dim {dim} steps {step}, but the smaller strides reach offset {reach}")
+        reach += (size - 1) * step
+    return None
+
+
 def _leaves(values: Any) -> list[Any]:
     out, stack = [], [values]
     while stack:
@@ -89,7 +107,8 @@ class TensorSpec(Strict):
         "other element of the last dim); offset (storage_offset 3); channels_last (4-d only).",
     )
     stride: tuple[Dim, ...] | None = Field(
-        None, description="Explicit strides, each >= 0 (overrides layout); storage is sized to fit."
+        None, description="Explicit strides, each >= 0 (overrides layout); storage is sized to fit. Ordered by "
+        "stride, each dim (of size > 1) steps past all that the smaller strides reach: no two elements share memory."
     )
     storage_offset: Annotated[StrictInt, Field(ge=0, le=MAX_OFFSET)] | None = Field(
         None, description="Explicit storage offset (overrides the layout's)."
@@ -120,6 +139,18 @@ class TensorSpec(Strict):
     @classmethod
     def _device(cls, value: str | None) -> str | None:
         return None if value is None else check_device(value)
+
+    @field_validator("stride")
+    @classmethod
+    def _stride(cls, value: tuple[int, ...] | None, info: ValidationInfo) -> tuple[int, ...] | None:
+        shape = info.data.get("shape")
+        if value is not None and shape is not None and len(shape) == len(value):
+            overlap = overlapping(tuple(shape), value)
+            if overlap is not None:
+                raise ValueError(f"stride {list(value)} for shape {list(shape)}: {overlap}, so elements may share "
+                                 "memory; ordered by stride, each dim must step past what the smaller strides "
+                                 "reach (for elements that alias, write a view, e.g. base.expand(...))")
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> TensorSpec:
@@ -318,14 +349,89 @@ class ScalarSpec(Strict):
         return self
 
 
+INT64 = 1 << 63
+MAX_POWER = 64  # the largest exponent or shift a view may apply to a value it does not spell out
+Number = int | float
+_ARITHMETIC: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.BitAnd: operator.and_,
+}
+
+
+def _is_sequence(node: ast.AST) -> bool:
+    return isinstance(node, ast.List | ast.Tuple) or (isinstance(node, ast.Constant)
+                                                      and isinstance(node.value, str | bytes))
+
+
+def _check_growth(node: ast.BinOp, left: Number | None, right: Number | None) -> None:
+    """ValueError where `node` would make a huge value (estimated, never computed)."""
+    if isinstance(node.op, ast.Pow | ast.LShift):
+        if right is None or (left is None and abs(right) > MAX_POWER):
+            raise ValueError(f"raises to a power or shifts by more than {MAX_POWER}, or by an amount the view "
+                             "does not spell out")
+        if isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1:
+            at_least = ((abs(left).bit_length() - 1) * right if isinstance(node.op, ast.Pow)
+                        else abs(left).bit_length() + right)
+            if at_least > INT64.bit_length():
+                raise ValueError(f"is about 2**{at_least}, beyond int64")
+    elif isinstance(node.op, ast.Mult):
+        for sequence, count in ((node.left, right), (node.right, left)):
+            if _is_sequence(sequence) and count is not None and abs(count) > MAX_NUMEL:
+                raise ValueError(f"repeats a sequence {count} times")
+
+
+def _fold(node: ast.AST, known: dict[ast.AST, Number]) -> Number | None:
+    """The value of arithmetic on number literals, or None where it depends on more (or would
+    raise when the view runs); ValueError for a value beyond int64, found before computing it."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, int | float) else None
+    if isinstance(node, ast.UnaryOp) and node.operand in known and isinstance(node.op, ast.USub | ast.UAdd):
+        return -known[node.operand] if isinstance(node.op, ast.USub) else known[node.operand]
+    if not isinstance(node, ast.BinOp):
+        return None
+    left, right = known.get(node.left), known.get(node.right)
+    _check_growth(node, left, right)
+    if left is None or right is None or type(node.op) not in _ARITHMETIC:
+        return None
+    try:
+        value = _ARITHMETIC[type(node.op)](left, right)
+    except (ArithmeticError, TypeError, ValueError):
+        return None  # it raises when the view runs, promptly
+    if isinstance(value, int) and abs(value) > INT64:
+        raise ValueError("is beyond int64")
+    return value if isinstance(value, int | float) else None
+
+
+def check_view(expr: str) -> str:
+    """A view is a Python expression; its arithmetic on numbers must stay within int64, as
+    sizes, strides and indices do: `9 ** 9 ** 9` would run in C, past any timeout, for hours."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"not a Python expression: {exc.msg}") from None
+    known: dict[ast.AST, Number] = {}
+    for node in reversed(list(ast.walk(tree))):  # every node after its children
+        try:
+            value = _fold(node, known)
+        except ValueError as exc:
+            segment = ast.get_source_segment(expr, node) or "?"
+            segment = segment if len(segment) <= 40 else segment[:40] + "..."
+            raise ValueError(f"{segment} {exc}; a view's numbers are sizes, strides and indices") from None
+        if value is not None:
+            known[node] = value
+    return expr
+
+
 class InputSpec(Strict):
     """One program argument: exactly one of tensor, view, two_tensor, subclass, scalar, module, optimizer."""
 
     tensor: TensorSpec | None = None
     view: str | None = Field(
-        None,
+        None, max_length=1000,
         description="A Python expression over earlier inputs, e.g. 'base[1:3]' or 'x.t()'; "
-        "the aliasing is rebuilt identically for eager and compiled.",
+        "the aliasing is rebuilt identically for eager and compiled. Its arithmetic on numbers stays "
+        f"within int64, and ** and << take a number the view spells out (at most {MAX_POWER} on other values).",
     )
     two_tensor: TwoTensorSpec | None = None
     subclass: SubclassSpec | None = Field(None, json_schema_extra=V2)
@@ -346,16 +452,16 @@ class InputSpec(Strict):
         given = [k for k in INPUT_KINDS if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"give exactly one of {', '.join(INPUT_KINDS)} (got {given or 'none'})")
-        if self.view is not None:
-            try:
-                ast.parse(self.view, mode="eval")
-            except SyntaxError as exc:
-                raise ValueError(f"view is not a Python expression: {exc.msg}") from None
         if self.persist and (self.view is not None or self.scalar is not None):
             raise ValueError(f"persist: a {self.kind} is made for each call; persist a tensor, subclass or module")
         if self.optimizer is not None and self.persist is False:
             raise ValueError("persist: an optimizer always persists (its state lives across the calls)")
         return self
+
+    @field_validator("view")
+    @classmethod
+    def _view(cls, value: str | None) -> str | None:
+        return None if value is None else check_view(value)
 
     @property
     def persists(self) -> bool:

@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.cli import main
-from conformance.loader import discover
+from conformance.core.build import build_inputs
+from conformance.loader import discover, load_case
 
 REPO = Path(__file__).parents[2]
 CORPUS = discover([REPO / "cases"])
@@ -75,6 +76,10 @@ TENSOR_SPECS = [
     "{tensor: {shape: '4'}}",
     "{tensor: {shape: [true]}}",
     "{view: 'x[:'}",
+    "{tensor: {shape: [8], stride: [0]}}",
+    "{tensor: {shape: [4, 4], stride: [1, 1]}}",
+    "{view: 'x[(9**9**9):]'}",
+    "{view: 'x[1 << 10**10:]'}",
 ]
 
 
@@ -111,6 +116,57 @@ def alias_bomb(text: str, data: st.DataObject) -> str:
         anchors.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
     body = "\n".join("  " + a for a in anchors)
     return text + f"config:\n  torch._dynamo.config.bomb:\n{body}\n".replace("  a", "    a")
+
+
+# each (appended to a case) is refused at parse time, before any node is built
+RECURSIVE = [
+    ("extra: &r [*r]", 13, "extra[0]", "the alias *r is inside the node its anchor names (a recursive alias)"),
+    ("extra: &m {a: *m}", 13, "extra.a", "the alias *m is inside the node its anchor names"),
+    ("extra: &o\n  - 1\n  - [2, [3, *o]]", 15, "extra[1][1][1]", "the alias *o is inside the node its anchor"),
+    # an alias chain 500 lists deep once expanded: 20,000 values, but a path 500 keys long for each
+    ("extra:\n" + "\n".join(f"  - &d{i} [{f'*d{i - 1}' if i else 0}]" for i in range(500)), 52,
+     "extra[38][0]", "nested more than 40 levels deep (aliases expanded)"),
+    ("lol: &a [x, x, x, x, x, x, x, x, x, x]\n" + "\n".join(
+        f"l{i}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]" for i in range(8)), 17,
+     "l3[0]", "the document expands to more than 20000 values"),
+]
+
+
+# each (a line appended to a case) is an error at its own line, 13 in the case test_each_... uses
+TAGS_AND_KEYS = [
+    ("extra: !!python/object:os.system {}", 13, "extra", "a YAML tag (!!python/object:os.system) is not allowed"),
+    ("extra: !!python/object/apply:os.system [echo hi]", 13, "extra", "(!!python/object/apply:os.system)"),
+    ("extra: !!python/name:os.system ''", 13, "extra", "a YAML tag (!!python/name:os.system) is not allowed"),
+    ("extra: !foo 1", 13, "extra", "a YAML tag (!foo) is not allowed"),
+    ("extra: !<tag:example.com,2000:x> 1", 13, "extra", "a YAML tag (tag:example.com,2000:x) is not allowed"),
+    ("extra:\n  deep: [1, 2, !!binary aGk=]", 14, "extra.deep[2]", "a YAML tag (!!binary) is not allowed"),
+    ("extra: !!set {a, b}", 13, "extra", "a YAML tag (!!set) is not allowed"),
+    ("extra: !!timestamp 2024-01-01", 13, "extra", "a YAML tag (!!timestamp) is not allowed"),
+    ("extra: !!omap [a: 1]", 13, "extra", "a YAML tag (!!omap) is not allowed"),
+    ("extra: !!str [a]", 13, "extra", "a YAML tag (!!str) is not allowed on a list"),
+    ("extra: !!map [a]", 13, "extra", "a YAML tag (!!map) is not allowed"),
+    ("extra: !!seq a", 13, "extra", "a YAML tag (!!seq) is not allowed on a plain value"),
+    ("!foo extra: 1", 13, "extra", "a YAML tag (!foo) is not allowed"),
+    ("seed: !!int abc", 13, "seed", "'abc' is not a valid !!int"),
+    ("seed: !!bool maybe", 13, "seed", "'maybe' is not a valid !!bool"),
+    ("seed: !!float abc", 13, "seed", "'abc' is not a valid !!float"),
+    ("seed: 2024-13-45", 13, "seed", "'2024-13-45' is not a valid !!timestamp; quote it"),
+    ("seed: " + "9" * 5000, 13, "seed", "an integer of 5000 characters; a case's integers fit in 64 bits"),
+    ("seed: 1" + ":1" * 200_000, 13, "seed", "an integer of 400001 characters"),  # sexagesimal: quadratic to build
+    ("? [a, b]\n: 1", 13, "<case>", "a mapping key must be a plain value, not a list"),
+    ("? {a: 1}\n: 1", 13, "<case>", "a mapping key must be a plain value, not a mapping"),
+    ("extra:\n  ? [a]\n  : 1", 14, "extra", "a mapping key must be a plain value, not a list"),
+    ("extra: {[a]: 1}", 13, "extra", "a mapping key must be a plain value, not a list"),
+    ("extra:\n  - &k [a]\n  - {*k : 1}", 15, "extra[1]", "not an alias (*k) of a list or mapping"),
+]
+
+
+def yaml_tag_or_key(text: str, data: st.DataObject) -> str:
+    return text + data.draw(st.sampled_from(TAGS_AND_KEYS), label="tag")[0] + "\n"
+
+
+def recursive_alias(text: str, data: st.DataObject) -> str:
+    return text + data.draw(st.sampled_from(RECURSIVE), label="recursive")[0] + "\n"
 
 
 def control_character(text: str, data: st.DataObject) -> str:
@@ -162,6 +218,8 @@ MUTATIONS: dict[str, Mutation] = {
     "truncated": truncated,
     "sheer_size": sheer_size,
     "long_sweep": long_sweep,
+    "yaml_tag_or_key": yaml_tag_or_key,
+    "recursive_alias": recursive_alias,
 }
 
 
@@ -210,7 +268,8 @@ def test_each_mutation_on_its_own(name: str, tmp_path: Path, capsys: pytest.Capt
 
     most = {"depth": 3000, "width": 12, "levels": 9, "bytes": 2_000_000, "values": 3000, "key": "seed",
             "value": "99999999999999999999999", "spec": TENSOR_SPECS[0], "how": "nested", "kind": ("{a: ", "}"),
-            "c": "\x00", "line": 3, "col": 0, "encoding": "invalid-utf8", "more": 0}
+            "c": "\x00", "line": 3, "col": 0, "encoding": "invalid-utf8", "more": 0,
+            "tag": TAGS_AND_KEYS[0], "recursive": RECURSIVE[0]}
 
     class Fixed:
         def draw(self, strategy: object, label: str = "") -> object:
@@ -278,3 +337,105 @@ def test_an_alias_bomb_under_config_stops_before_it_expands(tmp_path: Path, caps
     code, out, _, elapsed, peak = _validate(path, capsys)
     assert code == 2 and "expands to more than 20000 values (YAML anchors and aliases?)" in out, out
     assert elapsed < 5 and peak < 50 << 20, (elapsed, peak)
+
+
+BASE = REPO / "cases" / "mutation_epilogue" / "data_mutation_nonleaf.yaml"  # 12 lines
+
+
+def _one_error(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, float, int]:
+    code, out, err, elapsed, peak = _validate(path, capsys)
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert code == 2 and "Traceback" not in out + err and len(lines) == 1, (out, err)
+    return lines[0], elapsed, peak
+
+
+@pytest.mark.parametrize(("snippet", "line", "field", "message"), TAGS_AND_KEYS,
+                         ids=[f"{i}-{t[0][:30]}" for i, t in enumerate(TAGS_AND_KEYS)])
+def test_a_tag_or_a_key_that_is_not_plain_data_is_one_line_at_its_own_line(
+        snippet: str, line: int, field: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "case.yaml"
+    path.write_text(BASE.read_text() + snippet + "\n")
+    got, _, _ = _one_error(path, capsys)
+    assert got.startswith(f"{path}:{line}: {field}: ") and message in got, got
+
+
+def test_a_tag_directive_is_resolved_before_the_tag_is_judged(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "case.yaml"
+    path.write_text("%TAG !! tag:yaml.org,2002:python/\n---\n" + BASE.read_text() + "extra: !!object:os.system {}\n")
+    got, _, _ = _one_error(path, capsys)
+    assert got == f"{path}:15: extra: a YAML tag (!!python/object:os.system) is not allowed", got
+
+
+@pytest.mark.parametrize(("snippet", "line", "field", "message"), RECURSIVE,
+                         ids=["list", "mapping", "nested", "deep-chain", "billion-laughs"])
+def test_recursive_and_exploding_aliases_are_refused_before_any_node_is_built(
+        snippet: str, line: int, field: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def compose(*args: object, **kwargs: object) -> None:
+        raise AssertionError("composed a node graph: the event pass let it through")
+
+    monkeypatch.setattr("conformance.loader.yaml.compose", compose)
+    path = tmp_path / "case.yaml"
+    path.write_text(BASE.read_text() + snippet + "\n")
+    got, elapsed, peak = _one_error(path, capsys)
+    assert got.startswith(f"{path}:{line}: {field}: ") and message in got, got
+    # 2.4 GB and 7.6 s for `extra: &r [*r]` before; now one pass over the events
+    assert elapsed < 2 and peak < 20 << 20, (elapsed, peak)
+
+
+@pytest.mark.parametrize(("spec", "field", "message"), [
+    ("{tensor: {shape: [8], stride: [0]}}", "stride", "stride [0] for shape [8]: dim 0 has stride 0 and size 8, so "
+                                                      "elements may share memory"),
+    ("{tensor: {shape: [4, 4], stride: [1, 1]}}", "stride", "dim 1 steps 1, but the smaller strides reach offset 3"),
+    ("{tensor: {shape: [3, 2], stride: [2, 3]}}", "stride", "dim 1 steps 3, but the smaller strides reach offset 4"),
+    ("{tensor: {values: [[1, 2], [3, 4]], stride: [1, 0]}}", "stride", "dim 1 has stride 0 and size 2"),
+])
+def test_a_stride_that_makes_elements_share_memory_is_refused(spec: str, field: str, message: str, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "case.yaml"
+    path.write_text(_tensor_input(BASE.read_text(), spec.replace("}}", ", requires_grad: true}}")))
+    got, _, _ = _one_error(path, capsys)
+    assert got.startswith(f"{path}:6: inputs.x.tensor.{field}: ") and message in got, got
+
+
+@pytest.mark.parametrize(("view", "message"), [
+    ("base[(9**9**9):]", "9**9**9 is about 2**1162261467, beyond int64"),
+    ("base[9 ** 99:]", "9 ** 99 is about 2**297, beyond int64"),
+    ("base[1 << 10**10:]", "1 << 10**10 is beyond int64"),
+    ("base[:-(10**30)]", "10**30 is about 2**90, beyond int64"),
+    ("base[(2**31) * (2**31) * 4:]", "(2**31) * (2**31) * 4 is beyond int64"),
+    ("base[: int('9' * 99) ** 9**9]", "raises to a power or shifts by more than 64"),
+    ("base[: len([0] * 10**10)]", "[0] * 10**10 repeats a sequence 10000000000 times"),
+    ("base ** base", "by an amount the view does not spell out"),
+    ("base[" + "1 + " * 600 + "1]", "String should have at most 1000 characters"),
+])
+def test_a_view_whose_arithmetic_cannot_finish_is_refused(view: str, message: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    text = BASE.read_text().replace("inputs:\n  x:\n", f"inputs:\n  base:\n    tensor: {{shape: [8]}}\n"
+                                    f"    hidden: true\n  y:\n    view: \"{view}\"\n  x:\n")
+    path = tmp_path / "case.yaml"
+    path.write_text(text.replace("def f(x):", "def f(y, x):"))
+    got, elapsed, _ = _one_error(path, capsys)
+    assert got.startswith(f"{path}:10: inputs.y.view: ") and message in got, got
+    assert elapsed < 5, elapsed
+
+
+@pytest.mark.parametrize("view", ["base[2**3:]", "base[1 << 2:]", "base ** 2", "base[-1:]", "base.pow(0.5)",
+                                  "base[: 2**62 - 1 + 2**62]", "base.view(-1)[:4] * 2.0 ** 70"])
+def test_a_view_with_small_arithmetic_is_valid(view: str, tmp_path: Path) -> None:
+    text = BASE.read_text().replace("inputs:\n  x:\n", f"inputs:\n  base:\n    tensor: {{shape: [8]}}\n"
+                                    f"    hidden: true\n  y:\n    view: \"{view}\"\n  x:\n")
+    path = tmp_path / "case.yaml"
+    path.write_text(text.replace("def f(x):", "def f(y, x):"))
+    load_case(path)
+
+
+@pytest.mark.parametrize(("shape", "stride"), [([8], [1]), ([1], [0]), ([0, 4], [0, 0]), ([2, 3], [1, 2]),
+                                               ([2, 5], [10, 2]), ([4, 1, 3], [3, 0, 1])])
+def test_explicit_strides_that_keep_elements_apart_build(shape: list[int], stride: list[int], tmp_path: Path) -> None:
+    path = tmp_path / "case.yaml"
+    path.write_text(_tensor_input(BASE.read_text(), f"{{tensor: {{shape: {shape}, stride: {stride}, "
+                                                    "requires_grad: true}}"))
+    x = build_inputs(load_case(path).data, "cpu", "training").named["x"]
+    assert x.stride() == tuple(stride) and x.requires_grad

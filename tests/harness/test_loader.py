@@ -143,8 +143,8 @@ def test_empty_and_non_mapping_files(tmp_path: Path) -> None:
 
 
 def test_yaml_is_loaded_safely(tmp_path: Path) -> None:
-    errs = errors_of(write(tmp_path, "behavior: !!python/object/apply:os.system ['true']\n"))
-    assert errs[0].startswith("case.yaml:1: <yaml>: invalid YAML")
+    errs = errors_of(write(tmp_path, "summary: s\nbehavior: !!python/object/apply:os.system ['true']\n"))
+    assert errs == ["case.yaml:2: behavior: a YAML tag (!!python/object/apply:os.system) is not allowed"]
 
 
 def test_duplicate_ids_are_errors_for_each_copy(tmp_path: Path) -> None:

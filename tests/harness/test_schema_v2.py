@@ -3,6 +3,7 @@ oracles that v2 state (persisted modules, optimizer state, caller actions) adds,
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -126,6 +127,70 @@ def test_an_unknown_backend_is_a_validate_error_and_a_run_skip(tmp_path: Path) -
     record = run(lc, backend="vendorx")
     assert (record.status, record.skip_kind) == ("skip", "feature")
     assert "backend 'vendorx' is not registered on this build" in record.reason
+
+
+def test_a_config_flag_this_build_lacks_is_a_validate_error_and_a_run_skip(tmp_path: Path) -> None:
+    body = """\
+        config:
+          torch._dynamo.config.specialize_float: false
+          torch._dynamo.config.specialise_float: false
+          torch._nonesuch.config.flag: 1
+        inputs:
+          x: {tensor: {shape: [2]}}
+        program: |
+          def f(x):
+              return x * 2
+        """
+    path = tmp_path / "cases" / "flag.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(HEAD.format(behavior="runtime_wrapper") + textwrap.dedent(body))
+    with pytest.raises(CaseLoadError) as exc:
+        load_case(path, tmp_path / "cases", display="flag.yaml", check=checker(backends=True))
+    assert [str(e) for e in exc.value.errors] == [
+        f"flag.yaml:8: config.torch._dynamo.config.specialise_float: no such flag in this build (torch "
+        f"{torch.__version__}); did you mean specialize_float?; a run skips the case with this reason",
+        f"flag.yaml:9: config.torch._nonesuch.config.flag: no module torch._nonesuch.config in this build (torch "
+        f"{torch.__version__}); a run skips the case with this reason"]
+    record = run(load_case(path, tmp_path / "cases", check=checker(backends=False)))  # what a run collects
+    assert (record.status, record.skip_kind) == ("skip", "feature")
+    assert record.reason.startswith("config: torch._dynamo.config.specialise_float: no such flag in this build")
+
+
+def test_a_config_key_outside_a_torch_config_module_is_an_error_at_its_line(tmp_path: Path) -> None:
+    assert errors(tmp_path, """\
+        config:
+          torch.fx.config.disable_progress: true
+        inputs:
+          x: {tensor: {shape: [2]}}
+        program: |
+          def f(x):
+              return x * 2
+        """) == ["bad.yaml:7: config.torch.fx.config.disable_progress: torch.fx.config is not a torch config module "
+                 "(it has no patch()); name a flag of e.g. torch._dynamo.config or torch._inductor.config"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tvm") is not None, reason="apache-tvm is installed here")
+def test_a_registered_backend_whose_package_is_missing_is_a_validate_error_and_a_run_skip(tmp_path: Path) -> None:
+    body = """\
+        inputs:
+          x: {tensor: {shape: [2]}}
+        program: |
+          def f(x):
+              return x * 2
+        """
+    text = (HEAD.format(behavior="runtime_wrapper").replace("backends: [aot_eager]", "backends: [aot_eager, tvm]")
+            + textwrap.dedent(body))
+    path = tmp_path / "cases" / "tvm.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    with pytest.raises(CaseLoadError) as exc:
+        load_case(path, tmp_path / "cases", display="tvm.yaml", check=checker(backends=True))
+    assert [str(e) for e in exc.value.errors] == [
+        "tvm.yaml:5: backends[1]: backend 'tvm' needs the apache-tvm package, which is not installed here (no module "
+        "'tvm'); a run skips it with this reason"]
+    record = run(load_case(path, tmp_path / "cases", check=checker(backends=False)), backend="tvm")
+    assert (record.status, record.skip_kind) == ("skip", "feature"), record.reason  # was a fail: ImportError
+    assert "needs the apache-tvm package" in record.reason
 
 
 def test_a_classes_block_that_raises_is_an_error_at_its_line(tmp_path: Path) -> None:
