@@ -4,15 +4,20 @@ every distinct discrepancy (findings.md, findings.json, a case file and a reprod
 from __future__ import annotations
 
 import argparse
-import json
 import math
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.options import shard_of
 
+if TYPE_CHECKING:
+    from conformance.explore.findings_file import FindingsFile
+    from conformance.explore.supervise import Interrupts
+
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_EMPTY, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_WRITE = 4  # findings.json or findings.md could not be written (a full disk); `report` says 3, ours is taken
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,12 +29,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "contexts, aliased inputs, float sweeps) with Hypothesis, run each as a case through the runner and "
         "oracles, confirm each discrepancy by a second run, shrink it, and write one finding per signature. "
         "Each worker runs in its own process. Exit status 1 when a finding or crash was written, 2 on bad usage, "
-        "3 when nothing was explored or a worker failed, 130 when interrupted (what was found is written all "
-        "the same).",
+        "3 when nothing was explored or a worker failed, 4 when findings.json or findings.md could not be "
+        "written (neither is left then), 130 when interrupted (what was found is written all the same; Ctrl-C "
+        "again ends the workers at once, keeping what they saved).",
     )
     p.add_argument("-o", "--output", default="results/explore", metavar="DIR",
                    help="where findings.md, findings.json, findings/ and the Hypothesis database (for resuming) "
-                   "go (default: results/explore)")
+                   "go (default: results/explore); a folder of its own, not a filesystem root or your home folder")
     p.add_argument("--seed", type=int, default=0, help="seed of the first round (default 0)")
     p.add_argument("--time-budget", type=float, default=60.0, metavar="SECONDS",
                    help="seconds of search and shrinking (default 60)")
@@ -47,7 +53,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--shard", default="1/1", metavar="I/N",
                    help="explore shard I of N only (the rounds I, I+N, ...): one per CI job, merged with --merge")
     p.add_argument("--merge", nargs="+", metavar="DIR",
-                   help="no exploring: merge the findings.json of these output folders (shards of one seed) into -o")
+                   help="no exploring: merge the findings.json of these output folders (shards of one seed) into -o; "
+                   "a folder given twice, or two of the same rounds, is refused")
     p.add_argument("--known", metavar="RESULTS",
                    help="a results file of a corpus run on this build: a finding that one of its known failures "
                    "shows the same way (entry point, mode, first check and place) is marked probably known (default: "
@@ -67,7 +74,7 @@ def _shard(text: str) -> tuple[int, int] | None:
 
 def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[str, Any]]]]:
     """Every usage error at once, before any work; and the findings to merge, read."""
-    from conformance.explore.supervise import merge_problem
+    from conformance.explore.supervise import unmerged_states
     from conformance.selection import check_selection
     from conformance.selftest.faults import FAULTS
 
@@ -82,30 +89,73 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[s
         errors.append("--backends and --modes: give at least one of each")
     if _shard(args.shard) is None:
         errors.append(f"--shard {args.shard}: expected I/N with 1 <= I <= N, e.g. 2/4")
-    parts = []
-    for d in args.merge or ():
-        try:
-            doc = json.loads((Path(d) / "findings.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            errors.append(f"--merge {d}: no readable findings.json there ({exc})")
-            continue
-        problem = merge_problem(doc)
-        if problem is not None:
-            errors.append(f"--merge {d}/findings.json: {problem}; not one `torch-conformance explore` wrote")
-        else:
-            parts.append((Path(d).resolve(), doc))
+    merge_errors, parts = _merge_parts(args.merge or [])
+    errors += merge_errors
     if args.known and not Path(args.known).is_file():
         errors.append(f"--known {args.known}: no such results file")
+    if _shared(Path(args.output)):
+        errors.append(f"-o {args.output}: a filesystem root or your home folder; explore writes findings.json, "
+                      "findings.md, findings/ and shards/ into -o, so give it a folder of its own "
+                      "(e.g. -o results/explore)")
+        return errors, parts
     try:
         Path(args.output).mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file in the way, no permission: a usage error, before any work
         errors.append(f"-o {args.output}: cannot be the output folder ({exc.strerror or exc})")
+        return errors, parts
+    left = {} if args.merge else unmerged_states(Path(args.output))
+    if left:
+        # starting over would overwrite them: what an interrupted run found is never dropped unasked
+        first = next(iter(left))
+        found = sum(len(s.get("findings", ())) for s in left.values())
+        programs = sum(int(s.get("programs", 0)) for s in left.values())
+        errors.append(f"-o {args.output}: {first}{f' (and {len(left) - 1} more)' if len(left) > 1 else ''} holds "
+                      f"what an earlier run found ({found} finding(s) in {programs} programs) that no findings.json "
+                      "took (that run was killed, or its findings.json could not be written); nothing was removed. "
+                      f"To keep it, explore into another -o (its case files are under {first.parent}/findings/); "
+                      f"to drop it, remove {Path(args.output) / 'shards' / '*' / 'state.json'}")
     return errors, parts
 
 
+def _shared(out: Path) -> bool:
+    """A filesystem root or the home folder: explore's files (and a later run's) would mix with everything there."""
+    resolved = out.resolve()
+    home = os.path.expanduser("~")
+    return resolved == resolved.parent or (home != "~" and resolved == Path(home).resolve())
+
+
+def _merge_parts(dirs: list[str]) -> tuple[list[str], list[tuple[Path, dict[str, Any]]]]:
+    """Each folder's findings.json, checked. A folder given twice, or two files of the same rounds (a
+    job's folder copied), would count the same programs and findings twice: refused."""
+    from conformance.explore.findings_file import merged_form, read_findings
+
+    errors: list[str] = []
+    seen: dict[Path, str] = {}
+    read: list[tuple[str, Path, FindingsFile]] = []
+    for d in dirs:
+        root, name = Path(d).resolve(), Path(d) / "findings.json"
+        if root in seen:
+            errors.append(f"--merge {d}: the same folder as --merge {seen[root]}; merged twice, its counts would "
+                          "double")
+            continue
+        seen[root] = d
+        doc, problems = read_findings(root / "findings.json")
+        errors += [f"--merge {name}: {p}" for p in problems]
+        if doc is None:
+            continue
+        twin = next(((other_name, other) for other_name, _, other in read if other.overlaps(doc)), None)
+        if twin is not None:
+            errors.append(f"--merge {name}: shard: {doc.shard} explored rounds that shard {twin[1].shard} of "
+                          f"--merge {twin[0]} did (the same torch, seed, backends and modes); merged, their counts "
+                          "would double")
+            continue
+        read.append((str(name), root, doc))
+    return errors, [(root, merged_form(doc)) for _, root, doc in read]
+
+
 def cmd_explore(args: argparse.Namespace) -> int:
-    from conformance.explore.emit import mark_known, write_report
-    from conformance.explore.supervise import Config, merge_into, supervise, totals_report
+    from conformance.explore.emit import discard_report, mark_known, write_report
+    from conformance.explore.supervise import Interrupts, WriteFailed, merge_into
 
     args.backends = tuple(b for b in args.backends.split(",") if b)
     args.modes = tuple(m for m in args.modes.split(",") if m)
@@ -116,31 +166,45 @@ def cmd_explore(args: argparse.Namespace) -> int:
             print(f"explore: {e}", file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.output).resolve()
-    if parts:
-        report = merge_into(out, parts)
-    else:
-        config = Config(out=str(out), backends=args.backends, modes=args.modes, fault=args.fault,
-                        time_budget=args.time_budget, max_examples=args.max_examples, seed=args.seed,
-                        float_sweeps=not args.no_float_sweeps, shard=shard, workers=args.workers)
+    # a Ctrl-C stops the exploration; none stops the writing of what it found
+    with Interrupts() as interrupts:
+        try:
+            report = merge_into(out, parts) if parts else _explore(args, out, shard, interrupts)
+            known = Path(args.known or "results/results.jsonl")
+            if known.is_file():
+                for w in mark_known(report, known):
+                    print(f"explore: {w}", file=sys.stderr)
+            write_report(out, report)
+        except WriteFailed as exc:
+            discard_report(out)
+            print(f"explore: {exc}", file=sys.stderr)
+            return EXIT_WRITE
+        _summary(report, Path(args.output))
+        return _status(report, bool(parts))
 
-        def progress(line: str) -> None:
-            print(f"\r{line}   ", end="", file=sys.stderr, flush=True)
 
-        totals, seconds = supervise(config, None if args.quiet else progress)
-        if not args.quiet:
-            print(file=sys.stderr)
-        report = totals_report(config, totals, seconds)
-    known = Path(args.known or "results/results.jsonl")
-    if known.is_file():
-        for w in mark_known(report, known):
-            print(f"explore: {w}", file=sys.stderr)
-    write_report(out, report)
-    _summary(report, Path(args.output))
+def _explore(args: argparse.Namespace, out: Path, shard: tuple[int, int], interrupts: Interrupts) -> dict[str, Any]:
+    from conformance.explore.supervise import Config, supervise, totals_report
+
+    config = Config(out=str(out), backends=args.backends, modes=args.modes, fault=args.fault,
+                    time_budget=args.time_budget, max_examples=args.max_examples, seed=args.seed,
+                    float_sweeps=not args.no_float_sweeps, shard=shard, workers=args.workers)
+
+    def progress(line: str) -> None:
+        print(f"\r{line}   ", end="", file=sys.stderr, flush=True)
+
+    totals, seconds = supervise(config, None if args.quiet else progress, interrupts=interrupts)
+    if not args.quiet:
+        print(file=sys.stderr)
+    return totals_report(config, totals, seconds)
+
+
+def _status(report: dict[str, Any], merged: bool) -> int:
     if report["interrupted"]:
         return EXIT_INTERRUPTED
     if report["findings"] or report["crashes"]:
         return EXIT_FOUND
-    if not parts and (not report["programs"] or report.get("worker_errors")):
+    if not merged and (not report["programs"] or report.get("worker_errors")):
         # a control that explored nothing, or whose worker failed, found nothing by not looking
         print(f"explore: {report['programs']} program(s) explored"
               + (f", worker errors: {report['worker_errors']}" if report.get("worker_errors") else ""),

@@ -3,6 +3,7 @@ same way when run, a short standalone reproducer, and findings.md / findings.jso
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import platform
@@ -13,6 +14,7 @@ from typing import Any
 import yaml
 
 from conformance.explore.engine import Explorer, Finding, Ran
+from conformance.explore.supervise import WriteFailed
 from conformance.files import write_atomic
 from conformance.loader import load_case
 
@@ -169,9 +171,27 @@ def to_markdown(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+REPORT_FILES = ("findings.json", "findings.md")
+
+
 def write_report(out: Path, report: dict[str, Any]) -> None:
-    write_atomic(out / "findings.json", json.dumps(report, indent=2) + "\n")
-    write_atomic(out / "findings.md", to_markdown(report))
+    """findings.json and findings.md, each whole or not at all (a temporary file, then os.replace);
+    WriteFailed names the one the disk did not take."""
+    texts = dict(zip(REPORT_FILES, (json.dumps(report, indent=2, allow_nan=False) + "\n", to_markdown(report)),
+                     strict=True))
+    for name, text in texts.items():
+        try:
+            write_atomic(out / name, text)
+        except OSError as exc:
+            raise WriteFailed(out / name, exc) from exc
+
+
+def discard_report(out: Path) -> None:
+    """After a failed write, neither file is left: an earlier run's (or half of this one's pair)
+    would read as this run's report. What the workers saved stays under shards/."""
+    for name in REPORT_FILES:
+        with contextlib.suppress(OSError):
+            (out / name).unlink(missing_ok=True)
 
 
 def write_findings(explorer: Explorer, findings: list[Finding]) -> dict[str, Any]:

@@ -2,16 +2,19 @@
 watches. A worker that dies (a segfault in the build, a memory kill) costs the program it was
 running, which becomes a `crash` entry, and nothing else: the supervisor keeps what the worker had
 saved (its findings, emitted as soon as shrunk, and its counts) and starts it again on the round
-after the one that killed it. Ctrl-C stops the workers, which keep what they found, shrunk or not.
-Shards of several jobs (`--shard I/N`, one per CI job) merge with `--merge`."""
+after the one that killed it. Ctrl-C stops the workers, which keep what they found, shrunk or not;
+a second Ctrl-C ends them at once, keeping what they saved. Shards of several jobs (`--shard I/N`,
+one per CI job) merge with `--merge`."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import multiprocessing
+import os
 import shutil
 import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -174,24 +177,44 @@ def rooted(f: dict[str, Any], root: Path) -> dict[str, Any]:
     return out
 
 
-def merge_problem(doc: object) -> str | None:
-    """What makes a findings.json unmergeable (None when it can be merged)."""
-    if not isinstance(doc, dict):
-        return f"a JSON {type(doc).__name__}, not an object"
-    for key in ("findings", "crashes"):
-        entries = doc.get(key, [])
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            return f"{key}: not a list of objects"
-        for i, e in enumerate(entries):
-            if not isinstance(e.get("signature"), str):
-                return f"{key}[{i}].signature: missing or not a string"
-    for i, e in enumerate(doc.get("findings", [])):
-        if not isinstance(e.get("statements"), int) or not isinstance(e.get("found_after_s"), int | float):
-            return f"findings[{i}]: statements and found_after_s must be numbers"
-    for key in ("programs", "eager_rejected", "seconds", "seconds_in_runs", "seconds_compiling", "parts"):
-        if not isinstance(doc.get(key, 0), int | float) or isinstance(doc.get(key, 0), bool):
-            return f"{key}: not a number"
-    return None
+class Interrupts:
+    """While entered: SIGINT and SIGTERM counted, never raised. The supervisor stops its workers on
+    the first and ends them at once on the second; none interrupts the writing of findings.json,
+    where an exception would lose everything found."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._previous: dict[int, Any] = {}
+
+    def _note(self, _signum: int, _frame: object) -> None:
+        self.count += 1
+
+    def __enter__(self) -> Interrupts:
+        self._previous = {sig: signal.signal(sig, self._note) for sig in (signal.SIGINT, signal.SIGTERM)}
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
+
+
+class WriteFailed(Exception):
+    """A file of the report that could not be written (a full disk, no permission)."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        super().__init__(f"cannot write {path}: {exc.strerror or exc}")
+        self.path = path
+
+
+def unmerged_states(out: Path) -> dict[Path, dict[str, Any]]:
+    """The workers' saved states under `out` that no findings.json took: saved after the last one
+    was written there, or with none (a run killed before it wrote, or whose findings.json the disk
+    did not take). findings.json is written only after every worker has ended."""
+    try:
+        written = (out / "findings.json").stat().st_mtime_ns
+    except OSError:
+        written = -1
+    return {p: _read(p) for p in sorted(out.glob(f"shards/*/{STATE}")) if p.stat().st_mtime_ns > written}
 
 
 @dataclass
@@ -205,8 +228,14 @@ Target = Callable[[Config, int, int, Budget], None]
 
 
 def supervise(config: Config, progress: Callable[[str], None] | None = None, target: Target = worker_main,
-              confirm: Callable[[str, str | None], None] = _run_case) -> tuple[Totals, float]:
-    """Run the workers to the end of the budget, restarting any that dies; the totals and wall time."""
+              confirm: Callable[[str, str | None], None] = _run_case,
+              interrupts: Interrupts | None = None) -> tuple[Totals, float]:
+    """Run the workers to the end of the budget, restarting any that dies; the totals and wall time.
+    Ctrl-C, and a CI job cancelled (SIGTERM), stop the workers but keep what they found: counted by
+    `interrupts` (the caller's, which shields its writing of the findings too), or by our own."""
+    if interrupts is None:
+        with Interrupts() as own:
+            return supervise(config, progress, target, confirm, own)
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch state shared with the parent
     start = time.monotonic()
     totals = Totals()
@@ -235,53 +264,53 @@ def supervise(config: Config, progress: Callable[[str], None] | None = None, tar
         if life.process.exitcode and life.process.exitcode > 0:
             totals.worker_errors.append(f"worker {w} ended with {why} (its traceback is above); went on")
         elif (d / RUNNING).exists():
-            _crash(totals, d, why, fault=config.fault, confirm=confirm, when=time.monotonic() - start)
+            _crash(totals, d, why, fault=config.fault, confirm=confirm, when=time.monotonic() - start,
+                   stopping=lambda: interrupts.count > 0)
         left = config.time_budget - (time.monotonic() - start)
-        if left > RESTART_FLOOR and ran[w] < share and not totals.interrupted:
+        if left > RESTART_FLOOR and ran[w] < share and not interrupts.count:
             begin(w, state.get("next_round", life.first_round) + 1)  # the round that killed it is skipped
 
     for w in range(config.workers):
-        begin(w, 0)
-    # Ctrl-C, and a CI job cancelled (SIGTERM), stop the workers but keep what they found
-    previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        while lives:
-            time.sleep(0.5)
-            for w, life in list(lives.items()):
-                if not life.process.is_alive():
-                    life.process.join()
-                    reap(w, life)
-            if progress is not None:
-                progress(_progress_line(config, totals, lives, start))
-    except KeyboardInterrupt:
+        if not interrupts.count:
+            begin(w, 0)
+    while lives and not interrupts.count:
+        time.sleep(0.5)
+        for w, life in list(lives.items()):
+            if not life.process.is_alive():
+                life.process.join()
+                reap(w, life)
+        if progress is not None and not interrupts.count:
+            progress(_progress_line(config, totals, lives, start))
+    if interrupts.count:
         totals.interrupted = True
-        _stop(config, lives, totals)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _stop(config, lives, totals, hurry=lambda: interrupts.count > 1)
     return totals, time.monotonic() - start
 
 
-def _interrupted(_signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def _stop(config: Config, lives: dict[int, _Life], totals: Totals) -> None:
-    """Ask every worker to stop after its program (and emit what it found), wait a while, then end it."""
-    import os
-
+def _stop(config: Config, lives: dict[int, _Life], totals: Totals, hurry: Callable[[], bool]) -> None:
+    """Ask every worker to stop after its program (and emit what it found), wait a while (until
+    `hurry`: a second Ctrl-C), then end it; what each saved is kept either way."""
+    if lives:
+        print(f"\nexplore: stopping: each worker saves what it found (up to {STOP_GRACE:.0f} s); Ctrl-C again "
+              "ends them now, keeping what they saved", file=sys.stderr)
     for life in lives.values():
         if life.process.pid is not None:
             with contextlib.suppress(ProcessLookupError):  # it ended in the meantime
                 os.kill(life.process.pid, signal.SIGINT)
     deadline = time.monotonic() + STOP_GRACE
     for w, life in list(lives.items()):
-        life.process.join(max(deadline - time.monotonic(), 0.1))
+        _wait(life.process, deadline, hurry)
         if life.process.is_alive():
             life.process.kill()
             life.process.join()
         totals.absorb(_read(shard_dir(config, w) / STATE), shard_dir(config, w), life.started)
         del lives[w]
+
+
+def _wait(process: Any, deadline: float, stop: Callable[[], bool]) -> None:
+    """Until the process ends, the deadline passes, or `stop` says so."""
+    while process.is_alive() and time.monotonic() < deadline and not stop():
+        process.join(0.2)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -304,7 +333,7 @@ def _progress_line(config: Config, totals: Totals, lives: dict[int, _Life], star
 
 
 def _crash(totals: Totals, d: Path, why: str, *, fault: str | None,
-           confirm: Callable[[str, str | None], None], when: float) -> None:
+           confirm: Callable[[str, str | None], None], when: float, stopping: Callable[[], bool]) -> None:
     """The program a worker died running, kept as a case file and rerun in a fresh process."""
     signature = f"crash {why}"
     text = (d / RUNNING).read_text(encoding="utf-8")
@@ -318,7 +347,7 @@ def _crash(totals: Totals, d: Path, why: str, *, fault: str | None,
     write_atomic(case, f"# the explorer's worker died of {why} running this program\n" + text)
     p = multiprocessing.get_context("spawn").Process(target=confirm, args=(str(case), fault), daemon=True)
     p.start()
-    p.join(600)
+    _wait(p, time.monotonic() + 600, stopping)
     if p.is_alive():
         p.kill()
         p.join()
@@ -362,8 +391,11 @@ def _copied(f: dict[str, Any], out: Path) -> dict[str, Any]:
         src = Path(f[key])
         dst = out / "findings" / src.name
         if src.exists() and src.resolve() != dst.resolve():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
+            try:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+            except OSError as exc:
+                raise WriteFailed(dst, exc) from exc
         f[key] = dst.relative_to(out).as_posix() if dst.exists() else f[key]
     return f
 
@@ -371,11 +403,12 @@ def _copied(f: dict[str, Any], out: Path) -> dict[str, Any]:
 def findings_report(out: Path, head: dict[str, Any], totals: Totals, seconds: float, *, parts: int,
             shard: tuple[int, int]) -> dict[str, Any]:
     t = totals
+    seconds = round(seconds, 1)  # 0, or at least 0.1: the rates below stay finite
     return {
         **head,
         "shard": f"{shard[0] + 1}/{shard[1]}",
         "parts": parts,
-        "seconds": round(seconds, 1),
+        "seconds": seconds,
         "programs": t.programs,
         "eager_rejected": t.eager_rejected,
         "seconds_in_runs": round(t.seconds_in_runs, 1),

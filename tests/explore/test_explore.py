@@ -276,8 +276,9 @@ def test_shards_merge_into_one_report_one_finding_per_signature(tmp_path: Path) 
 
 
 def test_the_cli_merges_shards_and_refuses_what_it_cannot_read(tmp_path: Path) -> None:
-    for root, report in (_part(tmp_path / "a", "same", 4, 100), _part(tmp_path / "b", "other", 1, 5)):
-        (root / "findings.json").write_text(json.dumps(report))
+    parts = (_part(tmp_path / "a", "same", 4, 100), _part(tmp_path / "b", "other", 1, 5))
+    for shard, (root, report) in enumerate(parts):  # shards 1/2 and 2/2 of one exploration
+        (root / "findings.json").write_text(json.dumps({**report, "shard": f"{shard + 1}/2"}))
     out = tmp_path / "merged"
     assert main(["explore", "--merge", str(tmp_path / "a"), str(tmp_path / "b"), "-o", str(out),
                  "--known", str(tmp_path / "none.jsonl")]) == 2  # a --known file that is not there
@@ -313,12 +314,13 @@ def test_a_finding_that_a_known_failure_shows_the_same_way_is_marked_known(tmp_p
 
 
 @pytest.mark.parametrize(("doc", "message"), [
-    ("[1, 2]", "a JSON list, not an object"),
-    ('{"findings": "x"}', "findings: not a list of objects"),
-    ('{"findings": [{"statements": 1}]}', "findings[0].signature: missing or not a string"),
-    ('{"findings": [{"signature": "s", "statements": "many", "found_after_s": 1}]}', "findings[0]: statements"),
-    ('{"programs": "lots", "findings": []}', "programs: not a number"),
-    ('{"crashes": [{"count": 1}]}', "crashes[0].signature"),
+    ("[1, 2]", "document: Input should be an object"),
+    ('{"findings": "x"}', "findings: Input should be a valid array"),
+    ('{"findings": [{"statements": 1}]}', "findings[0].signature: Field required"),
+    ('{"findings": [{"signature": "s", "statements": "many", "found_after_s": 1}]}',
+     "findings[0].statements: Input should be a valid integer"),
+    ('{"programs": "lots", "findings": []}', "programs: Input should be a valid integer"),
+    ('{"crashes": [{"count": 1}]}', "crashes[0].signature: Field required"),
 ])
 def test_a_findings_file_that_explore_did_not_write_is_refused_by_merge(
         doc: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
