@@ -45,7 +45,7 @@ class MismatchRecord(_Record):
     `where` is rendered from the location fields (path, phase, call, call_label, warm); records of
     earlier harness versions have `where` alone."""
 
-    check: Name = Field(description="The check's id (conformance.checks).")
+    check: Name = Field(description="The check's id (conformance.core.checks).")
     where: Text
     expected: Text
     actual: Text

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from conformance.core.checks import CHECKS
 from conformance.core.mismatch import Mismatch
 from conformance.expectations import BuildFacts, condition_matches
 from conformance.results import KnownFailureRef, ProbeRecord
@@ -24,8 +25,8 @@ class Verdict:
 
 def strict_mismatches(probes: ProbeRecord) -> list[Mismatch]:
     """Under --strict-internals, each diverging probe is a mismatch of its own."""
-    return [Mismatch("internals probe", r.behavior, "conforms", "diverges", (r.diff.splitlines() or [""])[0][:300],
-                     source=STRICT_SOURCE)
+    return [CHECKS["internals probe"].mismatch(r.behavior, "conforms", "diverges",
+                                               (r.diff.splitlines() or [""])[0][:300], source=STRICT_SOURCE)
             for r in probes.results if r.status == "diverges"]
 
 

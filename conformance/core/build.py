@@ -164,12 +164,13 @@ def place(values: torch.Tensor, stride: tuple[int, ...], offset: Any, numel: int
 
 
 def non_leaf(leaf: torch.Tensor) -> torch.Tensor:
-    """`leaf`'s geometry and values, made from it by an op (a grad_fn), in a storage of its own."""
-    t = place(torch.zeros(leaf.shape, dtype=leaf.dtype), leaf.stride(), leaf.storage_offset(),
-              leaf.untyped_storage().nbytes() // leaf.element_size(), str(leaf.device))
+    """`leaf`'s geometry and values, made from it by an op (a grad_fn), in a zeroed storage of its own."""
+    t, nbytes = torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes()
+    with torch.no_grad():
+        t.set_(torch.zeros(nbytes // leaf.element_size(), dtype=leaf.dtype, device=leaf.device).untyped_storage(),
+               leaf.storage_offset(), leaf.shape, leaf.stride())
     with torch.enable_grad():
-        t.copy_(leaf)
-    return t
+        return t.copy_(leaf)
 
 
 HELPERS = {"place": place, "non_leaf": non_leaf}
@@ -236,10 +237,8 @@ class InputCode:
     kinds: dict[str, str] = field(default_factory=dict)
 
     def need(self, helper: str) -> str:
-        if helper in {"place", "non_leaf"}:
-            for h in ("place", helper):
-                if h not in self.helpers:
-                    self.helpers.append(h)
+        if helper in HELPERS and helper not in self.helpers:
+            self.helpers.append(helper)
         return helper
 
     def imported(self, line: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from conformance.core.build import BuiltInputs, Env, Spec, source_line, tensors_of
+from conformance.core.checks import CHECKS, About
 from conformance.core.compare import (
     compare_ambient,
     compare_change,
@@ -271,18 +272,20 @@ def _compare_exceptions(eager: Side, comp: Side, case: Spec, prefix: str) -> lis
             got = exception_summary(side.exc)
             if name == "eager":
                 raise CaseBroken(f"{prefix}expect.raises: eager gives {got}, but the case expects {want}")
-            out.append(Mismatch("exception", "call", want, got, source="expect.raises"))
-        elif side.exc is not None and name == "compiled":
-            out.append(Mismatch("exception", "call", exception_summary(None), exception_summary(side.exc)))
+            out.append(CHECKS["exception"].mismatch("call", want, got, source="expect.raises"))
+        elif name == "compiled" and (m := CHECKS["exception"].judged("call", side.exc, None,
+                                                                     show=exception_summary)) is not None:
+            out.append(m)  # against no exception: eager raising where no raise is declared broke the case
     return out
 
 
 def _compare_outputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list[Mismatch]:
     out: list[Mismatch] = []
-    if comp.structure != eager.structure:
-        out.append(Mismatch("structure", "outputs", eager.structure, comp.structure))
-    if len(comp.outputs) != len(eager.outputs):
-        return [*out, Mismatch("number of outputs", "outputs", str(len(eager.outputs)), str(len(comp.outputs)))]
+    if (m := CHECKS["structure"].judged("outputs", comp.structure, eager.structure, show=str)) is not None:
+        out.append(m)
+    if (m := CHECKS["number of outputs"].judged("outputs", len(comp.outputs), len(eager.outputs),
+                                                show=str)) is not None:
+        return [*out, m]
     for k, (a, e) in enumerate(zip(comp.outputs, eager.outputs, strict=True)):
         sa, se = comp.out_states[k], eager.out_states[k]
         if sa is not None and se is not None:
@@ -290,12 +293,12 @@ def _compare_outputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> lis
             rel = eager.relations[k] if k < len(eager.relations) else None
             shared = rel is not None and bool(rel.shares_storage_with)
             out += compare_state(f"out[{k}]", sa, se, tol, strides=case["expect"]["strides"], storage=shared,
-                                 role="output", subject=f"out[{k}]")
+                                 of=About("output", f"out[{k}]"))
         elif (sa is None) != (se is None):
-            out.append(Mismatch("type", f"out[{k}]", type(e).__name__, type(a).__name__, role="output",
-                                subject=f"out[{k}]"))
+            out.append(CHECKS["type"].mismatch(f"out[{k}]", type(e).__name__, type(a).__name__,
+                                               of=About("output", f"out[{k}]")))  # a tensor on one side only
         else:
-            out += compare_plain(f"out[{k}]", a, e, tol, role="output", subject=f"out[{k}]")
+            out += compare_plain(f"out[{k}]", a, e, tol, of=About("output", f"out[{k}]"))
     out += compare_relations(comp.relations, eager.relations)
     return out
 
@@ -321,51 +324,52 @@ def _compare_inputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list
     for name in [*eager.after, *(n for n in comp.after if n not in eager.after)]:
         se, sa = eager.after.get(name), comp.after.get(name)
         if se is None or sa is None:  # e.g. optimizer state that one side's step created
-            out.append(Mismatch("exists", f"input {name}", str(se is not None), str(sa is not None), role="input",
-                                subject=name))
+            out.append(CHECKS["exists"].mismatch(f"input {name}", str(se is not None), str(sa is not None),
+                                                 of=About("input", name)))
             continue
-        out += compare_state(f"input {name}", sa, se, tol, role="input", subject=name)
+        out += compare_state(f"input {name}", sa, se, tol, of=About("input", name))
         # an input a caller action replaced is another tensor: what the call did to the old one is not
         # in it (its version counter starts wherever the new tensor's does)
         if name in eager.before and name in comp.before and not (name in eager.rebound and name in comp.rebound):
             ce = input_change(_as_state(eager.before[name]), se)
             ca = input_change(_as_state(comp.before[name]), sa)
-            out += compare_change(f"input {name}", ca, ce, version_mode(case, name), role="input", subject=name)
-        shared_e, shared_a = eager.sharing.get(name, ()), comp.sharing.get(name, ())
-        if shared_a != shared_e:
-            out.append(Mismatch("shares storage with", f"input {name}", str(list(shared_e)), str(list(shared_a)),
-                                role="input", subject=name))
+            out += compare_change(f"input {name}", ca, ce, version_mode(case, name), of=About("input", name))
+        shared = CHECKS["shares storage with"].judged(f"input {name}", list(comp.sharing.get(name, ())),
+                                                       list(eager.sharing.get(name, ())), show=str,
+                                                       of=About("input", name))
+        out += [shared] if shared is not None else []
     return out
 
 
 def _compare_grads(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
     out: list[Mismatch] = []
-    if (comp.backward_exc is None) != (eager.backward_exc is None):
-        out.append(Mismatch("exception", "backward", exception_summary(eager.backward_exc),
-                            exception_summary(comp.backward_exc)))
+    if (m := CHECKS["exception"].judged("backward", comp.backward_exc, eager.backward_exc,
+                                        show=exception_summary)) is not None:
+        out.append(m)
     for name, ge in eager.grads.items():
         ga = comp.grads.get(name)
-        if (ga is None) != (ge is None):
-            out.append(Mismatch(".grad", f"grad of {name}", "a tensor" if ge is not None else "None",
-                                "a tensor" if ga is not None else "None", role="grad", subject=name))
+        if (m := CHECKS[".grad"].judged(f"grad of {name}", ga is not None, ge is not None,
+                                        show=lambda has: "a tensor" if has else "None",
+                                        of=About("grad", name))) is not None:
+            out.append(m)
         elif ga is not None and ge is not None:
             out += compare_state(f"grad of {name}", ga, ge, tol, strides=False, grad_fields=False, storage=False,
-                                 role="grad", subject=name)
+                                 of=About("grad", name))
     return out
 
 
 def _compare_write_through(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
     out: list[Mismatch] = []
-    if comp.write_errors != eager.write_errors:
-        out.append(Mismatch("in-place write through outputs", "outputs", str(eager.write_errors),
-                            str(comp.write_errors)))
+    if (m := CHECKS["in-place write through outputs"].judged("outputs", comp.write_errors, eager.write_errors,
+                                                             show=str)) is not None:
+        out.append(m)
     outputs = {f"out[{k}]" for k in range(len(eager.outputs))}
     for name, se in eager.after_write.items():
         sa = comp.after_write.get(name)
         if sa is not None:
             role = "output" if name in outputs else "input"
             out += [m.seen(WRITE_THROUGH) for m in compare_state(name, sa, se, tol, strides=False, grad_fields=False,
-                                                                  storage=False, role=role, subject=name)]
+                                                                  storage=False, of=About(role, name))]
     return out
 
 

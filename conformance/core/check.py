@@ -27,6 +27,7 @@ from conformance.core.call import (
     undo_write_through,
     write_through,
 )
+from conformance.core.checks import CHECKS
 from conformance.core.compile import (
     CountingBackend,
     fresh_compile_caches,
@@ -105,8 +106,9 @@ def compile_count_mismatch(case: Spec, target: Target, pass_name: str, calls: in
     expected = case["expect"]["compiles"]
     if expected is None or not counts_graphs(target.backend) or count == expected:
         return None
-    return Mismatch("graphs compiled", f"{pass_name} pass over {calls} call(s)", str(expected), str(count),
-                    "a recompile per value" if count >= calls > 1 else "", source="expect.compiles")
+    return CHECKS["graphs compiled"].mismatch(f"{pass_name} pass over {calls} call(s)", str(expected), str(count),
+                                              "a recompile per value" if count >= calls > 1 else "",
+                                              source="expect.compiles")
 
 
 def recompile_note(case: Spec, target: Target, per_call: list[int]) -> str | None:
@@ -181,7 +183,7 @@ def _actions(target: Target, hooks: Hooks, point: CallPoint, which: str, *, side
     if raised[0] is not None:
         raise CaseBroken(f"{prefix}{point.where}.{which}: eager raised {raised[0]}; fix the case")
     if len(raised) > 1 and raised[1] is not None:
-        return [Mismatch("exception", f"{point.where}.{which}", "no exception", raised[1])]
+        return [CHECKS["exception"].mismatch(f"{point.where}.{which}", "no exception", raised[1])]
     return []
 
 

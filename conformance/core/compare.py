@@ -17,7 +17,6 @@ as plain tensors over the same storage.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,42 +24,25 @@ from typing import Any
 
 import torch
 
+from conformance.core.checks import CHECKS, NOTHING_IN_PARTICULAR, About, Check
 from conformance.core.mismatch import Mismatch, Tolerance, short
 from conformance.core.state import Ambient, Relation, TensorState, same_storage
 
 
 def compare_values(
-    where: str, actual: torch.Tensor | None, expected: torch.Tensor | None, tol: Tolerance, check: str = "values",
-    *, role: str = "", subject: str = "", inner: tuple[str, ...] = (),
+    where: str, actual: torch.Tensor | None, expected: torch.Tensor | None, tol: Tolerance,
+    check: Check = CHECKS["values"], *, of: About = NOTHING_IN_PARTICULAR,
 ) -> list[Mismatch]:
-    """`role`, `subject`, `inner`: what the tensor is (see Mismatch)."""
-    about = About(role, subject, inner)
+    """`of`: what the tensor is (see Mismatch)."""
     if actual is None or expected is None:
-        if (actual is None) != (expected is None):
-            return [about.on(Mismatch(check, where, "readable" if expected is not None else "unreadable",
-                             "readable" if actual is not None else "unreadable"))]
-        return []
+        if (actual is None) == (expected is None):
+            return []
+        return [check.mismatch(where, "unreadable" if expected is None else "readable",
+                              "unreadable" if actual is None else "readable", of=of)]
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
         return []  # reported by the metadata checks
-    rtol, atol = tol.rtol, tol.atol
-    if (rtol is None) != (atol is None):  # assert_close takes both or neither
-        rtol, atol = rtol or 0.0, atol or 0.0
-    try:
-        torch.testing.assert_close(
-            actual.cpu(),
-            expected.cpu(),
-            rtol=rtol,
-            atol=atol,
-            equal_nan=True,
-            check_device=False,
-            check_stride=False,
-        )
-    except AssertionError as exc:
-        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-        detail = "; ".join(lines[:4])
-        return [about.on(Mismatch(check, where, short(expected.flatten()[:8].tolist()),
-                                  short(actual.flatten()[:8].tolist()), detail))]
-    return []
+    found = check.judged(where, actual, expected, tol, show=lambda t: short(t.flatten()[:8].tolist()), of=of)
+    return [] if found is None else [found]
 
 
 def compare_state(
@@ -72,76 +54,52 @@ def compare_state(
     strides: bool = True,
     grad_fields: bool = True,
     storage: bool = True,
-    role: str = "",
-    subject: str = "",
-    inner: tuple[str, ...] = (),
+    of: About = NOTHING_IN_PARTICULAR,
 ) -> list[Mismatch]:
     """Metadata, values (and the whole storage's values) of one tensor, recursing into subclasses."""
     out: list[Mismatch] = []
-    about = About(role, subject, inner)
 
-    def field(name: str, a: Any, e: Any) -> None:
-        if a != e:
-            out.append(about.on(Mismatch(name, where, short(e), short(a))))
+    def field(check: Check, a: Any, e: Any) -> None:
+        if (m := check.judged(where, a, e, of=of)) is not None:
+            out.append(m)
 
-    field("type", actual.type, expected.type)
-    field("dtype", actual.dtype, expected.dtype)
-    field("device", actual.device, expected.device)
-    field("shape", actual.shape, expected.shape)
+    field(CHECKS["type"], actual.type, expected.type)
+    field(CHECKS["dtype"], actual.dtype, expected.dtype)
+    field(CHECKS["device"], actual.device, expected.device)
+    field(CHECKS["shape"], actual.shape, expected.shape)
     if strides:
-        field("stride", actual.stride, expected.stride)
-        field("storage_offset", actual.storage_offset, expected.storage_offset)
+        field(CHECKS["stride"], actual.stride, expected.stride)
+        field(CHECKS["storage_offset"], actual.storage_offset, expected.storage_offset)
     if grad_fields:
-        field("requires_grad", actual.requires_grad, expected.requires_grad)
-        field("is_leaf", actual.is_leaf, expected.is_leaf)
+        field(CHECKS["requires_grad"], actual.requires_grad, expected.requires_grad)
+        field(CHECKS["is_leaf"], actual.is_leaf, expected.is_leaf)
     if out:
         return out
-    out += compare_values(where, actual.values, expected.values, tol, role=role, subject=subject, inner=inner)
+    out += compare_values(where, actual.values, expected.values, tol, of=of)
     if storage and not out and actual.storage_values is not None and expected.storage_values is not None:
         if actual.storage_values.shape != expected.storage_values.shape:
-            field("storage size", tuple(actual.storage_values.shape), tuple(expected.storage_values.shape))
+            field(CHECKS["storage size"], tuple(actual.storage_values.shape), tuple(expected.storage_values.shape))
         else:
-            out += compare_values(where, actual.storage_values, expected.storage_values, tol, "storage contents",
-                                  role=role, subject=subject, inner=inner)
+            out += compare_values(where, actual.storage_values, expected.storage_values, tol,
+                                  CHECKS["storage contents"], of=of)
     for name in sorted(set(actual.inner) | set(expected.inner)):
         a, e = actual.inner.get(name), expected.inner.get(name)
         if a is None or e is None:
-            out.append(about.on(Mismatch("inner tensors", where, short(sorted(expected.inner)),
-                                         short(sorted(actual.inner)))))
+            field(CHECKS["inner tensors"], sorted(actual.inner), sorted(expected.inner))
             break
         out += compare_state(f"{where}.{name}", a, e, tol, strides=strides, grad_fields=False, storage=storage,
-                             role=role, subject=subject, inner=(*inner, name))
+                             of=dataclasses.replace(of, inner=(*of.inner, name)))
     return out
 
 
-def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance, *, role: str = "",
-                  subject: str = "") -> list[Mismatch]:
+def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance, *,
+                  of: About = NOTHING_IN_PARTICULAR) -> list[Mismatch]:
     """A non-tensor output (Python number, None, string...)."""
-    about = About(role, subject)
     if type(actual) is not type(expected):
-        return [about.on(Mismatch("type", where, type(expected).__name__, type(actual).__name__))]
-    if isinstance(expected, float) and isinstance(actual, float):
-        rtol = tol.rtol if tol.rtol is not None else 1.3e-6
-        atol = tol.atol if tol.atol is not None else 1e-5
-        both_nan = math.isnan(actual) and math.isnan(expected)
-        if not (abs(actual - expected) <= atol + rtol * abs(expected) or both_nan):
-            return [about.on(Mismatch("value", where, short(expected), short(actual)))]
-        return []
-    if actual != expected:
-        return [about.on(Mismatch("value", where, short(expected), short(actual)))]
-    return []
-
-
-@dataclass(frozen=True)
-class About:
-    """What tensor a check read (see Mismatch): placed on each mismatch the check makes."""
-
-    role: str = ""
-    subject: str = ""
-    inner: tuple[str, ...] = ()
-
-    def on(self, m: Mismatch) -> Mismatch:
-        return dataclasses.replace(m, role=self.role, subject=self.subject, inner=self.inner)
+        m = CHECKS["type"].judged(where, type(actual), type(expected), show=lambda t: t.__name__, of=of)
+    else:
+        m = CHECKS["value"].judged(where, actual, expected, tol, of=of)
+    return [] if m is None else [m]
 
 
 @dataclass(frozen=True)
@@ -159,57 +117,41 @@ def input_change(before: TensorState, after: TensorState) -> InputChange:
     return InputChange(storage_swapped=not same_storage(before, after), version_delta=delta)
 
 
-def compare_change(where: str, actual: InputChange, expected: InputChange, version: str, *, role: str = "",
-                   subject: str = "") -> list[Mismatch]:
-    out = []
-    about = About(role, subject)
-    if actual.storage_swapped != expected.storage_swapped:
-        out.append(about.on(Mismatch("storage swapped (set_)", where, str(expected.storage_swapped),
-                            str(actual.storage_swapped))))
-    if version != "ignore" and actual.version_delta is not None and expected.version_delta is not None:
+def compare_change(where: str, actual: InputChange, expected: InputChange, version: str, *,
+                   of: About = NOTHING_IN_PARTICULAR) -> list[Mismatch]:
+    found = [CHECKS["storage swapped (set_)"].judged(where, actual.storage_swapped, expected.storage_swapped,
+                                                      show=str, of=of)]
+    a, e = actual.version_delta, expected.version_delta
+    if version != "ignore" and a is not None and e is not None:
         if version == "exact":
-            if actual.version_delta != expected.version_delta:
-                out.append(about.on(Mismatch("_version delta", where, str(expected.version_delta),
-                                             str(actual.version_delta))))
-        elif (actual.version_delta > 0) != (expected.version_delta > 0):
-            out.append(about.on(Mismatch("_version moved", where,
-                                         f"{expected.version_delta > 0} (delta {expected.version_delta})",
-                                         f"{actual.version_delta > 0} (delta {actual.version_delta})")))
-    return out
+            found.append(CHECKS["_version delta"].judged(where, a, e, show=str, of=of))
+        else:
+            found.append(CHECKS["_version moved"].judged(where, a, e, show=lambda d: f"{d > 0} (delta {d})", of=of))
+    return [m for m in found if m is not None]
 
 
 def compare_relations(actual: Sequence[Relation | None], expected: Sequence[Relation | None]) -> list[Mismatch]:
     """Aliasing of each output. See Note [View-ness of outputs]."""
-    out = []
+    out: list[Mismatch | None] = []
     for k, (a, e) in enumerate(zip(actual, expected, strict=False)):
         if a is None or e is None:
             continue
         where = f"out[{k}]"
-        about = About("output", where)
-        if a.is_input != e.is_input:
-            out.append(about.on(Mismatch("is the input object", where, short(e.is_input), short(a.is_input))))
-        if e.requires_grad and (
-            (a.view_of_input is None) != (e.view_of_input is None)
-            or (a.view_of_input != e.view_of_input and "<intermediate>" not in (a.view_of_input, e.view_of_input))
-        ):
-            out.append(about.on(Mismatch("view of (_base)", where, short(e.view_of_input), short(a.view_of_input))))
-        if a.shares_storage_with != e.shares_storage_with:
-            out.append(about.on(Mismatch("shares storage with", where, short(list(e.shares_storage_with)),
-                                         short(list(a.shares_storage_with)))))
-    return out
+        of = About("output", where)
+        out.append(CHECKS["is the input object"].judged(where, a.is_input, e.is_input, of=of))
+        if e.requires_grad:
+            out.append(CHECKS["view of (_base)"].judged(where, a.view_of_input, e.view_of_input, of=of))
+        out.append(CHECKS["shares storage with"].judged(where, list(a.shares_storage_with),
+                                                        list(e.shares_storage_with), of=of))
+    return [m for m in out if m is not None]
 
 
 def compare_ambient(actual: Ambient, expected: Ambient) -> list[Mismatch]:
-    out = []
-    if actual.grad_enabled != expected.grad_enabled:
-        out.append(Mismatch("grad mode", "after the call", str(expected.grad_enabled), str(actual.grad_enabled)))
-    if actual.inference_mode != expected.inference_mode:
-        out.append(
-            Mismatch("inference mode", "after the call", str(expected.inference_mode), str(actual.inference_mode))
-        )
-    if actual.autocast != expected.autocast:
-        out.append(Mismatch("autocast", "after the call", short(expected.autocast), short(actual.autocast)))
-    return out
+    found = [CHECKS["grad mode"].judged("after the call", actual.grad_enabled, expected.grad_enabled, show=str),
+             CHECKS["inference mode"].judged("after the call", actual.inference_mode, expected.inference_mode,
+                                             show=str),
+             CHECKS["autocast"].judged("after the call", actual.autocast, expected.autocast)]
+    return [m for m in found if m is not None]
 
 
 def matches_exception(exc: BaseException | None, type_name: str, pattern: str | None) -> bool:

@@ -332,6 +332,14 @@ def _progress_line(config: Config, totals: Totals, lives: dict[int, _Life], star
             f"{len(totals.crashes)} crash(es), {spent:.0f}/{config.time_budget:.0f} s")
 
 
+def _program_of(text: str) -> str:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return ""
+    return str(data.get("program", "")) if isinstance(data, dict) else ""
+
+
 def _crash(totals: Totals, d: Path, why: str, *, fault: str | None,
            confirm: Callable[[str, str | None], None], when: float, stopping: Callable[[], bool]) -> None:
     """The program a worker died running, kept as a case file and rerun in a fresh process."""
@@ -344,7 +352,14 @@ def _crash(totals: Totals, d: Path, why: str, *, fault: str | None,
     folder.mkdir(parents=True, exist_ok=True)
     slug = "crash_" + "".join(c if c.isalnum() else "_" for c in why.lower())
     case = folder / f"{slug}.yaml"
-    write_atomic(case, f"# the explorer's worker died of {why} running this program\n" + text)
+    try:
+        write_atomic(case, f"# the explorer's worker died of {why} running this program\n" + text)
+    except OSError as exc:  # a full disk: the crash is still counted, its program kept in findings.json
+        totals.crashes[signature] = {
+            "signature": signature, "program": _program_of(text), "case": "", "found_after_s": round(when, 1),
+            "reproduces": False, "rerun": f"not rerun: its case file could not be written ({exc.strerror or exc})",
+            "count": 1}
+        return
     p = multiprocessing.get_context("spawn").Process(target=confirm, args=(str(case), fault), daemon=True)
     p.start()
     _wait(p, time.monotonic() + 600, stopping)
@@ -352,12 +367,8 @@ def _crash(totals: Totals, d: Path, why: str, *, fault: str | None,
         p.kill()
         p.join()
     again = _signal_name(p.exitcode)
-    try:
-        program = str(yaml.safe_load(text).get("program", ""))
-    except yaml.YAMLError:
-        program = ""
     totals.crashes[signature] = {
-        "signature": signature, "program": program, "case": str(case), "found_after_s": round(when, 1),
+        "signature": signature, "program": _program_of(text), "case": str(case), "found_after_s": round(when, 1),
         "reproduces": again == why, "rerun": f"a fresh process running the case ended with {again}", "count": 1,
     }
 

@@ -82,9 +82,14 @@ def compat_document(report: Report) -> dict[str, Any]:
         "recompiled": [{**ref(s), "recompiles": s.record.recompiles} for s in report.recompiled],
         "compiled_nothing": [ref(s) for s in report.compiled_nothing],
         "dropped_duplicates": report.dropped,
-        "records": [record_json(report, s) for s in report.records],
     }
 
 
 def render_compat(report: Report) -> str:
-    return json.dumps(compat_document(report), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """The document, then its records one per line: each serialised alone (a matrix's records as one
+    indented tree took ten times the file's size in memory)."""
+    head = json.dumps(compat_document(report), indent=1, ensure_ascii=False, allow_nan=False)
+    records = ",\n".join(json.dumps(record_json(report, s), ensure_ascii=False, allow_nan=False)
+                          for s in report.records)
+    body = f"\n{records}\n " if records else ""
+    return f'{head.removesuffix("}").rstrip()},\n "records": [{body}]\n}}\n'

@@ -8,6 +8,7 @@ this one no longer links are removed from there (that folder is the report's own
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 from pathlib import Path
 
 from conformance.files import write_atomic
@@ -52,16 +53,17 @@ def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Pa
     found = drafts(report)
     report.drafts = [(d.text.splitlines()[0].removeprefix("# "), f"{DRAFTS}/{d.name}") for d in found]
     texts = {out / DRAFTS / d.name: d.text.encode("utf-8") for d in found}
-    rendered = {
-        "compat.json": render_compat(report).encode("utf-8"),
-        "compat.md": render_markdown(report).encode("utf-8"),
-        "index.html": render_html(report, notable_only=publish).encode("utf-8"),
-        "junit.xml": render_junit(report).encode("utf-8"),
+    # each file rendered as it is written: a big report holds one file's text at a time, not four
+    rendered: dict[str, Callable[[], bytes]] = {
+        "compat.json": lambda: render_compat(report).encode("utf-8"),
+        "compat.md": lambda: render_markdown(report).encode("utf-8"),
+        "index.html": lambda: render_html(report, notable_only=publish).encode("utf-8"),
+        "junit.xml": lambda: render_junit(report).encode("utf-8"),
     }
     if publish:
         # mtime 0: the same records give the same bytes, so a regenerated report diffs clean in git
-        rendered[PUBLISHED_JSON] = gzip.compress(rendered.pop("compat.json"), mtime=0)
-        del rendered["junit.xml"]
+        rendered[PUBLISHED_JSON] = lambda: gzip.compress(render_compat(report).encode("utf-8"), mtime=0)
+        del rendered["compat.json"], rendered["junit.xml"]
     written = []
     for path, data in sorted(scripts.items()):
         write_atomic(path, data)
@@ -76,7 +78,7 @@ def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Pa
                     stale.unlink()
     for name in (*FILES, PUBLISHED_JSON):
         if name in rendered:
-            write_atomic(out / name, rendered[name])
+            write_atomic(out / name, rendered[name]())
             written.append(out / name)
         elif (out / name).is_file():
             (out / name).unlink()

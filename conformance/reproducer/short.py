@@ -4,7 +4,7 @@ What a maintainer would accept in an upstream issue: torch as the only import, t
 case wrote it (its classes inlined), its inputs built by the very statements the harness ran
 (Note [Inputs as code] in conformance/core/build.py), every call up to the one that differs with
 what the caller does around it, the compiled call with the case's backend, options and config, and
-the one check that differs, rendered from its declaration (conformance/checks.py) at the
+the one check that differs, rendered from its declaration (conformance/core/checks.py) at the
 mismatch's structured location (never parsed from its sentence). It prints both sides' values.
 
 `render_short` returns None only where plain torch cannot show the difference (a record without
@@ -21,10 +21,10 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from conformance.checks import CHECKS
 from conformance.core import build, call, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes, tensor_entries
 from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES
+from conformance.core.checks import CHECKS
 from conformance.core.entry import AOT_FUNCTION, NONE
 from conformance.core.mismatch import WRITE_THROUGH
 from conformance.reproducer import docstring_safe
@@ -48,6 +48,7 @@ class _Script:
     """What the script needs, gathered while its parts are written."""
 
     helpers: list[Any] = field(default_factory=list)
+    stdlib: set[str] = field(default_factory=lambda: {"sys"})  # modules the script imports before torch
     imports: list[str] = field(default_factory=list)
     names: dict[Any, str] = field(default_factory=dict)  # a helper carried under another name
 
@@ -111,6 +112,8 @@ def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script,
     """The lines, at the end of the failing call, that return what one side shows (`var` holds the
     subject: `t`, unless an input has that name)."""
     check = CHECKS[m.check]
+    named = subject.isidentifier() and m.check not in (*RELATIONS, "exists")  # the input by its own name
+    var = subject if named else var
     observe = re.sub(r"\bt\b", var, check.observe)
     special = {"exception": "raised", "in-place write through outputs": "written"}
     if m.check in special or m.check in MODES:
@@ -121,7 +124,7 @@ def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script,
     if m.check == "exists":
         return ["try:", f"    {var} = {subject}", "except (KeyError, IndexError, AttributeError):", f"    {var} = None",
                 f"return {observe}"]
-    lines = [f"{var} = {subject}"]
+    lines = [] if named else [f"{var} = {subject}"]
     if m.check in ("requires_grad", "is_leaf"):  # a view whose base changed in place may refuse to answer
         return [*lines, "try:", f"    return {observe}", "except RuntimeError as exc:",
                 "    return f'raises {type(exc).__name__}: ' + str(exc).split('.')[0]"]
@@ -152,9 +155,11 @@ class _Calls:
     s: _Script
     persisted: set[str] = field(default_factory=set)
     classes: dict[str, Any] = field(default_factory=dict)
+    several: bool = False  # the case makes more than one call: each is labelled
 
     def body(self, points: list[CallPoint], upto: int) -> list[str]:
         self.classes = classes = load_classes(self.lc.case.classes, f"<classes of {self.lc.id}>")
+        self.several = len(points) > 1
         out = ["out = None"] if any(p.before for p in points[: upto + 1]) else []
         for i, point in enumerate(points[: upto + 1]):
             out += self._one(i, point, classes, last=i == upto)
@@ -167,7 +172,7 @@ class _Calls:
         s.need(*(build.HELPERS[name] for name in code.helpers))
         s.imports += [line for line in code.imports if line not in s.imports]
         what = point.label.split(" (", 1)[1][:-1] if " (" in point.label else ""
-        lines = [f"# call {i + 1}" + (f": {what}" if what else ""), *code.lines]
+        lines = [*([f"# call {i + 1}" + (f": {what}" if what else "")] if self.several or what else []), *code.lines]
         self.persisted |= {n for n, spec in case["inputs"].items() if spec["persist"] or spec["optimizer"] is not None}
         if point.before:
             lines += ["# the caller, before the call", *point.before.strip("\n").splitlines()]
@@ -228,8 +233,9 @@ class _Calls:
         step = [f"backward_outputs(flatten_outputs(out), {case['seed'] + call.TANGENT_SEED_OFFSET})"]
         if raises and m is not None and m.path == "backward":
             return lines + _try(step, s)
-        return [*lines, "try:  # what a backward raises is its own check", f"    {step[0]}",
-                "except Exception:", "    pass"]
+        s.stdlib.add("contextlib")
+        return [*lines, "with contextlib.suppress(Exception):  # what a backward raises is its own check",
+                f"    {step[0]}"]
 
 
 def _plain_tensors(lc: LoadedCase) -> bool:
@@ -345,7 +351,8 @@ def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str 
     lines = [
         "#!/usr/bin/env python3",
         QUOTES + docstring_safe(_title(lc, record, m)) + QUOTES,
-        *(["import os", "import tempfile"] if warm else []), "import sys", "", "import torch",
+        *(f"import {name}" for name in sorted(s.stdlib | ({"os", "tempfile"} if warm else set()))), "",
+        "import torch",
         *s.imports, *_config_lines(lc),
         *(["", f"if not torch.{device.split(':')[0]}.is_available():", f"    print('no {device} here')",
            f"    sys.exit({REPRO_CANNOT_TELL})"] if device != "cpu" else []),

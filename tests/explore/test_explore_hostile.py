@@ -312,3 +312,18 @@ def test_state_that_a_findings_json_took_does_not_stop_the_next_run(tmp_path: Pa
     os.utime(state, None)
     os.utime(out / "findings.json", ns=(1, 1))
     assert list(unmerged_states(out)) == [state]
+
+
+def test_a_crash_whose_case_file_the_disk_cannot_take_is_still_counted(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(path: Path, data: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    (tmp_path / supervise_module.RUNNING).write_text("program: |\n  def f(x):\n      return x\n")
+    monkeypatch.setattr(supervise_module, "write_atomic", full)
+    totals = Totals()
+    supervise_module._crash(totals, tmp_path, "SIGSEGV", fault=None, confirm=lambda case, fault: None, when=1.0,
+                            stopping=lambda: False)
+    (crash,) = totals.crashes.values()
+    assert crash["case"] == "" and not crash["reproduces"] and "No space left on device" in crash["rerun"]
+    assert crash["program"].startswith("def f(x):")

@@ -239,21 +239,17 @@ def test_a_backend_failure_names_the_backend_the_user_chose_not_our_wrapper() ->
         assert "conformance." not in text and "object at" not in text, text
 
 
-def test_every_check_a_judge_can_name_is_declared_once_with_how_a_script_observes_it() -> None:
-    from conformance.checks import CHECKS
+def test_every_mismatch_is_made_by_a_declared_check_and_every_check_is_used() -> None:
+    from conformance.core.checks import CHECKS
 
-    named: set[str] = set()
-    for path in [*CORE.glob("*.py"), ROOT / "conformance" / "verdict.py"]:
+    used: set[str] = set()
+    for path in ROOT.joinpath("conformance").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
-            args = [a for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            if func in ("Mismatch", "field") and node.args and node.args[0] in args:
-                named.add(node.args[0].value)  # type: ignore[attr-defined]  # a str constant, checked above
-            if func == "compare_values" and len(node.args) > 4 and node.args[4] in args:
-                named.add(node.args[4].value)  # type: ignore[attr-defined]  # a str constant, checked above
-    named.add("values")  # compare_values' default
-    assert named - set(CHECKS) == set(), "checks the judges name but nothing declares"
-    assert set(CHECKS) - named == set(), "declared checks no judge makes"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Mismatch":
+                assert path.name == "checks.py", f"{path}:{node.lineno}: a Mismatch made past the check table"
+            if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "CHECKS"
+                    and isinstance(node.slice, ast.Constant)):
+                used.add(node.slice.value)
+    assert used - set(CHECKS) == set(), "checks named but not declared"
+    assert set(CHECKS) - used == set(), "declared checks nothing judges"
     assert all(c.observe or c.id == "internals probe" for c in CHECKS.values())

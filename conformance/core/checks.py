@@ -1,0 +1,154 @@
+"""Every oracle check, declared once: its id (the word a mismatch carries), what it compares, its
+judge (compiled's observation against eager's: agree, or differ with a detail), and how a
+reproducer observes the same thing in plain torch code.
+
+The core judges every difference through this table (`CHECKS[id].judged(...)`), and makes a
+mismatch only through a declared check (`Check.mismatch`), so a check cannot be judged one way and
+rendered another. A reproducer (conformance/reproducer/short.py) renders the failing check from it:
+`observe` is a Python expression of what one side shows, in the names a reproducer has (`t`: the
+tensor the mismatch's subject names; `out`: the call's return value; `outs`: it flattened;
+`tensors`: the call's input tensors by name; `v0`/`s0`: the subject's version and storage before
+the call; `modes`: grad mode, inference mode and autocast on the CPU and CUDA right after the
+call), and `compare` how the script holds the two sides' observations together: equal, close
+(assert_close within the case's tolerance), moved (both changed or neither), or special (the
+script's own code: exceptions, compile counts, the write-through).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from conformance.core.mismatch import Mismatch, Tolerance, short
+
+Compare = Literal["equal", "close", "moved", "special"]
+# (actual, expected, tolerance) -> None where compiled agrees with eager, else a detail ("" for none)
+Judge = Callable[[Any, Any, Tolerance], str | None]
+EXACT = Tolerance()
+
+
+def equal(actual: Any, expected: Any, tol: Tolerance) -> str | None:
+    return None if actual == expected else ""
+
+
+def moved(actual: int, expected: int, tol: Tolerance) -> str | None:
+    """Both changed or neither: how far is `_version delta`'s question (extra bumps are allowed)."""
+    return None if (actual > 0) == (expected > 0) else ""
+
+
+def close(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> str | None:
+    """assert_close within the case's tolerance (both or neither given; torch's defaults for the
+    dtype otherwise), NaN equal to NaN, on the CPU; the detail is assert_close's own words."""
+    rtol, atol = tol.rtol, tol.atol
+    if (rtol is None) != (atol is None):  # assert_close takes both or neither
+        rtol, atol = rtol or 0.0, atol or 0.0
+    try:
+        torch.testing.assert_close(actual.cpu(), expected.cpu(), rtol=rtol, atol=atol, equal_nan=True,
+                                   check_device=False, check_stride=False)
+    except AssertionError as exc:
+        return "; ".join([ln.strip() for ln in str(exc).splitlines() if ln.strip()][:4])
+    return None
+
+
+def close_number(actual: Any, expected: Any, tol: Tolerance) -> str | None:
+    """A Python float within the tolerance (float32's defaults when none is given), NaN equal to NaN;
+    any other value exactly."""
+    if not (isinstance(actual, float) and isinstance(expected, float)):
+        return equal(actual, expected, tol)
+    rtol = tol.rtol if tol.rtol is not None else 1.3e-6
+    atol = tol.atol if tol.atol is not None else 1e-5
+    agree = abs(actual - expected) <= atol + rtol * abs(expected) or (math.isnan(actual) and math.isnan(expected))
+    return None if agree else ""
+
+
+def one_raised(actual: BaseException | None, expected: BaseException | None, tol: Tolerance) -> str | None:
+    """One side raised where the other did not (what each raised is the mismatch's text)."""
+    return None if (actual is None) == (expected is None) else ""
+
+
+def same_base(actual: str | None, expected: str | None, tol: Tolerance) -> str | None:
+    """The input an output is an autograd view of; an intermediate base is any base (See Note
+    [View-ness of outputs] in compare.py for where this is asked)."""
+    if (actual is None) != (expected is None):
+        return ""
+    return None if actual == expected or "<intermediate>" in (actual, expected) else ""
+
+
+@dataclass(frozen=True)
+class About:
+    """What tensor a check read (see Mismatch): placed on each mismatch the check makes."""
+
+    role: str = ""
+    subject: str = ""
+    inner: tuple[str, ...] = ()
+
+
+NOTHING_IN_PARTICULAR = About()
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    about: str
+    observe: str
+    compare: Compare = "equal"
+    judge: Judge = equal
+
+    def mismatch(self, where: str, expected: str, actual: str, detail: str = "", *, source: str = "eager",
+                 of: About = NOTHING_IN_PARTICULAR) -> Mismatch:
+        """A difference this check found (or, with `source`, a difference from what the case expects)."""
+        return Mismatch(self.id, where, expected, actual, detail, source, role=of.role, subject=of.subject,
+                        inner=of.inner)
+
+    def judged(self, where: str, actual: Any, expected: Any, tol: Tolerance = EXACT, *,
+               show: Callable[[Any], str] = short, of: About = NOTHING_IN_PARTICULAR) -> Mismatch | None:
+        """The mismatch where compiled's `actual` and eager's `expected` differ by this check's judge,
+        each side shown by `show`; None where they agree."""
+        detail = self.judge(actual, expected, tol)
+        return None if detail is None else self.mismatch(where, show(expected), show(actual), detail, of=of)
+
+
+CHECKS: dict[str, Check] = {c.id: c for c in (
+    Check("type", "the tensor's class", "f'{type(t).__module__}.{type(t).__qualname__}'"),
+    Check("dtype", "dtype", "t.dtype"),
+    Check("device", "device", "str(t.device)"),
+    Check("shape", "sizes", "tuple(t.shape)"),
+    Check("stride", "strides", "t.stride()"),
+    Check("storage_offset", "storage offset", "t.storage_offset()"),
+    Check("requires_grad", "requires_grad", "t.requires_grad"),
+    Check("is_leaf", "is_leaf", "t.is_leaf"),
+    Check("values", "values, within the case's tolerance", "t.detach()", "close", close),
+    Check("storage size", "elements in the storage the tensor lives in",
+          "t.untyped_storage().nbytes() // t.element_size()"),
+    Check("storage contents", "every value in the storage the tensor lives in (writes outside its geometry)",
+          "torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage()).detach()", "close", close),
+    Check("inner tensors", "a subclass's inner tensors", "sorted(type(t).__tensor_flatten__(t)[0])"),
+    Check("value", "a non-tensor output", "t", judge=close_number),
+    Check("_version moved", "whether the version counter moved during the call", "t._version - v0", "moved", moved),
+    Check("_version delta", "how far the version counter moved during the call", "t._version - v0"),
+    Check("storage swapped (set_)", "whether the tensor lives in another storage after the call",
+          "t.untyped_storage() is not s0"),
+    Check("shares storage with", "the other inputs and outputs living in the same storage",
+          "sorted(n for n, x in tensors.items() if x is not t and storage_key(x) is not None "
+          "and storage_key(x) == storage_key(t))"),
+    Check("is the input object", "whether an output is an input object itself",
+          "next((n for n, x in tensors.items() if x is t), None)"),
+    Check("view of (_base)", "which input an output is an autograd view of",
+          "None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), "
+          "'<intermediate>')", judge=same_base),
+    Check("exists", "whether a tensor exists after the call (optimizer state)", "t is not None"),
+    Check(".grad", "whether a leaf has a gradient after the backward", "t.grad is not None"),
+    Check("grad mode", "grad mode right after the call", "modes[0]"),
+    Check("inference mode", "inference mode right after the call", "modes[1]"),
+    Check("autocast", "autocast right after the call", "modes[2]"),
+    Check("structure", "the containers around the outputs", "structure(out)", "special"),
+    Check("number of outputs", "how many outputs", "len(outs)"),
+    Check("exception", "what the call (or its backward, or a caller action) raised", "raised", "special", one_raised),
+    Check("in-place write through outputs", "whether writing through each output works", "written", "special"),
+    Check("graphs compiled", "graphs the backend compiled over the pass", "len(graphs)", "special"),
+    Check("internals probe", "the generated wrapper against the reference (--strict-internals)", "", "special"),
+)}

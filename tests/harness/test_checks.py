@@ -1,0 +1,71 @@
+"""Every check's judge shown to fail: for each declared check, a pair of observations it must
+call the same and a pair it must call different (the table must cover every check)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from conformance.core.checks import CHECKS, EXACT, About
+from conformance.core.mismatch import Tolerance
+
+NAN = float("nan")
+T = torch.tensor([1.0, 2.0, NAN])
+ERR = RuntimeError("boom")
+
+# check id: ((compiled, eager) that agree, (compiled, eager) that differ)
+PAIRS: dict[str, tuple[tuple[Any, Any], tuple[Any, Any]]] = {
+    "type": (("torch.Tensor", "torch.Tensor"), ("torch.Tensor", "TwoTensor")),
+    "dtype": (("torch.float32", "torch.float32"), ("torch.float32", "torch.float64")),
+    "device": (("cpu", "cpu"), ("cuda:0", "cpu")),
+    "shape": (((2, 3), (2, 3)), ((3, 2), (2, 3))),
+    "stride": (((3, 1), (3, 1)), ((1, 2), (3, 1))),
+    "storage_offset": ((0, 0), (1, 0)),
+    "requires_grad": ((True, True), (False, True)),
+    "is_leaf": ((False, False), (True, False)),
+    "values": ((T, T.clone()), (T, torch.tensor([1.0, 2.5, NAN]))),
+    "storage size": (((6,), (6,)), ((8,), (6,))),
+    "storage contents": ((T, T + 0), (T, torch.tensor([1.0, 2.0, 3.0]))),
+    "inner tensors": ((["a", "b"], ["a", "b"]), (["a"], ["a", "b"])),
+    "value": ((0.1 + 0.2, 0.3), (0.31, 0.3)),
+    "_version moved": ((3, 1), (0, 1)),
+    "_version delta": ((1, 1), (2, 1)),
+    "storage swapped (set_)": ((False, False), (True, False)),
+    "shares storage with": ((["y"], ["y"]), ([], ["y"])),
+    "is the input object": ((None, None), ("x", None)),
+    "view of (_base)": (("<intermediate>", "x"), (None, "x")),
+    "exists": ((True, True), (False, True)),
+    ".grad": ((True, True), (False, True)),
+    "grad mode": ((True, True), (False, True)),
+    "inference mode": ((False, False), (True, False)),
+    "autocast": (((False, False), (False, False)), ((True, False), (False, False))),
+    "structure": (("tuple(*, *)", "tuple(*, *)"), ("list(*, *)", "tuple(*, *)")),
+    "number of outputs": ((2, 2), (1, 2)),
+    "exception": ((ERR, ValueError("other words")), (ERR, None)),
+    "in-place write through outputs": ((["out[0]: ok"], ["out[0]: ok"]), (["out[0]: raises"], ["out[0]: ok"])),
+    "graphs compiled": ((2, 2), (3, 2)),
+    "internals probe": (("conforms", "conforms"), ("diverges", "conforms")),
+}
+
+
+def test_the_table_covers_every_declared_check() -> None:
+    assert set(PAIRS) == set(CHECKS)
+
+
+@pytest.mark.parametrize("check_id", sorted(PAIRS))
+def test_each_judge_agrees_on_the_same_and_finds_the_difference(check_id: str) -> None:
+    (a, e), (da, de) = PAIRS[check_id]
+    check = CHECKS[check_id]
+    assert check.judged("out[0]", a, e) is None
+    found = check.judged("out[0]", da, de, of=About("output", "out[0]"))
+    assert found is not None and found.check == check_id and (found.role, found.subject) == ("output", "out[0]")
+
+
+def test_values_are_judged_within_the_case_tolerance_and_say_how_they_differ() -> None:
+    a, e = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.05])
+    found = CHECKS["values"].judged("out[0]", a, e, EXACT)
+    assert found is not None and "Mismatched elements: 1 / 2" in found.detail
+    assert CHECKS["values"].judged("out[0]", a, e, Tolerance(rtol=0.0, atol=0.1)) is None
+    assert CHECKS["value"].judged("out[0]", 1.0, 1.05, Tolerance(rtol=0.0, atol=0.1)) is None
