@@ -106,7 +106,8 @@ def test_an_optimizer_over_a_non_module_or_unpersisted_input_is_a_line_error(tmp
     ]
 
 
-def test_an_unknown_backend_is_a_validate_error_and_a_run_skip(tmp_path: Path) -> None:
+def _case_with_backend(tmp_path: Path, backend: str) -> Path:
+    """A one-line program compiled with aot_eager and `backend`, at cases/<backend>.yaml."""
     body = """\
         inputs:
           x: {tensor: {shape: [2]}}
@@ -114,15 +115,20 @@ def test_an_unknown_backend_is_a_validate_error_and_a_run_skip(tmp_path: Path) -
           def f(x):
               return x * 2
         """
-    text = (HEAD.format(behavior="runtime_wrapper").replace("backends: [aot_eager]", "backends: [aot_eager, vendorx]")
-            + textwrap.dedent(body))
-    path = tmp_path / "cases" / "vendor.yaml"
+    head = HEAD.format(behavior="runtime_wrapper")
+    text = head.replace("backends: [aot_eager]", f"backends: [aot_eager, {backend}]") + textwrap.dedent(body)
+    path = tmp_path / "cases" / f"{backend}.yaml"
     path.parent.mkdir(parents=True)
     path.write_text(text)
+    return path
+
+
+def test_an_unknown_backend_is_a_validate_error_and_a_run_skip(tmp_path: Path) -> None:
+    path = _case_with_backend(tmp_path, "vendorx")
     with pytest.raises(CaseLoadError) as exc:
-        load_case(path, tmp_path / "cases", display="vendor.yaml", check=checker(backends=True))
+        load_case(path, tmp_path / "cases", display="vendorx.yaml", check=checker(backends=True))
     assert [str(e).split(" (registered:")[0] for e in exc.value.errors] == [
-        "vendor.yaml:5: backends[1]: 'vendorx' is not a torch.compile backend registered on this build"]
+        "vendorx.yaml:5: backends[1]: 'vendorx' is not a torch.compile backend registered on this build"]
     lc = load_case(path, tmp_path / "cases", check=checker(backends=False))  # what a run collects
     record = run(lc, backend="vendorx")
     assert (record.status, record.skip_kind) == ("skip", "feature")
@@ -171,18 +177,7 @@ def test_a_config_key_outside_a_torch_config_module_is_an_error_at_its_line(tmp_
 
 @pytest.mark.skipif(importlib.util.find_spec("tvm") is not None, reason="apache-tvm is installed here")
 def test_a_registered_backend_whose_package_is_missing_is_a_validate_error_and_a_run_skip(tmp_path: Path) -> None:
-    body = """\
-        inputs:
-          x: {tensor: {shape: [2]}}
-        program: |
-          def f(x):
-              return x * 2
-        """
-    text = (HEAD.format(behavior="runtime_wrapper").replace("backends: [aot_eager]", "backends: [aot_eager, tvm]")
-            + textwrap.dedent(body))
-    path = tmp_path / "cases" / "tvm.yaml"
-    path.parent.mkdir(parents=True)
-    path.write_text(text)
+    path = _case_with_backend(tmp_path, "tvm")
     with pytest.raises(CaseLoadError) as exc:
         load_case(path, tmp_path / "cases", display="tvm.yaml", check=checker(backends=True))
     assert [str(e) for e in exc.value.errors] == [
