@@ -59,6 +59,7 @@ def compat_document(report: Report) -> dict[str, Any]:
             "runs_cut_short": len(report.cut_short),
             "exit_code": report.exit_code(),
         },
+        "verdicts": report.verdicts(),
         "behaviors": report.behaviors,
         "builds": [
             {**b.to_json(), "devices": report.devices(b.id), "mechanisms": report.mechanisms(b.id)}

@@ -19,7 +19,17 @@ from markupsafe import Markup
 
 from conformance import __version__
 from conformance.report.history import history, labels, mechanism_history, regressed
-from conformance.report.model import FAILING, NO_DEVICE, QUIET_VERDICTS, VERDICT_WORD, Cell, Report, behavior_of, clip
+from conformance.report.model import (
+    FAILING,
+    NO_DEVICE,
+    QUIET_VERDICTS,
+    VERDICT_WORD,
+    Cell,
+    Report,
+    behavior_of,
+    clip,
+    verdict_line,
+)
 from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text
 from conformance.results import STATUSES
@@ -139,6 +149,7 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
         parity=report.parity_rows(),
         timeline=_timeline(report),
         attention=_attention(report),
+        verdicts=[(v, verdict_line(v)) for v in report.verdicts()],
         speed=report.speed(),
         speed_text={"own": own_text, "landing": landing_text, "later": later_text, "published": published_text,
                     "ratio": ratio_text},

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from conformance.report.history import history, labels, mechanism_history, regressed
-from conformance.report.model import NO_DEVICE, PROBE_STATUSES, VERDICT_WORD, Cell, Report, behavior_of, clip
+from conformance.report.model import (
+    NO_DEVICE,
+    PROBE_STATUSES,
+    VERDICT_WORD,
+    Cell,
+    Report,
+    behavior_of,
+    clip,
+    verdict_line,
+)
 from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text
 from conformance.results import STATUSES
@@ -31,6 +40,13 @@ def _column(report: Report, build: str, device: str) -> str:
     return f"{_esc(report.build(build).label)} · {_esc(device)}"
 
 
+def _verdicts(report: Report) -> list[str]:
+    out = ["", "## Verdict per build (newest first)", ""]
+    for v in report.verdicts():
+        out.append(f"- **{_esc(v['label'])}** · {_esc(v['device'])}: {verdict_line(v)}")
+    return out
+
+
 def render_markdown(report: Report) -> str:  # one section after another
     out: list[str] = ["# torch-conformance compatibility report", ""]
     n_files = len(report.inputs)
@@ -39,6 +55,7 @@ def render_markdown(report: Report) -> str:  # one section after another
                f"Exit status {report.exit_code()}: " + (f"{bad} (below)" if bad else
                                                           "every case that could run here ran and passed or failed "
                                                           "as declared.") + (f" Also: {note}." if note else ""))
+    out += _verdicts(report)
     if report.dropped:
         out.append("")
         out.append(f"The inputs overlap: {len(report.dropped)} record(s) were superseded by a later record of the "

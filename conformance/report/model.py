@@ -73,6 +73,18 @@ def _version_key(version: str) -> tuple[int, Any, str]:
         return (1, version, version)
 
 
+def verdict_line(v: dict[str, Any]) -> str:
+    """One build and device (Report.verdicts) in a sentence: what passes, what is known, what
+    changed since the previous release, what needs a person."""
+    text = f"passes {v['passed']:,} of {v['items']:,} items"
+    if v["known"]:
+        text += (f"; {v['known']:,} known failures from {v['known_causes']} cause(s) "
+                 f"({len(v['links'])} upstream link(s))")
+    if v["previous"]:
+        text += f"; since {v['previous']}: {v['new']} newly failing, {v['fixed']} fixed"
+    return text + (f"; {v['untriaged']} UNTRIAGED" if v["untriaged"] else "; nothing untriaged")
+
+
 @dataclass
 class Build:
     id: str
@@ -319,6 +331,40 @@ class Report:
                 g["links"].add(s.record.known_failure.link)
         return sorted(({**g, "cases": sorted(g["cases"]), "links": sorted(g["links"])} for g in groups.values()),
                       key=lambda g: (-g["items"], g["key"]))
+
+    def verdicts(self) -> list[dict[str, Any]]:
+        """One line per build and device, newest build first: items that ran (not skipped), how many
+        pass, the known failures and the causes they come from (with their links), what changed
+        since the previous release on that device (items failing now that passed there, and the
+        reverse), and what no expectation covers (fail, error, xpass)."""
+        from conformance.causes import cause_of
+        from conformance.report.history import BAD, in_release_order
+
+        order = in_release_order(self.builds)
+        out = []
+        for b in reversed(order):
+            for device in self.devices(b.id):
+                ran = {(s.record.case_id, s.record.variant): s for s in self.records
+                       if s.build == b.id and (s.record.device or NO_DEVICE) == device and s.record.status != "skip"}
+                earlier = [p for p in order[: order.index(b)] if device in self.devices(p.id)]
+                before = {} if not earlier else {
+                    (s.record.case_id, s.record.variant): s.record.status for s in self.records
+                    if s.build == earlier[-1].id and (s.record.device or NO_DEVICE) == device
+                    and s.record.status != "skip"}
+                known = [s for s in ran.values() if s.record.status == "xfail"]
+                causes = {c.key() for s in known if (c := cause_of(s.record)) is not None}
+                links = sorted({s.record.known_failure.link for s in known if s.record.known_failure})
+                both = [k for k in ran if k in before]
+                out.append({
+                    "build": b.id, "label": b.label, "device": device, "items": len(ran),
+                    "passed": sum(1 for s in ran.values() if s.record.status == "pass"),
+                    "known": len(known), "known_causes": len(causes), "links": links,
+                    "untriaged": sum(1 for s in ran.values() if s.record.status in FAILING),
+                    "previous": earlier[-1].label if earlier else None,
+                    "new": sum(1 for k in both if ran[k].record.status in BAD and before[k] not in BAD),
+                    "fixed": sum(1 for k in both if ran[k].record.status not in BAD and before[k] in BAD),
+                })
+        return out
 
     def build(self, build_id_: str) -> Build:
         return next(b for b in self.builds if b.id == build_id_)

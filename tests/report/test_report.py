@@ -320,3 +320,22 @@ def test_huge_texts_are_clipped_on_the_pages_but_kept_in_compat_json(tmp_path: P
     doc = json.loads((tmp_path / "out" / "compat.json").read_text())
     (kept,) = [r for r in doc["records"] if r["case_id"] == "subclass_wrapper/a"]
     assert kept["probes"]["results"][0]["diff"] == diff
+
+
+def test_the_verdict_per_build_comes_first_newest_first_and_counts_what_changed(tmp_path: Path) -> None:
+    known = {"reason": "r", "link": "https://github.com/pytorch/pytorch/issues/1", "source": "cases/x.yaml:9"}
+    old = full_build("2.13.0", status={"runtime_wrapper/a": "xfail", "runtime_wrapper/b": "fail"})
+    new = full_build("2.14.1", status={"mutation_epilogue/a": "xfail", "runtime_wrapper/b": "fail"})
+    recs = [changed(r, known_failure=known) if r.status == "xfail" else r for r in [*old, *new]]
+    report = merge([write_results(tmp_path / "r.jsonl", recs)])
+    first, second = report.verdicts()
+    assert first["label"].startswith("torch 2.14.1") and second["label"].startswith("torch 2.13.0")
+    assert {k: first[k] for k in ("items", "passed", "known", "untriaged", "new", "fixed")} == {
+        "items": 10, "passed": 8, "known": 1, "untriaged": 1, "new": 1, "fixed": 1}
+    assert second["previous"] is None and first["links"] == [known["link"]]
+    write_report(report, tmp_path / "out")
+    head = (tmp_path / "out" / "compat.md").read_text().splitlines()[:12]
+    assert head[4] == "## Verdict per build (newest first)"
+    assert "passes 8 of 10 items; 1 known failures" in head[6]
+    assert "1 newly failing, 1 fixed; 1 UNTRIAGED" in head[6]
+    assert "passes 8 of 10 items" in (tmp_path / "out" / "index.html").read_text()
