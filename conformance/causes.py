@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from conformance.core.entry import AOT_FUNCTION
+from conformance.core.entry import is_aot_function
 from conformance.results import MismatchRecord, ResultRecord
 
 # a summary may be cut before its closing parenthesis
@@ -129,7 +129,7 @@ def _int(text: str) -> int:
 
 def cause_of(record: ResultRecord) -> Cause | None:
     """The cause of a failing or known-failing record (its first mismatch), or None."""
-    entry = "aot_function" if record.backend == AOT_FUNCTION else "torch.compile"
+    entry = "aot_function" if is_aot_function(record.backend or "") else "torch.compile"
     if not record.mismatches:
         if record.status != "error":
             return None

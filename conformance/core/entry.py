@@ -16,3 +16,13 @@ def counts_graphs(backend: str) -> bool:
     """Whether the backend goes through dynamo, whose graphs a compile count counts (aot_function
     and `none` compile no dynamo graph: a count says nothing about them)."""
     return not backend.startswith(AOT_FUNCTION) and backend != NONE
+
+
+def is_aot_function(label: str) -> bool:
+    """aot_function, with or without keep_inference_input_mutations (a record's backend label)."""
+    return label in (AOT_FUNCTION, KIIM_LABEL)
+
+
+def in_user_words(label: str) -> str:
+    """A record's backend label as a user wrote the call (`kiim` is our abbreviation)."""
+    return f"{AOT_FUNCTION}, keep_inference_input_mutations=True" if label == KIIM_LABEL else label

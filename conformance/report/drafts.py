@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conformance.causes import Cause, cause_of
+from conformance.core.entry import in_user_words
 from conformance.report.history import BAD, in_release_order
 from conformance.report.scripts import reproducer_text
 
@@ -116,7 +117,7 @@ def _text(report: Report, cause: Cause, items: list[Sourced], builds: Sequence[B
     head = items[0]
     record = head.record
     newest = report.build(head.build)
-    backends = sorted({s.record.backend or "?" for s in items})
+    backends = sorted({in_user_words(s.record.backend or "?") for s in items})
     m = record.mismatches[0] if record.mismatches else None
     program = _program(report, head)
     lines = [f"# {title(cause, backends)}", "", "### 🐛 Describe the bug", "", record.summary.strip(), ""]
@@ -127,7 +128,7 @@ def _text(report: Report, cause: Cause, items: list[Sourced], builds: Sequence[B
         lines.append(f"The compiled call cannot run: {record.reason.splitlines()[0] if record.reason else '?'}")
     if cause.exception:
         lines += ["", f"The innermost error: `{cause.exception}`."]
-    shown = sorted({f"{s.record.backend} ({s.record.mode})" for s in items})
+    shown = sorted({f"{in_user_words(s.record.backend or '?')} ({s.record.mode})" for s in items})
     lines += ["", f"Seen with {', '.join(shown)}" + (f", in {len({s.record.case_id for s in items})} programs"
                                                     if len({s.record.case_id for s in items}) > 1 else "") + "."]
     if program and len(program) <= PROGRAM_MAX + 20:

@@ -110,3 +110,13 @@ def test_the_innermost_error_is_found_in_a_summary_cut_short() -> None:
            "gradient computation has been modified by an inplace operation: [torch.FloatTensor [3]] is at ver")
     assert innermost(cut)[0] == "RuntimeError"
     assert innermost("IndexError: list index out of range") == ("IndexError", "list index out of range")
+
+
+def test_aot_function_with_kept_input_mutations_is_aot_function_in_a_users_words(tmp_path: Path) -> None:
+    kiim = _fail("mutation_epilogue/a", VALUES, variant="cpu-aot_function-kiim-inference")
+    plain = _fail("runtime_wrapper/b", VALUES, variant="cpu-aot_function-inference")
+    cause = cause_of(kiim)
+    assert cause is not None and cause == cause_of(plain) and cause.entry == "aot_function"
+    (text,) = _drafts(tmp_path, [kiim, plain]).values()
+    assert text.startswith("# [aot_function]") and "kiim" not in text
+    assert "aot_function, keep_inference_input_mutations=True (inference)" in text
