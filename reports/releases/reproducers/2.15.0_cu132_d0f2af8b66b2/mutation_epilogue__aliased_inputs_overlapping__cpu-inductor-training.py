@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Two overlapping views of one hidden base, one mutated and the other read after the write, see eager's values (the read must observe the mutation).
+On torch 2.15.0+cu132 the compiled call differs from eager at out[0]: storage_offset (exit 3; 0 where they agree, 4 without the device).
+From cases/mutation_epilogue/aliased_inputs_overlapping.yaml."""
+import contextlib
+import sys
+
+import torch
+
+
+def non_leaf(leaf):
+    t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
+    with torch.no_grad():
+        t.set_(torch.zeros(nbytes // leaf.element_size(), dtype=leaf.dtype, device=leaf.device).untyped_storage(), leaf.storage_offset(), leaf.shape, leaf.stride())
+    with torch.enable_grad():
+        return t.copy_(leaf)
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def tangent(out, gen):
+    dtype = torch.complex64 if out.is_complex() else torch.float32
+    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
+
+def backward_outputs(outputs, seed):
+    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
+    if diff:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.enable_grad():
+            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
+
+def f(a, b):
+    a.mul_(2)
+    return b * 1
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    base_leaf = torch.randn((10,), generator=g, dtype=torch.float32).requires_grad_()
+    base = non_leaf(base_leaf)
+    a = base[0:6]
+    b = base[3:9]
+    out = fn(a, b)
+    with contextlib.suppress(Exception):  # what a backward raises is its own check
+        backward_outputs(flatten_outputs(out), 7919)
+    t = flatten_outputs(out)[0]
+    return t.storage_offset()
+
+
+compiled_f = torch.compile(f, backend='inductor')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[0]: storage_offset differs from eager')
+sys.exit(0 if same else 3)

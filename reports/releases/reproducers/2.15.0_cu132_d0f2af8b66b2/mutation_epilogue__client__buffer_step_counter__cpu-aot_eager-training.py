@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""A module that counts its calls in an integer buffer (self.steps += 1) and scales by it keeps eager's count and output over three calls.
+On torch 2.15.0+cu132 the compiled call differs from eager at call 1: grad of m.lin.weight: values (exit 3; 0 where they agree, 4 without the device).
+From cases/mutation_epilogue/client/buffer_step_counter.yaml."""
+import contextlib
+import sys
+
+import torch
+
+
+class Counted(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x):
+        self.steps += 1
+        return self.lin(x) / self.steps
+
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def tangent(out, gen):
+    dtype = torch.complex64 if out.is_complex() else torch.float32
+    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
+
+def backward_outputs(outputs, seed):
+    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
+    if diff:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.enable_grad():
+            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
+
+def f(m, x):
+    return m(x)
+
+
+def run(fn, compiled):
+    # call 1
+    g = torch.Generator().manual_seed(0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch.randint(0, 1 << 62, (1,), generator=g)))
+        m = Counted()
+    m.to(device='cpu').train(True)
+    x = torch.randn((2, 4), generator=g, dtype=torch.float32)
+    out = fn(m, x)
+    with contextlib.suppress(Exception):  # what a backward raises is its own check
+        backward_outputs(flatten_outputs(out), 7919)
+    t = m.get_parameter('lin.weight').grad
+    return t.detach()
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+try:
+    torch.testing.assert_close(compiled.cpu(), eager.cpu(), equal_nan=True, check_device=False, check_stride=False)
+except AssertionError as exc:
+    sys.exit(print('MISMATCH: call 1: grad of m.lin.weight: values differs from eager:', str(exc).splitlines()[0]) or 3)
+sys.exit(print('MATCHES: compiled behaves like eager here') or 0)

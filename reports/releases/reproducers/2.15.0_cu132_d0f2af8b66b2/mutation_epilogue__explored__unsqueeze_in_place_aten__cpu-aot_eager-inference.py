@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""An input unsqueezed in place through the ATen overload compiles and ends with eager's size and stride (found by the explorer).
+On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From cases/mutation_epilogue/explored/unsqueeze_in_place_aten.yaml."""
+import sys
+
+import torch
+
+
+def f(a):
+    torch.ops.aten.unsqueeze_.default(a, 0)
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn((4,), generator=g, dtype=torch.float32)
+    try:
+        out = fn(a)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
+    return raised
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)

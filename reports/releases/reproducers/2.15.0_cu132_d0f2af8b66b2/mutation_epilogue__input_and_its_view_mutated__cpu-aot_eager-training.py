@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""An input and a transposed view of it, both passed and both mutated, end with eager's values in their shared storage.
+On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From cases/mutation_epilogue/input_and_its_view_mutated.yaml."""
+import contextlib
+import sys
+
+import torch
+
+
+def non_leaf(leaf):
+    t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
+    with torch.no_grad():
+        t.set_(torch.zeros(nbytes // leaf.element_size(), dtype=leaf.dtype, device=leaf.device).untyped_storage(), leaf.storage_offset(), leaf.shape, leaf.stride())
+    with torch.enable_grad():
+        return t.copy_(leaf)
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def tangent(out, gen):
+    dtype = torch.complex64 if out.is_complex() else torch.float32
+    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
+
+def backward_outputs(outputs, seed):
+    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
+    if diff:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.enable_grad():
+            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
+
+def f(x, xt):
+    x.mul_(2)
+    xt[0].add_(1)
+    return x.sum() + xt.sum()
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    x_leaf = torch.randn((3, 4), generator=g, dtype=torch.float32).requires_grad_()
+    x = non_leaf(x_leaf)
+    xt = x.t()
+    try:
+        out = fn(x, xt)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
+    with contextlib.suppress(Exception):  # what a backward raises is its own check
+        backward_outputs(flatten_outputs(out), 7919)
+    return raised
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)

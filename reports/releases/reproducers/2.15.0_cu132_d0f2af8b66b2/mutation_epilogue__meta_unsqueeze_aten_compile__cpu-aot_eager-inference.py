@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""A metadata-only mutation by torch.ops.aten.unsqueeze_.default under torch.compile leaves the input with eager's size, stride and offset.
+On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From cases/mutation_epilogue/meta_unsqueeze_aten_compile.yaml."""
+import sys
+
+import torch
+
+
+def f(x):
+    torch.ops.aten.unsqueeze_.default(x, 0)
+    return x * 2
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((3, 4), generator=g, dtype=torch.float32)
+    try:
+        out = fn(x)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
+    return raised
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)

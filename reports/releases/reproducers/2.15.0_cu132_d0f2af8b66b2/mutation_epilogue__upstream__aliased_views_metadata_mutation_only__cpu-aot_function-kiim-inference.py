@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Two flat views of one non-leaf tensor where only the first gets a metadata mutation (t_ on 1-D) end with eager's geometry, and their sum matches.
+On torch 2.15.0+cu132 the compiled call differs from eager at input mid: _version moved (exit 3; 0 where they agree, 4 without the device).
+From cases/mutation_epilogue/upstream/aliased_views_metadata_mutation_only.yaml."""
+import sys
+
+import torch
+
+
+def f(a, b):
+    a.t_()
+    return a + b
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn((2, 2), generator=g, dtype=torch.float32)
+    mid = base.add(1)
+    a = mid.view(-1)
+    b = mid.view(-1)
+    v0, s0 = mid._version, mid.untyped_storage()
+    out = fn(a, b)
+    return mid._version - v0
+
+
+from functorch.compile import aot_function, nop
+
+compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations=True, dynamic=False)
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = (compiled > 0) == (eager > 0)
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: input mid: _version moved differs from eager')
+sys.exit(0 if same else 3)

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Two flat views of one non-leaf tensor where only the first gets a metadata mutation (t_ on 1-D) end with eager's geometry, and their sum matches.
+On torch 2.15.0+cu132 the compiled call differs from eager at input mid: _version moved (exit 3; 0 where they agree, 4 without the device).
+From cases/mutation_epilogue/upstream/aliased_views_metadata_mutation_only.yaml."""
+import contextlib
+import sys
+
+import torch
+
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def tangent(out, gen):
+    dtype = torch.complex64 if out.is_complex() else torch.float32
+    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
+
+def backward_outputs(outputs, seed):
+    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
+    if diff:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.enable_grad():
+            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
+
+def f(a, b):
+    a.t_()
+    return a + b
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn((2, 2), generator=g, dtype=torch.float32).requires_grad_()
+    mid = base.add(1)
+    a = mid.view(-1)
+    b = mid.view(-1)
+    v0, s0 = mid._version, mid.untyped_storage()
+    out = fn(a, b)
+    with contextlib.suppress(Exception):  # what a backward raises is its own check
+        backward_outputs(flatten_outputs(out), 7919)
+    return mid._version - v0
+
+
+from functorch.compile import aot_function, nop
+
+compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations=True, dynamic=False)
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = (compiled > 0) == (eager > 0)
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: input mid: _version moved differs from eager')
+sys.exit(0 if same else 3)

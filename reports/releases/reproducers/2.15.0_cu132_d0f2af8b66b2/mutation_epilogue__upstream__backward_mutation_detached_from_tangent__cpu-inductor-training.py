@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""A custom autograd.Function that increments a plain input during backward by an amount computed from (but detached from) the incoming gradient leaves that input, after forward and after backward, and the gradients as in eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at input buf: _version moved (exit 3; 0 where they agree, 4 without the device).
+From cases/mutation_epilogue/upstream/backward_mutation_detached_from_tangent.yaml."""
+import contextlib
+import sys
+
+import torch
+
+
+class BumpBufferInBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, buf):
+        ctx.buf = buf
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        with torch.no_grad():
+            ctx.buf.add_(grad.detach().sum())
+        return grad * 2, None
+
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def tangent(out, gen):
+    dtype = torch.complex64 if out.is_complex() else torch.float32
+    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
+
+def backward_outputs(outputs, seed):
+    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
+    if diff:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.enable_grad():
+            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
+
+def f(x, buf):
+    return BumpBufferInBackward.apply(x, buf) * 3
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_()
+    buf = torch.randn((4,), generator=g, dtype=torch.float32)
+    v0, s0 = buf._version, buf.untyped_storage()
+    out = fn(x, buf)
+    with contextlib.suppress(Exception):  # what a backward raises is its own check
+        backward_outputs(flatten_outputs(out), 7919)
+    return buf._version - v0
+
+
+compiled_f = torch.compile(f, backend='inductor')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = (compiled > 0) == (eager > 0)
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: input buf: _version moved differs from eager')
+sys.exit(0 if same else 3)

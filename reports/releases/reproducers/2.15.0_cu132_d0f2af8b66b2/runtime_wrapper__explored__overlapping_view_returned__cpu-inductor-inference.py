@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Of two overlapping views of one hidden base, the one not mutated is returned as the input object itself, showing the other's mutation, as in eager (found by the explorer).
+On torch 2.15.0+cu132 the compiled call differs from eager at out[0]: is the input object (exit 3; 0 where they agree, 4 without the device).
+From cases/runtime_wrapper/explored/overlapping_view_returned.yaml."""
+import sys
+
+import torch
+
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def f(a, b):
+    a.mul_(2)
+    return b
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn((6,), generator=g, dtype=torch.float32)
+    a = base[:4]
+    b = base[2:]
+    out = fn(a, b)
+    t = flatten_outputs(out)[0]
+    tensors = {'base': base, 'a': a, 'b': b}
+    tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
+    return next((n for n, x in tensors.items() if x is t), None)
+
+
+compiled_f = torch.compile(f, backend='inductor')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[0]: is the input object differs from eager')
+sys.exit(0 if same else 3)

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""A flattened view of (input + 1) returned alone can be doubled in place by the caller, and the gradient taken afterwards matches eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at call 2: out[0]: view of (_base) (exit 3; 0 where they agree, 4 without the device).
+From cases/runtime_wrapper/upstream/flattened_intermediate_caller_mul_then_grad.yaml."""
+import sys
+
+import torch
+
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def f(x):
+    return (x + 1).view(-1)
+
+
+def run(fn, compiled):
+    out = None
+    # call 1
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((3, 3), generator=g, dtype=torch.float32)
+    gx = torch.zeros((3, 3), dtype=torch.float32)
+    out = fn(x)
+    # call 2: before: x = x.detach().requires_grad_(True), after: out.mul_(2) ...
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((3, 3), generator=g, dtype=torch.float32)
+    gx = torch.zeros((3, 3), dtype=torch.float32)
+    # the caller, before the call
+    x = x.detach().requires_grad_(True)
+    out = fn(x)
+    # the caller, after the call
+    out.mul_(2)
+    gx = torch.autograd.grad(out.sum(), x)[0]
+    t = flatten_outputs(out)[0]
+    tensors = {'x': x, 'gx': gx}
+    tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
+    return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
+
+
+compiled_f = torch.compile(f, backend='inductor')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call 2: out[0]: view of (_base) differs from eager')
+sys.exit(0 if same else 3)

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""An input leaf that has requires_grad turned on inside the region ends requiring grad, and both outputs and gradients match eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at out[0]: requires_grad (exit 3; 0 where they agree, 4 without the device).
+From cases/runtime_wrapper/upstream/requires_grad_turned_on_inside.yaml."""
+import sys
+
+import torch
+
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def f(a, b):
+    a.requires_grad_(True)
+    return [a.mul(3), b.mul(4)]
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn((3, 3), generator=g, dtype=torch.float32)
+    b = torch.randn((3, 3), generator=g, dtype=torch.float32)
+    out = fn(a, b)
+    t = flatten_outputs(out)[0]
+    try:
+        return t.requires_grad
+    except RuntimeError as exc:
+        return f'raises {type(exc).__name__}: ' + str(exc).split('.')[0]
+
+
+from functorch.compile import aot_function, nop
+
+compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations=False, dynamic=False)
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[0]: requires_grad differs from eager')
+sys.exit(0 if same else 3)

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""The only output, a flattened view of an unreturned intermediate, has eager's requires_grad, is_leaf and aliasing (none with the input), and backward matches eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at out[0]: view of (_base) (exit 3; 0 where they agree, 4 without the device).
+From cases/runtime_wrapper/upstream/view_of_unreturned_intermediate.yaml."""
+import sys
+
+import torch
+
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def f(x):
+    return (x + 1).view(-1)
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((2, 3), generator=g, dtype=torch.float32).requires_grad_()
+    out = fn(x)
+    t = flatten_outputs(out)[0]
+    tensors = {'x': x}
+    tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
+    return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[0]: view of (_base) differs from eager')
+sys.exit(0 if same else 3)

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Other float op arguments of training code (leaky_relu slope, full_like fill, addcmul_ value) give eager's result for every value and should compile twice, not once per value.
+On torch 2.15.0+cu132 the compiled call differs from eager at cold pass over 5 call(s): graphs compiled (exit 3; 0 where they agree, 4 without the device).
+From cases/scalar_recompile/other_op_arguments.yaml."""
+import sys
+
+import torch
+import torch._dynamo.config
+torch._dynamo.config.specialize_float = False
+
+
+def f(x, v, lr):
+    v.addcmul_(x, x, value=lr)
+    return torch.nn.functional.leaky_relu(x, negative_slope=lr), torch.full_like(x, lr) + x, v
+
+
+def run(fn, compiled):
+    # call 1: lr=0.1
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((8,), generator=g, dtype=torch.float32)
+    v = torch.randn((8,), generator=g, dtype=torch.float32)
+    lr = 0.1
+    out = fn(x, v, lr)
+    # call 2: lr=0.01
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((8,), generator=g, dtype=torch.float32)
+    v = torch.randn((8,), generator=g, dtype=torch.float32)
+    lr = 0.01
+    out = fn(x, v, lr)
+    # call 3: lr=0.5
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((8,), generator=g, dtype=torch.float32)
+    v = torch.randn((8,), generator=g, dtype=torch.float32)
+    lr = 0.5
+    out = fn(x, v, lr)
+    # call 4: lr=1.5
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((8,), generator=g, dtype=torch.float32)
+    v = torch.randn((8,), generator=g, dtype=torch.float32)
+    lr = 1.5
+    out = fn(x, v, lr)
+    # call 5: lr=3.0
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((8,), generator=g, dtype=torch.float32)
+    v = torch.randn((8,), generator=g, dtype=torch.float32)
+    lr = 3.0
+    out = fn(x, v, lr)
+
+
+graphs = []
+
+
+def backend(gm, example_inputs):  # counts the graphs it is handed
+    graphs.append(gm)
+    return torch._dynamo.lookup_backend('aot_eager')(gm, example_inputs)
+
+
+compiled_f = torch.compile(f, backend=backend)
+run(compiled_f, compiled=True)
+same = len(graphs) == 2  # the count the case expects
+print('MATCHES: as expected' if same else f'MISMATCH: cold pass over 5 call(s): graphs compiled is {len(graphs)}, but the case expects 2')
+sys.exit(0 if same else 3)

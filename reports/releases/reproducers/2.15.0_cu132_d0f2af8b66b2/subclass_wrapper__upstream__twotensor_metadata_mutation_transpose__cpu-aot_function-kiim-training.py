@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""A TwoTensor non-leaf transposed in place, doubled and returned transposed ends with eager's geometry in both inner tensors, with eager's output and gradients.
+On torch 2.15.0+cu132 the compiled call differs from eager at out[0]: view of (_base) (exit 3; 0 where they agree, 4 without the device).
+From cases/subclass_wrapper/upstream/twotensor_metadata_mutation_transpose.yaml."""
+import sys
+
+import torch
+from torch.testing._internal.two_tensor import TwoTensor
+
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def f(x):
+    x.transpose_(1, 0)
+    y = x.mul(2)
+    return y.transpose(1, 0)
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    base = TwoTensor(torch.randn((1, 2, 4), generator=g, dtype=torch.float32), torch.randn((1, 2, 4), generator=g, dtype=torch.float32)).requires_grad_()
+    x = base.clone()
+    out = fn(x)
+    t = flatten_outputs(out)[0]
+    tensors = {'base': base, 'x': x}
+    tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
+    return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
+
+
+from functorch.compile import aot_function, nop
+
+compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations=True, dynamic=False)
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[0]: view of (_base) differs from eager')
+sys.exit(0 if same else 3)

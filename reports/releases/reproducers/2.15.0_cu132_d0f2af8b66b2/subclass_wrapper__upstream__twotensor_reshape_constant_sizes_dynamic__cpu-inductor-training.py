@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""With dynamic=True, a 1-d TwoTensor cloned and viewed with constant sizes (3, 2, 4) comes back as a TwoTensor with eager's values and inner tensors, and its gradient is viewed back as in eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at out[0]: view of (_base) (exit 3; 0 where they agree, 4 without the device).
+From cases/subclass_wrapper/upstream/twotensor_reshape_constant_sizes_dynamic.yaml."""
+import sys
+
+import torch
+from torch.testing._internal.two_tensor import TwoTensor
+
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def f(t):
+    return t.clone().view(3, 2, 4)
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    t = TwoTensor(torch.randn((24,), generator=g, dtype=torch.float32), torch.randn((24,), generator=g, dtype=torch.float32)).requires_grad_()
+    out = fn(t)
+    t_ = flatten_outputs(out)[0]
+    tensors = {'t': t}
+    tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
+    return None if t_._base is None else next((n for n, x in tensors.items() if x is t_._base or x._base is t_._base), '<intermediate>')
+
+
+compiled_f = torch.compile(f, backend='inductor', dynamic=True, fullgraph=True)
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[0]: view of (_base) differs from eager')
+sys.exit(0 if same else 3)

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""A plain non-leaf transposed in place and a TwoTensor non-leaf unsqueezed in place end with eager's geometry, and their sum and gradients match eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at out[0]: stride (exit 3; 0 where they agree, 4 without the device).
+From cases/subclass_wrapper/upstream/twotensor_unsqueeze_beside_plain_transpose.yaml."""
+import sys
+
+import torch
+from torch.testing._internal.two_tensor import TwoTensor
+
+
+def place(values, stride, offset, numel, device):
+    out = torch.empty(0, dtype=values.dtype, device=device)
+    with torch.no_grad():
+        out.set_(torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
+        out.copy_(values.to(device))
+    return out
+
+def flatten_outputs(out):
+    if isinstance(out, tuple | list):
+        return [x for item in out for x in flatten_outputs(item)]
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
+    return [out]
+
+def f(a, b):
+    a.t_()
+    b.unsqueeze_(0)
+    return a + b
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    abase = place(torch.arange(9, dtype=torch.float64).reshape((3, 3)).to(torch.float32), (3, 1), 0, 9, 'cpu')
+    a = abase + 1
+    bbase = TwoTensor(place(torch.arange(9, dtype=torch.float64).reshape((3, 3)).to(torch.float32), (3, 1), 0, 9, 'cpu'), place(torch.arange(9, dtype=torch.float64).reshape((3, 3)).to(torch.float32), (3, 1), 0, 9, 'cpu'))
+    b = bbase + 1
+    out = fn(a, b)
+    t = flatten_outputs(out)[0]
+    return t.stride()
+
+
+compiled_f = torch.compile(f, backend='inductor')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[0]: stride differs from eager')
+sys.exit(0 if same else 3)
