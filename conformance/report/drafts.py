@@ -8,6 +8,7 @@ internals in the body; one footer line names the case file."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -48,8 +49,11 @@ class Draft:
     cause: str = ""
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:80]
+def _file_name(key: str) -> str:
+    """The cause's words, cut short, and a digest of the whole key: two causes that read alike for
+    70 characters (the same check and place, exceptions apart) still get a file each."""
+    words = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")[:70]
+    return f"{words}_{hashlib.sha256(key.encode()).hexdigest()[:8]}.md"
 
 
 def title(cause: Cause, backends: list[str]) -> str:
@@ -89,7 +93,7 @@ def drafts(report: Report) -> list[Draft]:
     for cause, items in sorted(by_cause.items()):
         items.sort(key=lambda s: (_length(report, s), s.record.case_id, s.record.variant))
         text = _text(report, cause, items, builds)
-        out.append(Draft(items[0].record.case_id, f"{_slug(cause.key())}.md", text, cause.key()))
+        out.append(Draft(items[0].record.case_id, _file_name(cause.key()), text, cause.key()))
     return out
 
 

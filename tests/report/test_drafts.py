@@ -120,3 +120,11 @@ def test_aot_function_with_kept_input_mutations_is_aot_function_in_a_users_words
     (text,) = _drafts(tmp_path, [kiim, plain]).values()
     assert text.startswith("# [aot_function]") and "kiim" not in text
     assert "aot_function, keep_inference_input_mutations=True (inference)" in text
+
+
+def test_causes_whose_words_start_alike_get_a_draft_each(tmp_path: Path) -> None:
+    inner = "AssertionError: " + "x" * 90
+    first = {**RAISES, "actual": f"BackendCompilerFailed: backend='inductor' raised: (caused by {inner})"}
+    second = {**first, "actual": first["actual"].replace("AssertionError", "AssertionError2")}
+    found = _drafts(tmp_path, [_fail("mutation_epilogue/a", first), _fail("runtime_wrapper/b", second)])
+    assert len(found) == 2, list(found)
