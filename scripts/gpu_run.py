@@ -121,10 +121,17 @@ def finished(rec: dict[str, object]) -> bool:
     return not is_placeholder(str(rec.get("status")), str(rec.get("reason") or ""))
 
 
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_phase(cmd: list[str], seconds: float, env: dict[str, str]) -> int:
     """Run one phase in its own process group; at the deadline, SIGINT to the group (as Ctrl-C does),
     then SIGKILL after the grace period."""
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True)  # noqa: S603  # our own CLI
+    # SIGINT as Ctrl-C's: a parent started in the background (`cmd &` in a script) ignores SIGINT, and
+    # its children would inherit that and sit out the deadline until the SIGKILL lost their records
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True,  # noqa: S603  # our own CLI
+                            preexec_fn=_interruptible)  # noqa: PLW1509  # gpu_run is one thread
     try:
         return proc.wait(timeout=max(seconds, 1.0))
     except subprocess.TimeoutExpired:

@@ -101,7 +101,7 @@ def test_an_exploration_that_explored_nothing_is_not_green(monkeypatch: pytest.M
     from conformance.cli import main
     from conformance.explore import supervise
 
-    def nothing(config: Any, progress: Any) -> Any:
+    def nothing(config: Any, progress: Any, **_kw: Any) -> Any:
         totals = supervise.Totals()
         totals.worker_errors.append("worker 0 ended with status 1 (its traceback is above); went on")
         return totals, 1.0

@@ -131,8 +131,8 @@ def test_a_reproducer_compiles_whatever_text_the_case_and_record_hold(tmp_path: 
     folder = tmp_path / "cases" / "runtime_wrapper"
     folder.mkdir(parents=True)
     path = folder / 'odd"""name.yaml'
-    path.write_text(
-        "behavior: runtime_wrapper\n"
+    path.write_text(  # a file name no id may be (an `id:` then says which case it is)
+        "id: runtime_wrapper/odd_name\nbehavior: runtime_wrapper\n"
         f"summary: {json.dumps(hostile)}\n"
         f"upstream: [{json.dumps('https://github.com/pytorch/pytorch/issues/1?q=' + hostile)}]\n"
         "devices: [cpu]\nbackends: [aot_eager]\n"
