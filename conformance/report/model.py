@@ -29,10 +29,10 @@ from conformance.report.read import (
     RunInfo,
     Sourced,
     compat_runs,
-    input_text,
     is_compat,
     read_manifest,
     read_results,
+    read_text,
 )
 from conformance.results import (
     STATUSES,
@@ -422,13 +422,13 @@ def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = (), parity: P
     problems: list[Problem] = []
     runs: list[RunInfo] = []
     for path in paths:
-        records = read_results(path, first)
+        text = read_text(path)  # once: a compat.json.gz inflates to hundreds of MB
+        records = read_results(path, first, text)
         if not records:
             raise ReportInputError(f"{path}:1: no records; a run that selects no item writes no results file (is "
                                    "this the wrong file, or a results file emptied by hand?)")
         inputs.append({"path": str(path), "records": len(records)})
         attributed = _attribute(path, records, problems)
-        text = input_text(path)
         if is_compat(text):
             runs += compat_runs(path, text)
         else:

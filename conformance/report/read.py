@@ -78,29 +78,34 @@ def input_text(path: Path) -> str:
                 out.append(inflate.decompress(rest, 1 << 24))
                 size, rest = size + len(out[-1]), inflate.unconsumed_tail
         except zlib.error as exc:
-            raise UnicodeDecodeError("gzip", b"\x1f", 0, 1, f"a damaged gzip file ({exc})") from None
+            raise ReportInputError(f"{path}:0: cannot read: a damaged gzip file ({exc})") from None
         if not inflate.eof and size <= MAX_INPUT_BYTES:
-            raise UnicodeDecodeError("gzip", b"\x1f", 0, 1, "a damaged gzip file (it ends before its data does)")
+            raise ReportInputError(f"{path}:0: cannot read: a damaged gzip file (it ends before its data does)")
         if size > MAX_INPUT_BYTES:
-            raise UnicodeDecodeError("size", b"", 0, 1, f"over {MAX_INPUT_BYTES >> 20} MiB of text once "
-                                     "decompressed (a report is far smaller; is this the right file?)")
+            raise ReportInputError(f"{path}:0: cannot read: over {MAX_INPUT_BYTES >> 20} MiB of text once "
+                                   "decompressed (a report is far smaller; is this the right file?)")
         data = b"".join(out)
     if len(data) > MAX_INPUT_BYTES:
-        raise UnicodeDecodeError("size", b"", 0, 1, f"over {MAX_INPUT_BYTES >> 20} MiB of text (a results file or "
-                                 "report is far smaller; is this the right file?)")
+        raise ReportInputError(f"{path}:0: cannot read: over {MAX_INPUT_BYTES >> 20} MiB of text (a results file or "
+                               "report is far smaller; is this the right file?)")
     return data.decode("utf-8")
 
 
-def read_results(path: Path, first: list[tuple[str, str]]) -> list[Sourced]:
+def read_text(path: Path) -> str:
+    """input_text, its failures as `file:0` input errors."""
+    try:
+        return input_text(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportInputError(f"{path}:0: cannot read: {exc}") from None
+
+
+def read_results(path: Path, first: list[tuple[str, str]], text: str | None = None) -> list[Sourced]:
     """Every record of one results file, or ReportInputError at the first bad line.
 
     `first` carries (schema, file:line) of the first record across all inputs, so a second
     file with another schema version is named as mixing versions.
     """
-    try:
-        text = input_text(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportInputError(f"{path}:0: cannot read: {exc}") from None
+    text = read_text(path) if text is None else text
     if is_compat(text):
         return _compat_records(path, text, first)
     lines = text.count("\n") + 1
