@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field
 
 from conformance.devices import device_type
-from conformance.schema import BuildCondition, KnownFailure
+from conformance.schema import BuildCondition, KnownFailure, KnownFailureKind
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,8 @@ class ExpectationEntry(KnownFailure):
     """A known failure kept outside the case files: `case` is an id or a glob over ids."""
 
     case: str = Field(min_length=1, description="Case id, or a glob such as 'subclass_wrapper/*'.")
+    kind: KnownFailureKind = Field("bug", description="As in a case file; a fork's file may leave it out (bug).")
+    evidence: str = Field("not given", min_length=1, description="As in a case file; optional here.")
 
 
 class ExpectationsFile(BaseModel):

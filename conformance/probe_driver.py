@@ -16,7 +16,7 @@ from conformance.capture import CaptureResult
 from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
 from conformance.core.call import act, backward, call
 from conformance.core.compile import make_function
-from conformance.core.entry import AOT_FUNCTION, DYNAMO_EAGER
+from conformance.core.entry import AOT_FUNCTION
 from conformance.core.mismatch import exception_summary
 from conformance.core.state import ambient, restore_ambient
 from conformance.loader import LoadedCase
@@ -77,7 +77,7 @@ def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) 
         restore_ambient(modes)
 
 
-def scalar_sweep(lc: LoadedCase, compile_count: int, backend: str) -> ScalarSweep | None:
+def scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:
     """The case's float sweep, as the reference predicts its compile count (``None``: no sweep)."""
     case = lc.case
     swept = [n for n, s in case.inputs.items() if s.scalar is not None and s.scalar.values is not None
@@ -90,8 +90,7 @@ def scalar_sweep(lc: LoadedCase, compile_count: int, backend: str) -> ScalarSwee
     # 0.0 and -0.0 are two values to a guard (hex tells them apart where == does not)
     distinct = {tuple("nan" if math.isnan(v) else v.hex() for v in b.values()) for b in values}
     return ScalarSweep(uses=analyze_float_uses(case.program, swept), n_values=len(distinct),
-                       compile_count=compile_count, dynamic=case.compile.dynamic, values=values,
-                       tensorify=backend != DYNAMO_EAGER)
+                       compile_count=compile_count, dynamic=case.compile.dynamic, values=values)
 
 
 def _covers(parts: Sequence[CaptureResult], whole: CaptureResult) -> bool:
@@ -227,7 +226,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
             # compile k's wrapper is captures[k]; a compile that failed generated none in use
             captured = [c for c in counter.captures if c is not None]
             per_compile = [(k, c) for k, c in enumerate(counter.captures) if c is not None and not counter.failed[k]]
-            split = per_compile and len(captured) == len(counter.captures) == counter.count
+            split = per_compile and len(captured) == len(counter.captures) == counter.backend_calls
             if split and _covers(captured, capture):
                 for k, c in per_compile:
                     obs = observation(counter.compile_calls[k])
@@ -237,7 +236,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                 compiles.append((capture, obs, signature(0, obs) if counter.graph_inputs else None))
         report = probe_compiles(
             compiles,
-            scalar=scalar_sweep(lc, counter.count, variant.backend) if variant.backend != AOT_FUNCTION else None,
+            scalar=scalar_sweep(lc, counter.count) if variant.backend != AOT_FUNCTION else None,
             keep_input_mutations=variant.backend != AOT_FUNCTION or variant.kiim,
             seen=capture,
         )

@@ -112,7 +112,7 @@ class CompileCounter(CountingBackend):
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         from conformance.capture import capture_generated_sources, capturing
 
-        self.count += 1
+        self.backend_calls += 1
         k = len(self.compile_calls)
         call_index = max(self.calls - 1, 0)
         # Another graph in this call, or inputs already changed: the region is not the call.
@@ -177,6 +177,7 @@ class CompileCounter(CountingBackend):
             # sources (dynamo retries it specialised) are kept apart from any wrapper in use
             self.captures.append(cap)
             self.failed.append(failed)
+        self.count += 1
         return self._sampling(compiled, k)
 
     def _sampling(self, compiled: Any, k: int) -> Any:
@@ -403,6 +404,7 @@ class _AotCounter(CompileCounter):
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         self.count += 1
+        self.backend_calls += 1
         self.compile_calls.append(max(self.calls - 1, 0))
         args = self.current.args if self.current is not None else []
         self.graph_inputs.append(tuple(GraphInput("input", None, i) for i in range(len(args))))

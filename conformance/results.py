@@ -19,6 +19,7 @@ import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field
 
 from conformance.core.mismatch import sentence
+from conformance.schema.case import KnownFailureKind
 
 RESULT_SCHEMA = "torch-conformance.result/2"
 Status = Literal["pass", "fail", "xfail", "xpass", "skip", "error"]
@@ -37,6 +38,9 @@ Big = Annotated[str, Field(max_length=20_000_000)]  # generated sources and thei
 class KnownFailureRef(_Record):
     reason: Text
     link: Text
+    kind: KnownFailureKind = Field(
+        "bug", description="The audit's classification (conformance.schema.KnownFailureKind); records older "
+        "than it say bug.")
     source: Text = Field(description="Where the expectation is declared: a case file or expectations file.")
 
 
@@ -144,8 +148,10 @@ class ResultRecord(_Record):
     mismatches: tuple[MismatchRecord, ...] = ()
     known_failure: KnownFailureRef | None = None
     compile_counts: dict[Name, int | None] = Field(
-        default_factory=dict, description="Graphs compiled: per pass (cold_graphs, warm_graphs), and by the cold "
-        "pass's first call (cold_first_call: more than one where dynamo broke the graph).")
+        default_factory=dict, description="Graphs compiled: per pass (cold_graphs, warm_graphs: those whose compile "
+        "returned), by the cold pass's first call (cold_first_call: more than one where dynamo broke the graph), "
+        "and the graphs handed to the backend per pass (cold_backend_calls, warm_backend_calls: more where a "
+        "compile was aborted and retried, as dynamo's tensorify restart does).")
     probes: ProbeRecord = Field(default_factory=ProbeRecord)
     durations: dict[Name, Annotated[float, Field(allow_inf_nan=False)]] = Field(default_factory=dict)
     calls: int = 0

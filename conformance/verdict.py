@@ -40,7 +40,7 @@ def decide(mismatches: Sequence[Mismatch], known: Sequence[tuple[KnownFailure, s
         more = f" (+{len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
         return Verdict("fail", mismatches[0].message() + more)
     kf, src = hit
-    ref = KnownFailureRef(reason=kf.reason, link=kf.link, source=src)
+    ref = KnownFailureRef(reason=kf.reason, link=kf.link, kind=kf.kind, source=src)
     if not mismatches:
         return Verdict("xpass", f"passes although declared a known failure ({kf.link}); retire the expectation in "
                        f"{src}", ref)

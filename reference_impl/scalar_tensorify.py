@@ -254,7 +254,6 @@ def predict_compile_count(
     automatic_dynamic: bool = True,
     dynamic: bool | None = None,
     values: Sequence[Mapping[str, float]] | None = None,
-    tensorify: bool = True,
 ) -> int:
     """Compiles for a sweep over ``n_values`` distinct float values.
 
@@ -266,11 +265,11 @@ def predict_compile_count(
     A Python branch on the float (CONTROL) keeps it dynamic but guards on the branch taken:
     given the swept ``values`` (one binding per call) and tests made of floats and literals
     only, one dynamic graph per distinct outcome; otherwise it is counted as specialised.
-    A use that makes the float an int or calls a float method (SPECIALISING) fails the
-    dynamic attempt in AOTAutograd's tensorify pass, which then specialises: one compile per
-    value plus that attempt, once the float goes dynamic (measured: 3 values, 4 compiles on
-    2.13.0 and 2.15.0). A backend without AOTAutograd (``tensorify`` false: dynamo's
-    ``eager``) specialises it while tracing: one compile per value. A float the program stores
+    A use that makes the float an int or calls a float method (SPECIALISING) specialises it:
+    one graph per value. Where the float went dynamic first, AOTAutograd's tensorify pass
+    aborts that compile and dynamo traces the frame again with the float specialised; the
+    aborted attempt is a call of the backend but no graph (measured: 3 values, 4 backend calls
+    and 3 graphs in dynamo's cache on 2.13.0). Counts here are graphs. A float the program stores
     into an object (ESCAPES) is used by code the program does not show: the count covers only
     the program's own uses, so a caller judging a build by it leaves such a sweep unjudged.
     """
@@ -280,8 +279,7 @@ def predict_compile_count(
     if not has_fix and meta.kinds & NEEDS_FIX:
         return specialised
     if FloatUseKind.SPECIALISING in meta.kinds:
-        goes_dynamic = dynamic or (dynamic is None and automatic_dynamic and n_values > 1)
-        return min(n_values + int(bool(goes_dynamic and tensorify)), recompile_limit)
+        return specialised
     if FloatUseKind.CONTROL in meta.kinds:
         return _guarded_count(meta, values, dynamic=dynamic, recompile_limit=recompile_limit) or specialised
     if dynamic:

@@ -154,6 +154,7 @@ def run_passes(case: Spec, target: Target, hooks: Hooks | None = None) -> Outcom
                     per_call=per_call)
             outcome.calls += len(points)
             outcome.compile_counts[f"{pass_name}_graphs"] = counter.count
+            outcome.compile_counts[f"{pass_name}_backend_calls"] = counter.backend_calls
             if p == 0:
                 outcome.recompiles = recompile_note(case, target, per_call)
                 outcome.compile_counts["cold_first_call"] = per_call[0] if per_call else 0

@@ -65,6 +65,17 @@ def close_number(actual: Any, expected: Any, tol: Tolerance) -> str | None:
     return None if agree else ""
 
 
+def significant_strides(shape: Any, stride: Any) -> Any:
+    """The strides that say something about the layout: a dim of size 1 has none (any stride
+    reaches its one element; PyTorch's own tests compare strides this way), nor has an empty
+    tensor. Anything but a shape and strides (an error's text) is kept as it is."""
+    if not (isinstance(shape, tuple) and isinstance(stride, tuple)):
+        return stride
+    if 0 in shape:
+        return ()
+    return tuple(s if n > 1 else None for n, s in zip(shape, stride, strict=False))
+
+
 def one_raised(actual: BaseException | None, expected: BaseException | None, tol: Tolerance) -> str | None:
     """One side raised where the other did not (what each raised is the mismatch's text)."""
     return None if (actual is None) == (expected is None) else ""
@@ -117,7 +128,8 @@ CHECKS: dict[str, Check] = {c.id: c for c in (
     Check("dtype", "dtype", "t.dtype"),
     Check("device", "device", "str(t.device)"),
     Check("shape", "sizes", "tuple(t.shape)"),
-    Check("stride", "strides", "t.stride()"),
+    Check("stride", "strides of the dims longer than 1 (None for a dim of size 1: it has no layout)",
+          "significant_strides(tuple(t.shape), t.stride())"),
     Check("storage_offset", "storage offset", "t.storage_offset()"),
     Check("requires_grad", "requires_grad", "t.requires_grad"),
     Check("is_leaf", "is_leaf", "t.is_leaf"),

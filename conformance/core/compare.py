@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from conformance.core.checks import CHECKS, NOTHING_IN_PARTICULAR, About, Check
+from conformance.core.checks import CHECKS, NOTHING_IN_PARTICULAR, About, Check, significant_strides
 from conformance.core.mismatch import Mismatch, Tolerance, short
 from conformance.core.state import Ambient, Relation, TensorState, same_storage
 
@@ -68,7 +68,8 @@ def compare_state(
     field(CHECKS["device"], actual.device, expected.device)
     field(CHECKS["shape"], actual.shape, expected.shape)
     if strides:
-        field(CHECKS["stride"], actual.stride, expected.stride)
+        field(CHECKS["stride"], significant_strides(actual.shape, actual.stride),
+              significant_strides(expected.shape, expected.stride))
         field(CHECKS["storage_offset"], actual.storage_offset, expected.storage_offset)
     if grad_fields:
         field(CHECKS["requires_grad"], actual.requires_grad, expected.requires_grad)

@@ -51,11 +51,16 @@ def make_function(program: str, name: str, filename: str, classes: dict[str, Any
 
 
 class CountingBackend:
-    """A backend wrapper that counts the graphs handed to the backend it wraps."""
+    """A backend wrapper that counts the graphs the backend it wraps compiled: `count`, those whose
+    compile returned (what dynamo can install), and `backend_calls`, every graph it was handed. They
+    differ where a compile was aborted and retried: dynamo's tensorify restart (a float it tried to
+    make a tensor must stay a Python float after all) raises out of the backend and traces the frame
+    again, which is no recompile."""
 
     def __init__(self, inner: Callable[..., Any]) -> None:
         self.inner = inner
         self.count = 0
+        self.backend_calls = 0
         # what dynamo names the backend in its errors ("backend='inductor' raised: ..."): the user's
         # choice, never this wrapper's repr
         self.__name__ = str(getattr(inner, "__name__", type(inner).__name__))
@@ -64,8 +69,10 @@ class CountingBackend:
         return self.__name__
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        self.backend_calls += 1
+        compiled = self.inner(gm, example_inputs, **kwargs)
         self.count += 1
-        return self.inner(gm, example_inputs, **kwargs)
+        return compiled
 
 
 # Backends torch registers whatever is installed, which import a package of their own when they

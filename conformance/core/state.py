@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,11 +17,9 @@ def is_subclass(t: torch.Tensor) -> bool:
 
 def flatten_outputs(out: Any) -> list[Any]:
     """A program's return value as a flat list (tuples/lists/dicts in order; a bare value alone)."""
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
     if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
 
 
 def output_structure(out: Any) -> str:
@@ -134,7 +133,15 @@ def _autograd_field(t: torch.Tensor, name: str) -> bool | str:
     try:
         return bool(getattr(t, name))
     except RuntimeError as exc:
-        return f"raises {type(exc).__name__}: {str(exc).split('.')[0]}"
+        return refusal(exc)
+
+
+def refusal(exc: BaseException) -> str:
+    """An autograd refusal by kind: its type and first sentence, without the node that made the view
+    (eager's `Output 1 of Unbind` is compiled's `Output 0 of Select` or `of CompiledFunction`, where
+    the runtime wrapper regenerates the view: one refusal in two wordings)."""
+    first = str(exc).split(".")[0]
+    return f"raises {type(exc).__name__}: " + re.sub(r"\bOutput \d+ of \w+", "A view's output", first)
 
 
 def whole_storage_view(t: torch.Tensor) -> torch.Tensor | None:

@@ -83,7 +83,7 @@ def sweep_expectation(lc: LoadedCase, records: Sequence[ResultRecord]) -> int | 
     for r in records:
         if r.backend is None or not counts_graphs(r.backend) or r.status != "pass":
             continue
-        sweep = scalar_sweep(lc, r.compile_counts.get("cold_graphs") or 0, r.backend)
+        sweep = scalar_sweep(lc, r.compile_counts.get("cold_graphs") or 0)
         if sweep is None or FloatUseKind.ESCAPES in sweep.uses.kinds or r.compile_counts.get("cold_first_call") != 1:
             return None
         want = predicted(sweep)

@@ -19,13 +19,12 @@ class ScalarSweep:
     recompile_limit: int = 8
     dynamic: bool | None = None
     values: tuple[dict[str, float], ...] | None = None  # per call, the swept floats
-    tensorify: bool = True  # the backend runs AOTAutograd (dynamo's ``eager`` does not)
 
 
 def predicted(sweep: ScalarSweep, *, has_fix: bool = True) -> int:
     """The reference's compile count for the sweep (one compiled region), with or without the fix."""
     return predict_compile_count(sweep.uses, sweep.n_values, has_fix=has_fix, recompile_limit=sweep.recompile_limit,
-                                 dynamic=sweep.dynamic, values=sweep.values, tensorify=sweep.tensorify)
+                                 dynamic=sweep.dynamic, values=sweep.values)
 
 
 def probe(sweep: ScalarSweep | None) -> ProbeResult:

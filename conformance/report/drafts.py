@@ -17,6 +17,7 @@ from conformance.causes import Cause, cause_of
 from conformance.core.entry import in_user_words
 from conformance.report.history import BAD, in_release_order
 from conformance.report.scripts import reproducer_text
+from conformance.reproducer import VERDICT_LINE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 DRAFTS = "issue-drafts"
 TITLE_MAX = 90
 PROGRAM_MAX = 60
+FILED = ("bug", "eager_bug")  # the kinds of known failure a draft is written for
 
 
 def has_issue(link: str | None) -> bool:
@@ -34,11 +36,13 @@ def has_issue(link: str | None) -> bool:
 
 
 def needs_draft(s: Sourced) -> bool:
-    """A failing item whose failure no upstream issue describes."""
+    """A failing item whose failure no upstream issue describes; a known failure only where it is a
+    bug (compiled's or eager's): a benign or by-design difference is nothing to file."""
     status = s.record.status
+    known = s.record.known_failure
     if status in ("fail", "error"):
-        return s.record.known_failure is None or not has_issue(s.record.known_failure.link)
-    return status == "xfail" and s.record.known_failure is not None and not has_issue(s.record.known_failure.link)
+        return known is None or not has_issue(known.link)
+    return status == "xfail" and known is not None and known.kind in FILED and not has_issue(known.link)
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,12 @@ def _program(report: Report, s: Sourced) -> list[str]:
     if lines and lines[0].startswith('"""'):
         end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip().endswith('"""')), 0)
         lines = lines[end + 1:]
+    if VERDICT_LINE in lines:  # what it prints is the draft's evidence, not an exit status
+        lines = lines[: lines.index(VERDICT_LINE)]
+        if not any("sys." in line for line in lines):
+            lines = [line for line in lines if line != "import sys"]
+    while lines and not lines[0].strip():
+        lines = lines[1:]
     return lines
 
 

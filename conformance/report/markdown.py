@@ -156,12 +156,14 @@ def _causes(report: Report) -> list[str]:
     out = ["", f"## Causes of the failing and known-failing items ({len(causes)})", "",
            "One cause however many items, variants and builds show it: the check, the kind of place, the entry "
            "point, the direction, an exception's innermost type and message.", "",
-           "| cause | items | cases | builds |", "|---|---|---|---|"]
+           "Kind: what the audit of the known failures found (bug, eager_bug: eager is wrong, benign, by_design), or "
+           "untriaged where no known failure covers the item.", "",
+           "| cause | kind | items | cases | builds |", "|---|---|---|---|---|"]
     for g in causes:
         builds = ", ".join(f"{_esc(report.build(b).label)} ({', '.join(f'{n} {st}' for st, n in sorted(c.items()))})"
                            for b, c in sorted(g["builds"].items()))
-        out.append(f"| {_esc(g['words'])} ({_esc(g['key'].split(' | ')[0])}) | {g['items']} | {len(g['cases'])} | "
-                   f"{builds} |")
+        out.append(f"| {_esc(g['words'])} ({_esc(g['key'].split(' | ')[0])}) | {', '.join(g['kinds'])} | "
+                   f"{g['items']} | {len(g['cases'])} | {builds} |")
     return out
 
 

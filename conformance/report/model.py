@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from packaging.version import InvalidVersion, Version
 
@@ -41,6 +41,7 @@ from conformance.results import (
     RunManifest,
     manifest_path,
 )
+from conformance.schema.case import KnownFailureKind
 
 FAILING = ("fail", "error", "xpass")
 COMPARED = ("pass", "fail", "xfail", "xpass")  # the item compared compiled with eager
@@ -73,13 +74,32 @@ def _version_key(version: str) -> tuple[int, Any, str]:
         return (1, version, version)
 
 
+def _cause_key(s: Sourced) -> str:
+    """The item's root cause (conformance.causes); one with no located difference is its known
+    failure's link."""
+    from conformance.causes import cause_of
+
+    cause = cause_of(s.record)
+    if cause is not None:
+        return cause.key()
+    return s.record.known_failure.link if s.record.known_failure else s.record.case_id
+
+
+KNOWN_KINDS: tuple[str, ...] = get_args(KnownFailureKind)
+# a known failure's kind in a verdict's words: only `bug` is counted as a known bug
+KIND_WORDS = {"bug": "known bug(s)", "eager_bug": "bug(s) of eager's (compiled is right)",
+              "benign": "benign difference(s)", "by_design": "difference(s) by design"}
+
+
 def verdict_line(v: dict[str, Any]) -> str:
     """One build and device (Report.verdicts) in a sentence: what passes, what is known, what
     changed since the previous release, what needs a person."""
     text = f"passes {v['passed']:,} of {v['items']:,} items"
     if v["known"]:
-        text += (f"; {v['known']:,} known failures from {v['known_causes']} cause(s) "
-                 f"({len(v['links'])} upstream link(s))")
+        kinds = v.get("known_by_kind") or {"bug": {"items": v["known"], "causes": v["known_causes"]}}
+        parts = [f"{kinds[k]['causes']} {KIND_WORDS[k]} ({kinds[k]['items']:,} items)"
+                 for k in KNOWN_KINDS if k in kinds]
+        text += f"; known: {', '.join(parts)} ({len(v['links'])} upstream link(s))"
     if v["previous"]:
         text += f"; since {v['previous']}: {v['new']} newly failing, {v['fixed']} fixed"
     return text + (f"; {v['untriaged']} UNTRIAGED" if v["untriaged"] else "; nothing untriaged")
@@ -307,7 +327,7 @@ class Report:
         eagerly): their verdict says nothing about the compiled path."""
         return [s for s in self.records if s.record.status in COMPARED and s.record.backend is not None
                 and counts_graphs(s.record.backend)
-                and s.record.compile_counts.get("cold_graphs") == 0]
+                and s.record.compile_counts.get("cold_backend_calls", s.record.compile_counts.get("cold_graphs")) == 0]
 
     def causes(self) -> list[dict[str, Any]]:
         """The failing and known-failing items grouped by cause (conformance.causes), with the
@@ -322,14 +342,17 @@ class Report:
             if cause is None:
                 continue
             g = groups.setdefault(cause.key(), {"key": cause.key(), "words": cause.words(), "items": 0,
-                                                "builds": {}, "cases": set(), "links": set()})
+                                                "builds": {}, "cases": set(), "links": set(), "kinds": set()})
             g["items"] += 1
             g["builds"].setdefault(s.build, {}).setdefault(s.record.status, 0)
             g["builds"][s.build][s.record.status] += 1
             g["cases"].add(s.record.case_id)
             if s.record.known_failure is not None:
                 g["links"].add(s.record.known_failure.link)
-        return sorted(({**g, "cases": sorted(g["cases"]), "links": sorted(g["links"])} for g in groups.values()),
+            g["kinds"].add(s.record.known_failure.kind if s.record.status == "xfail" and s.record.known_failure
+                           else "untriaged")
+        return sorted(({**g, "cases": sorted(g["cases"]), "links": sorted(g["links"]),
+                        "kinds": [k for k in (*KNOWN_KINDS, "untriaged") if k in g["kinds"]]} for g in groups.values()),
                       key=lambda g: (-g["items"], g["key"]))
 
     def verdicts(self) -> list[dict[str, Any]]:
@@ -337,7 +360,6 @@ class Report:
         pass, the known failures and the causes they come from (with their links), what changed
         since the previous release on that device (items failing now that passed there, and the
         reverse), and what no expectation covers (fail, error, xpass)."""
-        from conformance.causes import cause_of
         from conformance.report.history import BAD, in_release_order
 
         order = in_release_order(self.builds)
@@ -352,13 +374,19 @@ class Report:
                     if s.build == earlier[-1].id and (s.record.device or NO_DEVICE) == device
                     and s.record.status != "skip"}
                 known = [s for s in ran.values() if s.record.status == "xfail"]
-                causes = {c.key() for s in known if (c := cause_of(s.record)) is not None}
+                causes = {_cause_key(s) for s in known}
+                by_kind: dict[str, dict[str, int]] = {}
+                for kind in KNOWN_KINDS:
+                    of_kind = [s for s in known if s.record.known_failure and s.record.known_failure.kind == kind]
+                    keys = {_cause_key(s) for s in of_kind}
+                    if of_kind:
+                        by_kind[kind] = {"items": len(of_kind), "causes": len(keys)}
                 links = sorted({s.record.known_failure.link for s in known if s.record.known_failure})
                 both = [k for k in ran if k in before]
                 out.append({
                     "build": b.id, "label": b.label, "device": device, "items": len(ran),
                     "passed": sum(1 for s in ran.values() if s.record.status == "pass"),
-                    "known": len(known), "known_causes": len(causes), "links": links,
+                    "known": len(known), "known_causes": len(causes), "known_by_kind": by_kind, "links": links,
                     "untriaged": sum(1 for s in ran.values() if s.record.status in FAILING),
                     "previous": earlier[-1].label if earlier else None,
                     "new": sum(1 for k in both if ran[k].record.status in BAD and before[k] not in BAD),

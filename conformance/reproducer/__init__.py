@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 FOLDER = "reproducers"
 FULL_SUFFIX = ".full.py"
+# A short reproducer's lines after this one only turn what it printed into its exit status (an issue
+# draft leaves them out).
+VERDICT_LINE = "# the verdict: what it printed, as the exit status"
 
 
 def wanted(record: ResultRecord) -> bool:

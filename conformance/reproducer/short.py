@@ -21,13 +21,13 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from conformance.core import build, call, state
+from conformance.core import build, call, checks, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes, tensor_entries
 from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES
 from conformance.core.checks import CHECKS
 from conformance.core.entry import AOT_FUNCTION, NONE
 from conformance.core.mismatch import WRITE_THROUGH
-from conformance.reproducer import docstring_safe
+from conformance.reproducer import VERDICT_LINE, docstring_safe
 from conformance.results import MismatchRecord, ResultRecord
 
 if TYPE_CHECKING:
@@ -125,9 +125,12 @@ def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script,
         return ["try:", f"    {var} = {subject}", "except (KeyError, IndexError, AttributeError):", f"    {var} = None",
                 f"return {observe}"]
     lines = [] if named else [f"{var} = {subject}"]
+    if m.check == "stride":
+        s.need(checks.significant_strides)
     if m.check in ("requires_grad", "is_leaf"):  # a view whose base changed in place may refuse to answer
-        return [*lines, "try:", f"    return {observe}", "except RuntimeError as exc:",
-                "    return f'raises {type(exc).__name__}: ' + str(exc).split('.')[0]"]
+        s.need(state.refusal)
+        s.stdlib.add("re")
+        return [*lines, "try:", f"    return {observe}", "except RuntimeError as exc:", "    return refusal(exc)"]
     if m.check in RELATIONS:
         if m.check == "shares storage with":
             s.need(state.is_subclass, state.storage_key)
@@ -161,8 +164,12 @@ class _Calls:
         self.classes = classes = load_classes(self.lc.case.classes, f"<classes of {self.lc.id}>")
         self.several = len(points) > 1
         out = ["out = None"] if any(p.before for p in points[: upto + 1]) else []
-        for i, point in enumerate(points[: upto + 1]):
-            out += self._one(i, point, classes, last=i == upto)
+        calls = [self._one(i, point, classes, last=i == upto) for i, point in enumerate(points[: upto + 1])]
+        plain = calls if self.m is None else calls[:-1]  # the failing call keeps its own lines
+        for first, run in _runs(plain):
+            out += _loop(first, run) if len(run) > 1 else run[0]
+        for lines in calls[len(plain):]:
+            out += lines
         return out or ["pass"]
 
     def _one(self, i: int, point: CallPoint, classes: dict[str, Any], *, last: bool) -> list[str]:
@@ -223,8 +230,8 @@ class _Calls:
         raises = m is not None and m.check == "exception"
         if (raises and m is not None and m.path == "call") or case["expect"]["raises"] is not None:
             lines = _try(lines, s)  # the case expects a side to raise, or the check is what it raised
-        if self.variant.mode != "training" or (m is not None and m.check in BEFORE_BACKWARD):
-            return lines
+        if self.variant.mode != "training" or (m is not None and (m.check in BEFORE_BACKWARD or m.path == "call")):
+            return lines  # what the call raised, or not, is known before any backward
         if _plain_tensors(self.lc):
             s.names[call.plain_tangent] = "tangent"  # the harness's tangent of a plain tensor
             s.need(state.flatten_outputs, call.plain_tangent, call.backward_outputs)
@@ -238,6 +245,67 @@ class _Calls:
                 f"    {step[0]}"]
 
 
+_SUBCLASS_DEF = re.compile(r"class\s+\w+\s*\([^)]*\bTensor\b")  # a class deriving from torch.Tensor
+_ASSIGN = re.compile(r"(\w+) = (.+)")
+_FLOAT = re.compile(r"float\('[-+a-z]+'\)")
+
+
+def _literal(text: str) -> bool:
+    if _FLOAT.fullmatch(text):
+        return True
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _varying(a: list[str], b: list[str]) -> list[int] | None:
+    """The lines at which two calls' code differs, where they differ only in the literal a name is
+    given (a float sweep's value); None where they differ otherwise."""
+    if len(a) != len(b):
+        return None
+    at = []
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x == y:
+            continue
+        mx, my = _ASSIGN.fullmatch(x), _ASSIGN.fullmatch(y)
+        if not (mx and my and mx[1] == my[1] and _literal(mx[2]) and _literal(my[2])):
+            return None
+        at.append(i)
+    return at
+
+
+def _unlabelled(lines: list[str]) -> list[str]:
+    return lines[1:] if lines and lines[0].startswith("# call ") else lines
+
+
+def _runs(calls: list[list[str]]) -> list[tuple[int, list[list[str]]]]:
+    """Consecutive calls whose code differs from the first's only in literals given to names,
+    grouped as (index of the first, the calls)."""
+    groups: list[tuple[int, list[list[str]]]] = []
+    for i, lines in enumerate(calls):
+        if groups and _varying(_unlabelled(groups[-1][1][0]), _unlabelled(lines)) is not None:
+            groups[-1][1].append(lines)
+        else:
+            groups.append((i, [lines]))
+    return groups
+
+
+def _loop(first: int, run: list[list[str]]) -> list[str]:
+    """Calls that differ only in some names' values, as one loop over those values."""
+    bodies = [_unlabelled(lines) for lines in run]
+    at = sorted({i for body in bodies[1:] for i in _varying(bodies[0], body) or []})
+    span = f"  # calls {first + 1} to {first + len(run)}"
+    if not at:
+        return [f"for _ in range({len(run)}):{span}", *(f"    {line}" for line in bodies[0])]
+    names = [_ASSIGN.fullmatch(bodies[0][i])[1] for i in at]  # type: ignore[index]  # _varying matched each
+    values = [[_ASSIGN.fullmatch(body[i])[2] for i in at] for body in bodies]  # type: ignore[index]  # as above
+    items = ", ".join(v[0] if len(v) == 1 else f"({', '.join(v)})" for v in values)
+    body = [f"    {line}" for i, line in enumerate(bodies[0]) if i not in at]
+    return [f"for {', '.join(names)} in [{items}]:{span}", *body]
+
+
 def _plain_tensors(lc: LoadedCase) -> bool:
     """Whether no tensor of the case can be a subclass: none among its inputs (declared or given to
     a later call), none its classes block or program can make."""
@@ -247,8 +315,9 @@ def _plain_tensors(lc: LoadedCase) -> bool:
         return isinstance(spec, list) and any(subclassed(v) for v in spec)
 
     text = f"{lc.case.classes or ''}\n{lc.case.program}"
-    words = ("TwoTensor", "torch.Tensor)", "__torch_dispatch__", "_make_wrapper_subclass", "__tensor_flatten__")
-    return not subclassed([lc.data["inputs"], lc.data["calls"]]) and not any(w in text for w in words)
+    words = ("TwoTensor", "__torch_dispatch__", "_make_wrapper_subclass", "__tensor_flatten__")
+    return (not subclassed([lc.data["inputs"], lc.data["calls"]]) and not any(w in text for w in words)
+            and not _SUBCLASS_DEF.search(text))
 
 
 def _with_after(lines: list[str], point: CallPoint, m: MismatchRecord | None, s: _Script) -> list[str]:
@@ -271,11 +340,13 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
     backend = repr(variant.backend)
     lines: list[str] = []
     if count:
-        lines += ["graphs = []", "", "", "def backend(gm, example_inputs):  # counts the graphs it is handed",
-                  "    graphs.append(gm)", f"    return torch._dynamo.lookup_backend({backend})(gm, example_inputs)",
-                  "", ""]
+        lines += ["graphs = []", "", "",
+                  "def backend(gm, example_inputs):  # counts the graphs it compiled, not those dynamo aborted",
+                  f"    compiled = torch._dynamo.lookup_backend({backend})(gm, example_inputs)",
+                  "    graphs.append(gm)", "    return compiled", "", ""]
         backend = "backend"
-    extra = "".join(f", {k}={options[k]!r}" for k in ("dynamic", "fullgraph") if options[k] not in (None, False))
+    defaults = {"dynamic": None, "fullgraph": False}  # torch.compile's own: dynamic=False is not the default
+    extra = "".join(f", {k}={options[k]!r}" for k, default in defaults.items() if options[k] is not default)
     if variant.backend == "inductor":
         extra += f", mode={options['mode']!r}" if options["mode"] else ""
         extra += f", options={options['options']!r}" if options["options"] else ""
@@ -292,10 +363,11 @@ def _verdict_lines(lc: LoadedCase, m: MismatchRecord) -> list[str]:
     check = CHECKS[m.check]
     differs = f"MISMATCH: {_where(m)}: {m.check}"
     if m.check == "graphs compiled":
-        return [f"same = len(graphs) == {m.expected}  # the count the case expects",
+        return ["print('graphs compiled:', len(graphs))", VERDICT_LINE,
+                f"same = len(graphs) == {m.expected}  # the count the case expects",
                 f"print('MATCHES: as expected' if same else f'{differs} is {{len(graphs)}}, but the case expects "
                 f"{m.expected}')", f"sys.exit({REPRO_MATCHES} if same else {REPRO_DIFFERS})"]
-    lines = ["print('eager:   ', eager)", "print('compiled:', compiled)"]
+    lines = ["print('eager:   ', eager)", "print('compiled:', compiled)", VERDICT_LINE]
     if check.compare == "close":
         expect = lc.data["expect"]
         rtol, atol = expect["rtol"], expect["atol"]

@@ -11,6 +11,7 @@ from conformance.schema.case import (
     CompileSpec,
     ExpectSpec,
     KnownFailure,
+    KnownFailureKind,
     RaisesSpec,
     json_schema,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "InnerSpec",
     "InputSpec",
     "KnownFailure",
+    "KnownFailureKind",
     "Mode",
     "ModuleSpec",
     "ParameterSpec",

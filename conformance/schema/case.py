@@ -82,7 +82,8 @@ class ExpectSpec(Strict):
         None, description="Relative tolerance; default torch.testing.assert_close's for the dtype."
     )
     atol: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
-    strides: bool = Field(True, description="Compare output strides with eager.")
+    strides: bool = Field(True, description="Compare strides (and storage offsets) with eager: those of dims "
+                          "longer than 1, as a size-1 dim's stride has no layout.")
     version: VersionMode | dict[str, VersionMode] = Field(
         "moved",
         description="Input _version: moved compares whether it changed; exact compares the delta; ignore does "
@@ -167,12 +168,23 @@ class BuildCondition(Strict):
         return [value] if isinstance(value, str) else value
 
 
+# What a known failure is, as its audit found it: a bug of the compiled path; a bug of eager's (the
+# compiled behaviour is the right one); a difference the contract allows (documented, or with no
+# observable effect); a difference upstream made on purpose.
+KnownFailureKind = Literal["bug", "eager_bug", "benign", "by_design"]
+
+
 class KnownFailure(Strict):
     """A reviewed, linked expectation that this case fails on matching builds."""
 
     when: BuildCondition = Field(default_factory=BuildCondition)
     reason: str = Field(min_length=1, description="One line: what is broken.")
-    link: str = Field(description="Upstream issue or PR (https://...).")
+    link: str = Field(description="The upstream issue or PR that describes this behaviour (https://...); where none "
+                      "exists, the nearest change, and the reason says 'no upstream issue found'.")
+    kind: KnownFailureKind = Field(
+        description="bug: the compiled path is wrong; eager_bug: eager is wrong and compiled right; benign: a "
+        "difference the contract allows (documented, or without observable effect); by_design: upstream chose it.")
+    evidence: str = Field(min_length=1, description="One line: what the audit measured, on which build.")
     mismatch: str | None = Field(
         None,
         description="Regular expression every mismatch message must match for the failure to count as this "
@@ -184,11 +196,11 @@ class KnownFailure(Strict):
     def _mismatch_regex(cls, value: str | None) -> str | None:
         return check_regex(value)
 
-    @field_validator("reason")
+    @field_validator("reason", "evidence")
     @classmethod
     def _one_line(cls, value: str) -> str:
         if "\n" in value.strip():
-            raise ValueError("reason must be one line")
+            raise ValueError("must be one line")
         return value.strip()
 
     @field_validator("link")

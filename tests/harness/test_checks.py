@@ -69,3 +69,19 @@ def test_values_are_judged_within_the_case_tolerance_and_say_how_they_differ() -
     assert found is not None and "Mismatched elements: 1 / 2" in found.detail
     assert CHECKS["values"].judged("out[0]", a, e, Tolerance(rtol=0.0, atol=0.1)) is None
     assert CHECKS["value"].judged("out[0]", 1.0, 1.05, Tolerance(rtol=0.0, atol=0.1)) is None
+
+
+def test_strides_are_compared_only_where_a_dim_is_longer_than_one() -> None:
+    """A size-1 dim's stride reaches one element whatever it is (#116433): no layout, no verdict;
+    a stride of a longer dim is one. The reproducer's observation is the same function."""
+    from conformance.core.checks import significant_strides
+    from conformance.core.compare import compare_state
+    from conformance.core.state import tensor_state
+
+    base = torch.arange(8.0).reshape(1, 2, 4)
+    same_layout = torch.empty_strided((1, 2, 4), (4, 4, 1)).copy_(base)  # eager's is (8, 4, 1)
+    assert compare_state("out[0]", tensor_state(same_layout), tensor_state(base), EXACT, storage=False) == []
+    transposed = torch.arange(8.0).reshape(4, 2).t().unsqueeze(0)  # (1, 2, 4) laid out column-major
+    (m,) = compare_state("out[0]", tensor_state(transposed), tensor_state(base), EXACT, storage=False)
+    assert (m.check, m.actual, m.expected) == ("stride", "(None, 1, 2)", "(None, 4, 1)")
+    assert significant_strides((0, 3), (3, 1)) == () and significant_strides((2, 3), "error") == "error"

@@ -253,3 +253,66 @@ def test_every_mismatch_is_made_by_a_declared_check_and_every_check_is_used() ->
     assert used - set(CHECKS) == set(), "checks named but not declared"
     assert set(CHECKS) - used == set(), "declared checks nothing judges"
     assert all(c.observe or c.id == "internals probe" for c in CHECKS.values())
+
+
+@pytest.mark.parametrize("wrap", ["plain", "counting"])
+def test_the_compile_count_is_what_dynamo_installed_not_every_backend_call(wrap: str) -> None:
+    """A float equality branch under specialize_float=False: the value the branch reads cannot stay a
+    tensor, so dynamo aborts that compile (its tensorify restart raises out of the backend) and
+    traces the frame again. The count is the graphs dynamo installed, as its own cache holds them;
+    the backend calls keep the aborted one."""
+    import torch
+    import torch._dynamo
+    from torch._dynamo import eval_frame
+
+    from conformance.core.compile import make_compiled
+    from conformance.regions import counting
+
+    entries = getattr(eval_frame, "_debug_get_cache_entry_list", None)
+    if entries is None:
+        pytest.skip("this build has no way to list dynamo's cache entries")
+
+    def f(x: torch.Tensor, y: float) -> torch.Tensor:
+        if y == 5.0:
+            return x + 2
+        return x + y
+
+    spec = {"compile": {"dynamic": None, "fullgraph": True}}
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(specialize_float=False, assume_static_by_default=True):
+        compiled, counter = make_compiled(f, spec, "aot_eager", False, *(() if wrap == "plain" else (counting,)))
+        for y in (2.0, 3.0, 4.0, 5.0):
+            compiled(torch.ones(3), y)
+    installed = len(entries(f.__code__))
+    assert counter.count == installed, (counter.count, counter.backend_calls, installed)
+    assert counter.backend_calls >= counter.count
+
+
+def test_a_compile_the_backend_aborts_is_not_counted() -> None:
+    from conformance.core.compile import CountingBackend
+
+    calls = []
+
+    def inner(gm: object, example_inputs: object) -> object:
+        calls.append(gm)
+        if len(calls) == 1:
+            raise RuntimeError("restart analysis")  # what dynamo's restart raises through the backend
+        return gm
+
+    counter = CountingBackend(inner)
+    with pytest.raises(RuntimeError):
+        counter("graph", [])
+    assert counter("graph", []) == "graph"
+    assert (counter.count, counter.backend_calls) == (1, 2)
+
+
+def test_a_refusal_is_compared_by_kind_not_by_the_node_that_made_the_view() -> None:
+    from conformance.core.state import refusal
+
+    tail = " is a view and its base or another view of its base has been modified inplace. This view is ..."
+    nodes = ((1, "UnbindBackward0"), (0, "CompiledFunctionBackward"), (0, "Select"))
+    eager, compiled, inference = (refusal(RuntimeError(f"Output {k} of {node}{tail}")) for k, node in nodes)
+    assert eager == compiled == inference
+    assert eager.startswith("raises RuntimeError: A view's output is a view and its base")
+    assert refusal(RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")) != eager
+    assert refusal(ValueError(f"Output 1 of Unbind{tail}")) != eager  # the type is part of the kind

@@ -123,6 +123,19 @@ def test_known_failure_needs_https_link_and_valid_specifier(tmp_path: Path) -> N
     errs = errors_of(write(tmp_path, text))
     assert any("known_failures[0].when.torch: '<<2.12' is not a version specifier" in e for e in errs)
     assert any("known_failures[0].link: link must be an https:// URL" in e for e in errs)
+    # every known failure says what kind it is and what the audit measured
+    assert any("known_failures[0].kind: required key is missing" in e for e in errs)
+    assert any("known_failures[0].evidence: required key is missing" in e for e in errs)
+    text = MINIMAL + textwrap.dedent("""\
+        known_failures:
+          - reason: r
+            link: https://github.com/pytorch/pytorch/issues/1
+            kind: harmless
+            evidence: "measured\\nover two lines"
+        """)
+    errs = errors_of(write(tmp_path, text))
+    assert any("known_failures[0].kind:" in e and "'bug'" in e for e in errs), errs
+    assert any("known_failures[0].evidence: must be one line" in e for e in errs), errs
 
 
 def test_calls_may_only_replace_declared_inputs(tmp_path: Path) -> None:

@@ -266,6 +266,8 @@ known_failures:
   - when: {torch: ">=2.0", backend: [aot_eager]}
     reason: demo
     link: https://github.com/pytorch/pytorch/issues/1
+    kind: bug
+    evidence: demo
 """
     lc = case(make_case, MUTATION + kf)
     xfail = run(lc, fault="output_perturbed")
@@ -329,6 +331,8 @@ def test_known_failure_with_a_mismatch_pattern_still_fails_on_other_mismatches(m
 known_failures:
   - reason: the count is known to be off
     link: https://github.com/pytorch/pytorch/issues/1
+    kind: bug
+    evidence: demo
     mismatch: "graphs compiled"
 """
     lc = case(make_case, SWEEP.replace("{compiles: 1}", "{compiles: 2}") + kf, "scalar_recompile")

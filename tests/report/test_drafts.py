@@ -128,3 +128,27 @@ def test_causes_whose_words_start_alike_get_a_draft_each(tmp_path: Path) -> None
     second = {**first, "actual": first["actual"].replace("AssertionError", "AssertionError2")}
     found = _drafts(tmp_path, [_fail("mutation_epilogue/a", first), _fail("runtime_wrapper/b", second)])
     assert len(found) == 2, list(found)
+
+
+def test_a_draft_shows_what_the_program_prints_not_the_reproducers_exit_status(tmp_path: Path) -> None:
+    from conformance.reproducer import VERDICT_LINE
+
+    script = tmp_path / "reproducers" / "mutation_epilogue__a__cpu-inductor-inference.py"
+    script.parent.mkdir()
+    script.write_text("\n".join(['"""Doc."""', "import sys", "", "import torch", "", "eager = torch.ones(1)",
+                                 "compiled = torch.ones(1) * 2", "print('eager:   ', eager)",
+                                 "print('compiled:', compiled)", VERDICT_LINE,
+                                 "same = bool((compiled == eager).all())", "sys.exit(0 if same else 3)", ""]))
+    (text,) = _drafts(tmp_path, [changed(_fail("mutation_epilogue/a", VALUES), reproducer=str(script))]).values()
+    program = text.split("```python\n")[1].split("```")[0]
+    assert program == ("import torch\n\neager = torch.ones(1)\ncompiled = torch.ones(1) * 2\nprint('eager:   ', eager)"
+                       "\nprint('compiled:', compiled)\n"), program
+
+
+@pytest.mark.parametrize(("kind", "drafted"), [("bug", True), ("eager_bug", True), ("benign", False),
+                                               ("by_design", False)])
+def test_only_a_known_bug_gets_a_draft_not_a_benign_or_by_design_difference(tmp_path: Path, kind: str,
+                                                                            drafted: bool) -> None:
+    known = KnownFailureRef(reason="r", link="https://github.com/pytorch/pytorch/pull/1", source="x", kind=kind)
+    found = _drafts(tmp_path, [changed(_fail("mutation_epilogue/a", VALUES), status="xfail", known_failure=known)])
+    assert bool(found) == drafted

@@ -16,8 +16,11 @@ from conformance import files as files_module
 from conformance.cli import main
 from conformance.report import ReportInputError, merge, write_report
 from conformance.report.diff import diff_runs
+from conformance.report.model import verdict_line
 from conformance.report.read import COMPAT_SCHEMA
 from tests.report.conftest import changed, full_build, record, write_results
+
+VALUE_MISMATCH = {"check": "values", "expected": "[1.0]", "actual": "[2.0]", "role": "output", "subject": "out[0]"}
 
 FILES = ("compat.json", "compat.md", "index.html", "junit.xml")
 
@@ -336,6 +339,20 @@ def test_the_verdict_per_build_comes_first_newest_first_and_counts_what_changed(
     write_report(report, tmp_path / "out")
     head = (tmp_path / "out" / "compat.md").read_text().splitlines()[:12]
     assert head[4] == "## Verdict per build (newest first)"
-    assert "passes 8 of 10 items; 1 known failures" in head[6]
+    assert "passes 8 of 10 items; known: 1 known bug(s) (1 items)" in head[6]
     assert "1 newly failing, 1 fixed; 1 UNTRIAGED" in head[6]
     assert "passes 8 of 10 items" in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_a_verdict_counts_only_bugs_as_known_bugs_and_the_other_kinds_apart(tmp_path: Path) -> None:
+    link = "https://github.com/pytorch/pytorch/issues/1"
+    kinds = {"mutation_epilogue/a": "bug", "runtime_wrapper/a": "benign", "runtime_wrapper/b": "by_design",
+             "subclass_wrapper/a": "eager_bug"}
+    recs = [changed(r, known_failure={"reason": "r", "link": link, "source": "x", "kind": kinds[r.case_id]},
+                    mismatches=({**VALUE_MISMATCH, "where": r.case_id, "path": r.case_id},))
+            if r.case_id in kinds else r for r in full_build("2.14.1", status=dict.fromkeys(kinds, "xfail"))]
+    (v,) = merge([write_results(tmp_path / "r.jsonl", recs)]).verdicts()
+    assert v["known_by_kind"] == {k: {"items": 1, "causes": 1} for k in ("bug", "eager_bug", "benign", "by_design")}
+    line = verdict_line(v)
+    assert "known: 1 known bug(s) (1 items), 1 bug(s) of eager's" in line, line
+    assert "1 benign difference(s) (1 items), 1 difference(s) by design (1 items)" in line, line

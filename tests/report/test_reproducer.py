@@ -190,3 +190,22 @@ def test_short_reproducers_of_known_failing_corpus_items_are_short_and_reproduce
         out, _ = proc.communicate(timeout=300)
         assert proc.returncode == 3, f"{case_id}:\n{out}"
         assert "MISMATCH: " in out and f"{first.path}: {first.check}" in out, (case_id, out)
+
+
+def test_calls_that_differ_only_in_a_swept_value_become_one_loop_and_no_others_do() -> None:
+    from conformance.reproducer.short import _loop, _runs
+
+    def call(i: int, lr: str, shape: str = "(3,)") -> list[str]:
+        return [f"# call {i}: lr={lr}", "g = torch.Generator().manual_seed(0)",
+                f"x = torch.randn({shape}, generator=g)", f"lr = {lr}", "out = fn(x, lr)"]
+
+    calls = [call(1, "0.1"), call(2, "float('nan')"), call(3, "0.1"), call(4, "0.2", shape="(4,)"), call(5, "0.3")]
+    runs = _runs(calls)
+    assert [(first, len(run)) for first, run in runs] == [(0, 3), (3, 1), (4, 1)]  # another shape: not folded
+    assert _loop(*runs[0]) == ["for lr in [0.1, float('nan'), 0.1]:  # calls 1 to 3",
+                               "    g = torch.Generator().manual_seed(0)", "    x = torch.randn((3,), generator=g)",
+                               "    out = fn(x, lr)"]
+    other_code = [call(1, "0.1"), [*call(2, "0.2")[:-1], "out = fn(x, lr); x.add_(1)"]]
+    assert [len(run) for _, run in _runs(other_code)] == [1, 1]
+    computed = [call(1, "0.1"), call(2, "x.sum().item()")]  # a value computed from the inputs stays in place
+    assert [len(run) for _, run in _runs(computed)] == [1, 1]
