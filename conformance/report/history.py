@@ -4,6 +4,7 @@ and the same for each internals mechanism (absent -> conforms -> diverges)."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +35,24 @@ def release_key(build: Build) -> tuple[int, Version | str, str]:
 
 def in_release_order(builds: Sequence[Build]) -> list[Build]:
     return sorted(builds, key=release_key)
+
+
+def environment_changes(builds: Sequence[Build]) -> list[str]:
+    """Where consecutive builds (release order) differ in more than torch: the wheel's variant (the
+    local tag: +cpu, +cu130), Python, platform, CUDA. A difference between two such builds, in a
+    verdict or a bench ratio, may come from that too."""
+    def variant(b: Build) -> str:
+        return b.torch_version.partition("+")[2] or "no local tag"
+
+    facts = (("wheel variant", variant), ("Python", lambda b: ", ".join(b.pythons) or "?"),
+             ("platform", lambda b: ", ".join(b.platforms) or "?"), ("CUDA", lambda b: b.cuda or "none"))
+    ordered = in_release_order(builds)
+    out = []
+    for before, after in itertools.pairwise(ordered):
+        changed = [f"{name} {get(before)} → {get(after)}" for name, get in facts if get(before) != get(after)]
+        if changed:
+            out.append(f"{before.torch_version} → {after.torch_version}: {'; '.join(changed)}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -99,7 +118,20 @@ def regressed(report: Report) -> list[tuple[Row, str]]:
     return [(r, ", ".join(label[b] for b in r.regressions)) for r in rows if r.regressions]
 
 
-FAILING_ONLY = "diverges where failing"
+# how a regression reads, by the item's status on the release where it regressed: a known failure
+# there is not a new, untriaged failure
+REGRESSION_WORDS = {"fail": "fails (untriaged)", "error": "errors (untriaged)",
+                    "xfail": "fails as a declared known failure", "xpass": "passes against its known failure"}
+
+
+def regression_words(report: Report, row: Row) -> str:
+    """What the item does on the releases where it regressed, in REGRESSION_WORDS."""
+    statuses = {s.record.status for s in report.records
+                if s.build in row.regressions and (s.record.case_id, s.record.variant) == (row.case_id, row.variant)}
+    return " / ".join(sorted(REGRESSION_WORDS.get(st, st) for st in statuses)) or "fails"
+
+
+FAILING_ONLY = "differs only where the contract fails"
 
 
 def mechanism_word(counts: dict[str, int], failing: dict[str, int] | None = None) -> str:

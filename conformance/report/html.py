@@ -10,15 +10,27 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import re
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
 from conformance import __version__
-from conformance.report.history import history, labels, mechanism_history, regressed
+from conformance.causes import cause_of
+from conformance.report.history import (
+    environment_changes,
+    history,
+    labels,
+    mechanism_history,
+    regressed,
+    regression_words,
+    release_key,
+)
 from conformance.report.model import (
     FAILING,
     NO_DEVICE,
@@ -35,7 +47,8 @@ from conformance.report.speed import landing_text, later_text, own_text, publish
 from conformance.results import STATUSES
 
 HEAT_STEPS = 10
-MISMATCHES_COMPACT = 5
+MISMATCHES_COMPACT = 3
+COMPACT_CHARS = 240  # a published page's text per field; every character is in compat.json.gz
 
 
 def _asset(name: str) -> str:
@@ -77,41 +90,79 @@ def heat(cell: Cell) -> str:
     return f"h{step}"
 
 
-def _item(report: Report, s: Sourced, *, compact: bool = False) -> dict[str, Any]:
-    """An item as the page shows it; `compact` (a published page): no generated sources, no absent
-    probes or artifact names, at most MISMATCHES_COMPACT mismatches inline; all of it is in compat.json.gz."""
+def item_id(s: Sourced) -> str:
+    """The item's anchor on the page (#item-...): its build, case and variant, in URL-safe letters
+    (index.js derives the same from its data)."""
+    return "item-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{s.build}--{s.record.case_id}--{s.record.variant}")
+
+
+def cause_id(key: str) -> str:
+    """A cause's anchor (#cause-...): a digest of its key (conformance.causes), stable across reports."""
+    return "cause-" + hashlib.sha256(key.encode()).hexdigest()[:10]
+
+
+class _Tables:
+    """Values many items share (a case's summary and file, a known failure, a build, an input file),
+    kept once in the page's data and named by index."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, dict[Any, int]] = {"cases": {}, "knowns": {}, "builds": {}, "sources": {}}
+
+    def index(self, table: str, value: Any) -> int:
+        return self.tables[table].setdefault(value, len(self.tables[table]))
+
+    def to_json(self) -> dict[str, list[Any]]:
+        return {name: [list(v) if isinstance(v, tuple) else v for v in t] for name, t in self.tables.items()}
+
+
+def _item(report: Report, s: Sourced, shared: _Tables, *, compact: bool = False) -> dict[str, Any]:
+    """An item as the page's data holds it (rendered on demand by index.js); `compact` (a published
+    page): no generated sources, no absent probes or artifact names, at most MISMATCHES_COMPACT
+    mismatches and COMPACT_CHARS per text; all of it is in compat.json.gz."""
     r = s.record
     failing = r.status in FAILING
     shown = MISMATCHES_COMPACT if compact else 100
+    limit = COMPACT_CHARS if compact else 2_000
+
+    def text(value: object) -> str:
+        return clip(value, limit) if compact else clip(value)
+
     probes = []
     for p in r.probes.results:
-        if compact and p.status == "absent":
+        if compact and p.status in ("absent", "conforms"):
             continue
         diverges = p.status in ("diverges", "unknown-form")
-        probes.append({
-            "behavior": p.behavior, "status": p.status, "note": clip(p.note),
-            "diff": clip(p.diff),
-            # both sources where they matter; compat.json keeps every one
-            "sources": (diverges or failing) and bool(p.build_source or p.reference_source) and not compact,
-            "build_source": clip(p.build_source), "reference_source": clip(p.reference_source),
-        })
-    return {
-        "r": r,
-        # a known failure's record reason repeats the declared reason, shown once below with its link
-        "reason": "" if r.known_failure and r.known_failure.reason and r.known_failure.reason in r.reason
-        else clip(r.reason),
-        "mismatches": [{k: clip(v, 2_000) for k, v in m.model_dump().items()} for m in r.mismatches[:shown]],
-        "more_mismatches": max(len(r.mismatches) - shown, 0),
-        "build": report.build(s.build),
-        "behavior": behavior_of(r),
-        "device": r.device or NO_DEVICE,
-        "time": f"{r.durations.get('total', 0.0):.2f}",
-        "link": report.links.get(report.key(s)),
-        "probes": probes,
-        "probe_error": r.probes.error,
-        "seen": [] if compact else list(r.probes.seen),
-        "source": s.source,
+        probe: dict[str, Any] = {"behavior": p.behavior, "status": p.status, "note": text(p.note), "diff": text(p.diff)}
+        if (diverges or failing) and (p.build_source or p.reference_source) and not compact:
+            probe["sources"] = [clip(p.build_source), clip(p.reference_source)]  # compat.json keeps every one
+        probes.append(probe)
+    kf = r.known_failure
+    cause = cause_of(r) if r.status in ("fail", "xfail", "error", "xpass") else None
+    path, _, line = s.source.rpartition(":")
+    if compact:  # a published page names the input by its folder and file, not by a machine's path
+        path = "/".join(Path(path).parts[-2:])
+    # short keys: 1,900 items of a six-build page name each key once per item (index.js spells them out)
+    item: dict[str, Any] = {
+        "c": r.case_id, "v": r.variant, "h": behavior_of(r),
+        "b": shared.index("builds", (s.build, report.build(s.build).label)),
+        "d": r.device or NO_DEVICE, "s": r.status, "t": f"{r.durations.get('total', 0.0):.2f}",
+        "m": shared.index("cases", (r.summary, r.case_file or "")),
+        # a known failure's record reason repeats the declared reason, shown once with its link
+        "r": "" if kf and kf.reason and kf.reason in r.reason else text(r.reason),
+        "k": -1 if kf is None else shared.index("knowns", (kf.source, kf.reason, safe_url(kf.link), kf.kind)),
+        "x": [[text(m.where), m.check, text(m.actual), text(m.expected), m.source or "eager", text(m.detail)]
+              for m in r.mismatches[:shown]],
+        "n": max(len(r.mismatches) - shown, 0),
+        "l": safe_url(report.links[report.key(s)]) if report.key(s) in report.links else "",
+        "cc": ", ".join(f"{k} {v}" for k, v in r.compile_counts.items()),
+        "ca": r.calls, "so": [shared.index("sources", path or s.source), line],
+        "cu": cause_id(cause.key()) if cause is not None else "",
     }
+    # what most items lack is left out of the data, not written empty
+    extra = {"p": probes, "pe": r.probes.error or "", "se": [] if compact else list(r.probes.seen),
+             "w": [text(w) for w in r.warnings]}
+    item.update({k: v for k, v in extra.items() if v})
+    return item
 
 
 def notable(report: Report) -> list[Sourced]:
@@ -123,12 +174,43 @@ def notable(report: Report) -> list[Sourced]:
             or any(p.status in ("diverges", "unknown-form") for p in s.record.probes.results)]
 
 
+def page_data(report: Report, *, notable_only: bool = False) -> dict[str, Any]:
+    """What index.js renders on demand: the items (each summary once), the timeline's rows and the
+    long lists, so that the page's first paint holds a few thousand nodes however many records."""
+    shared = _Tables()
+    items = [_item(report, s, shared, compact=notable_only)
+             for s in (notable(report) if notable_only else report.records)]
+    timeline = _timeline(report)
+    rows = []
+    if timeline is not None:
+        label = timeline["label"]
+        rows = [[r.case_id, r.variant, list(r.statuses), label.get(r.first_failing, "—"), label.get(r.first_fixed, "—"),
+                 [label[b] for b in r.regressions]] for r in timeline["changed"]]
+    return {
+        "items": items, **shared.to_json(), "total": len(report.records), "timeline": rows,
+        "recompiled": [f"{s.record.case_id} [{s.record.variant}] on {report.build(s.build).label}: "
+                       f"{s.record.recompiles}" for s in report.recompiled],
+        "compiledNothing": [f"{s.record.case_id} [{s.record.variant}] on {report.build(s.build).label}"
+                            for s in report.compiled_nothing],
+    }
+
+
+def _json_for_script(data: Any) -> Markup:
+    """JSON inside <script type="application/json">: nothing in it can end the element or open a comment."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                         ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return Markup(text)  # noqa: S704  # JSON with every character that could end the element escaped
+
+
 def render_html(report: Report, *, notable_only: bool = False) -> str:
     css, js = _asset("index.css"), _asset("index.js")
     csp = (f"default-src 'none'; style-src {_csp_hash(css)}; script-src {_csp_hash(js)}; img-src 'none'; "
            "connect-src 'none'; form-action 'none'; base-uri 'none'")
     columns = report.columns
     matrix = [(beh, [report.cell(beh, b.id, d) for b, d in columns]) for beh in report.behaviors]
+    data = page_data(report, notable_only=notable_only)
     return _environment().get_template("index.html.j2").render(
         report=report,
         version=__version__,
@@ -141,8 +223,11 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
         heat=heat,
         no_device=NO_DEVICE,
         mechanisms=[(b, report.mechanisms(b.id)) for b in report.builds],
-        items=[_item(report, s, compact=notable_only) for s in (notable(report) if notable_only else report.records)],
+        data=_json_for_script(data),
+        listed=len(data["items"]),
         notable_only=notable_only,
+        causes=_causes(report),
+        environment=environment_changes(report.builds),
         devices=sorted({d for b in report.builds for d in report.devices(b.id)}),
         exit_code=report.exit_code(),
         verdict_word=VERDICT_WORD,
@@ -158,13 +243,36 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
 
 
 def _attention(report: Report) -> dict[str, Any]:
-    """What the page shows first: every failing item with its first mismatch, and every regression."""
+    """What the page shows first: every failing item with its first mismatch (linked to its details),
+    and every regression in the words of its status there (a known failure is not a new failure)."""
     failures = [{"status": s.record.status, "case_id": s.record.case_id, "variant": s.record.variant,
-                 "build": report.build(s.build).label, "link": report.links.get(report.key(s)),
+                 "build": report.build(s.build).label, "link": report.links.get(report.key(s)), "id": item_id(s),
                  "first": clip(s.record.mismatches[0].message() if s.record.mismatches else s.record.reason, 300)}
                 for s in report.failures]
-    regressions = [{"case_id": r.case_id, "variant": r.variant, "on": on} for r, on in regressed(report)]
+    by_key = {(s.build, s.record.case_id, s.record.variant): s for s in report.records}
+    regressions = []
+    for r, on in regressed(report):
+        last = by_key.get((r.regressions[-1], r.case_id, r.variant)) if r.regressions else None
+        regressions.append({"case_id": r.case_id, "variant": r.variant, "on": on, "words": regression_words(report, r),
+                            "id": item_id(last) if last is not None else ""})
     return {"failures": failures, "regressions": regressions}
+
+
+def _causes(report: Report) -> list[dict[str, Any]]:
+    """The causes table: each cause with its anchor, its items' filter, its draft and a reproducer."""
+    draft_of = dict(report.draft_paths)
+    first_link: dict[str, str] = {}
+    for s in report.records:
+        cause = cause_of(s.record) if s.record.status in ("fail", "xfail", "error", "xpass") else None
+        if cause is not None and report.key(s) in report.links:
+            first_link.setdefault(cause.key(), report.links[report.key(s)])
+    out = []
+    for g in report.causes():
+        builds = "; ".join(f"{report.build(b).torch_version}: {', '.join(f'{n} {st}' for st, n in sorted(c.items()))}"
+                           for b, c in sorted(g["builds"].items(), key=lambda bc: release_key(report.build(bc[0]))))
+        out.append({**g, "id": cause_id(g["key"]), "builds_text": builds, "draft": draft_of.get(g["key"], ""),
+                    "reproducer": first_link.get(g["key"], "")})
+    return out
 
 
 def _timeline(report: Report) -> dict[str, Any] | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.report.history import history, labels, mechanism_history, regressed
+from conformance.report.history import history, labels, mechanism_history, regressed, regression_words
 from conformance.report.model import (
     NO_DEVICE,
     PROBE_STATUSES,
@@ -185,7 +185,8 @@ def _regressions(report: Report) -> list[str]:
     out = ["", f"## Regressions between consecutive releases ({len(regressions)})", ""]
     if not regressions:
         out.append("None: no item fails on a release where it passed on the release before.")
-    out += [f"- `{_esc(r.case_id)}` [{_esc(r.variant)}]: fails on {on} after passing on the release before "
+    out += [f"- `{_esc(r.case_id)}` [{_esc(r.variant)}]: {regression_words(report, r)} on {on} after passing on "
+            "the release before "
             f"(first failing {label.get(r.first_failing or '', '—')}, "
             f"first fixed {label.get(r.first_fixed or '', '—')})"
             for r, on in regressions]
@@ -202,8 +203,8 @@ def _history(report: Report) -> list[str]:
            "Builds in release order. Per item that does not hold the same on every build: its status on each, "
            "the first release where it fails (a known failure counts), the first after that where it passes "
            "again, and each regression (fails where the release before passed). The internals rows give each "
-           "behaviour's probe verdict over the items whose contract passes; `diverges where failing` where it "
-           "diverges only on items whose contract fails (the build is wrong there, not the reference behind).", "",
+           "behaviour's probe verdict over the items whose contract passes, or `differs only where the contract "
+           "fails` (the build is wrong there, not our reference).", "",
            "| behaviour | " + " | ".join(report.declared) + " |", "|---|" + "---|" * len(report.declared)]
     for b, words in zip(builds, zip(*[w for _, w in mechanism_history(report)], strict=True), strict=True):
         out.append(f"| internals on {_esc(b.torch_version)} | " + " | ".join(words) + " |")
@@ -231,7 +232,7 @@ def _speed(report: Report) -> list[str]:
     for t in data["tables"]:
         out += ["", f"### {_esc(t['title'])}", "",
                 "| row | " + " | ".join(_esc(v) for v in data["releases"]) + " | landed: before → after | "
-                "within the build (vs reference loop) | published | later |",
+                "within the landing build (vs reference loop) | published | later |",
                 "|---|" + "---|" * (len(data["releases"]) + 4)]
         for r in t["rows"]:
             out.append(f"| {_esc(r['label'])} | " + " | ".join(own_text(c) for c in r["own"]) + " | "

@@ -199,6 +199,7 @@ class Report:
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
     parity: ParityFile | None = None  # the upstream parity mapping, when given
     drafts: list[tuple[str, str]] = field(default_factory=list)  # (title, issue draft path), set on write
+    draft_paths: list[tuple[str, str]] = field(default_factory=list)  # (cause key, issue draft path), set on write
     bench: list[dict[str, Any]] = field(default_factory=list)  # bench.json documents of the builds, when given
 
     def speed(self) -> dict[str, Any] | None:

@@ -139,18 +139,30 @@ def own_text(cell: dict[str, Any]) -> str:
     return f"{m:.{2 if m < 10 else 1}f}"
 
 
+def _judged(m: dict[str, Any]) -> str:
+    """A ratio between two builds: drift-corrected where it was, with the raw figure beside it."""
+    if m.get("corrected"):
+        return f"{ratio_text(m['corrected'])} corrected for drift (raw {ratio_text(m['ratio'])})"
+    return ratio_text(m.get("ratio"))
+
+
+def _variants(a: str, b: str) -> str:
+    """A note where two builds are different wheel variants (+cpu, +cu130): the ratio measures that too."""
+    va, vb = a.partition("+")[2], b.partition("+")[2]
+    return f" [wheel variants {va or 'none'} → {vb or 'none'}]" if va != vb else ""
+
+
 def landing_text(row: dict[str, Any]) -> str:
     at = row["at_landing"]
     if at is None:
         return row["before_note"] or "—"
-    judged = at["corrected"] or at["ratio"]
     word = "" if at["distinguishable"] else ", within noise"
-    return f"{row['before']} → {row['landed']}: {ratio_text(judged)}{word}"
+    return f"{row['before']} → {row['landed']}: {_judged(at)}{word}{_variants(row['before'], row['landed'])}"
 
 
 def later_text(row: dict[str, Any]) -> str:
     parts = []
     for m in row["later"]:
-        judged = m.get("corrected") or m.get("ratio")
-        parts.append(f"{m['release']}: {ratio_text(judged) if judged else '—'}")
+        judged = _judged(m) if m.get("ratio") else "—"
+        parts.append(f"{m['release']}: {judged}{_variants(row['landed'], m['release'])}")
     return "; ".join(parts) or "—"

@@ -52,6 +52,7 @@ def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Pa
     scripts = link_reproducers(report, out, publish=publish)
     found = drafts(report)
     report.drafts = [(d.text.splitlines()[0].removeprefix("# "), f"{DRAFTS}/{d.name}") for d in found]
+    report.draft_paths = [(d.cause, f"{DRAFTS}/{d.name}") for d in found]
     texts = {out / DRAFTS / d.name: d.text.encode("utf-8") for d in found}
     # each file rendered as it is written: a big report holds one file's text at a time, not four
     rendered: dict[str, Callable[[], bytes]] = {

@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance.report import merge, write_report
 from conformance.report.history import history, timeline
-from tests.report.conftest import record, write_results
+from tests.report.conftest import changed, record, write_results
 
 
 def test_first_failing_first_fixed_and_regressions_follow_release_order() -> None:
@@ -106,6 +106,19 @@ def test_what_needs_a_person_comes_first_in_both_pages(tmp_path: Path) -> None:
     assert page.index('id="attention"') < page.index('id="builds"') < page.index('id="items-section"')
     attention = page[page.index('id="attention"'):page.index('id="builds"')]
     assert "mutation_epilogue/a" in attention and "mutation_epilogue/b" not in attention
-    assert "fails on 2.14.1+cpu after passing on the release before" in attention
+    assert "fails (untriaged) on 2.14.1+cpu after passing on the release before" in attention
+    assert "fails (untriaged) on 2.14.1+cpu after passing on the release before" in md
+
+
+def test_a_regression_into_a_known_failure_says_so_not_fails(tmp_path: Path) -> None:
+    known = {"reason": "r", "link": "https://github.com/pytorch/pytorch/issues/1", "source": "x", "kind": "bug"}
+    files = [write_results(tmp_path / f"{b}.jsonl", [changed(record("mutation_epilogue/a", status=st, build=b),
+                                                             known_failure=known if st == "xfail" else None)])
+             for b, st in (("2.13.0", "pass"), ("2.14.1", "xfail"))]
+    write_report(merge(files), tmp_path / "out")
+    for name in ("compat.md", "index.html"):
+        text = (tmp_path / "out" / name).read_text()
+        assert "fails as a declared known failure on 2.14.1+cpu after passing" in text, name
+        assert "fails (untriaged)" not in text, name
 
 
