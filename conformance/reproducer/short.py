@@ -41,6 +41,7 @@ MODES = ("grad mode", "inference mode", "autocast")
 BEFORE_BACKWARD = (*MODES, *RELATIONS, "structure", "number of outputs", "graphs compiled")
 QUOTES = '"' * 3
 GRAD_MODE_WORDS = ("grad_enabled", "no_grad", "enable_grad", "inference_mode")
+AUTOGRAD_FIELDS = ("requires_grad", "is_leaf")
 
 
 @dataclass
@@ -127,7 +128,7 @@ def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script,
     lines = [] if named else [f"{var} = {subject}"]
     if m.check == "stride":
         s.need(checks.significant_strides)
-    if m.check in ("requires_grad", "is_leaf"):  # a view whose base changed in place may refuse to answer
+    if m.check in AUTOGRAD_FIELDS and _refused(m):  # a view whose base changed in place may refuse to answer
         s.need(state.refusal)
         s.stdlib.add("re")
         return [*lines, "try:", f"    return {observe}", "except RuntimeError as exc:", "    return refusal(exc)"]
@@ -230,8 +231,8 @@ class _Calls:
         raises = m is not None and m.check == "exception"
         if (raises and m is not None and m.path == "call") or case["expect"]["raises"] is not None:
             lines = _try(lines, s)  # the case expects a side to raise, or the check is what it raised
-        if self.variant.mode != "training" or (m is not None and (m.check in BEFORE_BACKWARD or m.path == "call")):
-            return lines  # what the call raised, or not, is known before any backward
+        if self.variant.mode != "training" or (m is not None and _before_backward(m)):
+            return lines
         if _plain_tensors(self.lc):
             s.names[call.plain_tangent] = "tangent"  # the harness's tangent of a plain tensor
             s.need(state.flatten_outputs, call.plain_tangent, call.backward_outputs)
@@ -304,6 +305,18 @@ def _loop(first: int, run: list[list[str]]) -> list[str]:
     items = ", ".join(v[0] if len(v) == 1 else f"({', '.join(v)})" for v in values)
     body = [f"    {line}" for i, line in enumerate(bodies[0]) if i not in at]
     return [f"for {', '.join(names)} in [{items}]:{span}", *body]
+
+
+def _refused(m: MismatchRecord) -> bool:
+    """Whether either side's autograd field was a refusal (state.refusal), not a plain answer."""
+    return any(v.strip("'\"").startswith("raises ") for v in (m.expected, m.actual))
+
+
+def _before_backward(m: MismatchRecord) -> bool:
+    """Whether what the check reads is settled before any backward: read by the harness right after
+    the call, what the call raised (or not), or a tensor's requires_grad / is_leaf answered plainly (a
+    backward changes neither; a refusal may depend on what the backward wrote)."""
+    return m.check in BEFORE_BACKWARD or m.path == "call" or (m.check in AUTOGRAD_FIELDS and not _refused(m))
 
 
 def _plain_tensors(lc: LoadedCase) -> bool:

@@ -209,3 +209,20 @@ def test_calls_that_differ_only_in_a_swept_value_become_one_loop_and_no_others_d
     assert [len(run) for _, run in _runs(other_code)] == [1, 1]
     computed = [call(1, "0.1"), call(2, "x.sum().item()")]  # a value computed from the inputs stays in place
     assert [len(run) for _, run in _runs(computed)] == [1, 1]
+
+
+@pytest.mark.parametrize(("eager", "compiled", "backward"), [
+    ("True", "False", False),  # a plain answer: no backward changes a tensor's requires_grad
+    ("'raises RuntimeError: A view\\'s output is a view'", "True", True),  # a refusal may hang on the backward
+])
+def test_an_autograd_field_answered_plainly_needs_no_backward(eager: str, compiled: str, backward: bool) -> None:
+    lc = next(c for c in CORPUS if c.id == "runtime_wrapper/upstream/requires_grad_turned_on_inside")
+    variant = variants_of(lc.case, devices=["cpu"], backends=["aot_eager"], modes=["training"])[0]
+    m = {"check": "requires_grad", "where": "input a", "path": "input a", "role": "input", "subject": "a",
+         "expected": eager, "actual": compiled}
+    rec = ResultRecord.model_validate({"case_id": lc.id, "variant": variant.label, "status": "fail",
+                                       "mismatches": [m]})
+    text = render_short(lc, variant, rec)
+    assert text is not None
+    compile(text, "repro.py", "exec")
+    assert ("backward_outputs(" in text) == backward and ("def refusal(" in text) == backward, text
