@@ -59,6 +59,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="a results file of a corpus run on this build: a finding that one of its known failures "
                    "shows the same way (entry point, mode, first check and place) is marked probably known (default: "
                    "results/results.jsonl when it exists)")
+    p.add_argument("--coverage", type=int, metavar="N",
+                   help="no exploring: draw N programs as an exploration would (its --seed) and print the share "
+                   "holding each ingredient and the share eager accepts (each run with both sides eager); exit 1 "
+                   "when an ingredient is drawn in under 1 %% of them")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=cmd_explore, needs_torch=True)
 
@@ -157,6 +161,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from conformance.explore.emit import discard_report, mark_known, write_report
     from conformance.explore.supervise import Interrupts, WriteFailed, merge_into
 
+    if args.coverage is not None:
+        return _coverage(args)
     args.backends = tuple(b for b in args.backends.split(",") if b)
     args.modes = tuple(m for m in args.modes.split(",") if m)
     errors, parts = _usage(args)
@@ -181,6 +187,17 @@ def cmd_explore(args: argparse.Namespace) -> int:
             return EXIT_WRITE
         _summary(report, Path(args.output))
         return _status(report, bool(parts))
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    from conformance.explore.coverage import coverage, to_text
+
+    if args.coverage <= 0 or args.seed < 0:
+        print("explore: --coverage N: give a positive N (and --seed 0 or more)", file=sys.stderr)
+        return EXIT_USAGE
+    doc = coverage(args.coverage, args.seed)
+    print(to_text(doc))
+    return EXIT_FOUND if doc["below_1_percent"] else EXIT_OK
 
 
 def _explore(args: argparse.Namespace, out: Path, shard: tuple[int, int], interrupts: Interrupts) -> dict[str, Any]:

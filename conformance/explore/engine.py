@@ -317,10 +317,27 @@ class Explorer:
                     raise
         return stop
 
+    def reduce(self, ran: Ran, signature: str) -> tuple[Ran, ResultRecord]:
+        """After Hypothesis's shrinking, every single removal it left (Program.reductions) that still
+        shows the same cause, until none does or the time budget's grace is spent."""
+        record = ran.discrepancies()[signature]
+        deadline = self.time_budget * (1 + SHRINK_GRACE)
+        smaller = True
+        while smaller and time.monotonic() - self._start < deadline and not self.stopping:
+            smaller = False
+            for candidate in ran.program.reductions():
+                if time.monotonic() - self._start >= deadline or self.stopping:
+                    break
+                tried = self.run(candidate)
+                if signature in tried.discrepancies():
+                    ran, record, smaller = tried, tried.discrepancies()[signature], True
+                    break
+        return ran, record
+
     def _add(self, error: FindingError, shrunk: bool = True) -> None:
         first = self._first_seen.get(error.signature, (time.monotonic() - self._start, self.stats.programs))
-        finding = Finding(error.signature, error.ran.program, error.record, *first, shrunk=shrunk,
-                          compiles=error.ran.compiles)
+        ran, record = self.reduce(error.ran, error.signature) if shrunk else (error.ran, error.record)
+        finding = Finding(error.signature, ran.program, record, *first, shrunk=shrunk, compiles=ran.compiles)
         self.findings[error.signature] = finding
         self._pending.pop(error.signature, None)
         self._say(now=True)

@@ -10,6 +10,9 @@ counted apart.
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -17,10 +20,24 @@ from hypothesis import strategies as st
 
 Shape = tuple[int, ...]
 
-SHAPES: tuple[Shape, ...] = ((4,), (3, 4), (2, 3, 4))
+# the common shapes, then those where half of the metadata space lives: size-1 dims, 0-d, empty
+SHAPES: tuple[Shape, ...] = ((4,), (3, 4), (2, 3, 4), (4,), (3, 4), (1,), (3, 1), (1, 4), (), (0,), (0, 3))
 LAYOUTS = ("contiguous", "transposed", "strided", "offset")
 CONTEXTS = ("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)")
-SWEEP = (0.1, 0.5, 1.5)
+# float sweeps: fresh values, values that come back (a stale specialisation shows there), signed zero
+SWEEPS: tuple[tuple[float, ...], ...] = ((0.1, 0.5, 1.5), (0.1, 0.5, 0.1), (1.0, 0.5, 1.0), (0.0, -0.0, 0.5),
+                                         (2.0, 3.0, 2.0, 0.5))
+SWEEP = SWEEPS[0]
+# later calls, each with other inputs than the first: the same inputs again, the same tensor passed
+# twice, overlapping views of one base, another layout, requires_grad flipped, bigger sizes
+CALL_KINDS = ("again", "alias_same", "alias_overlap", "layout", "requires_grad", "bigger")
+
+
+@dataclass(frozen=True)
+class Call:
+    """A later call: `kind` (CALL_KINDS) says how its inputs differ from the first call's."""
+
+    kind: str
 
 
 @dataclass(frozen=True)
@@ -33,6 +50,8 @@ class Input:
     # a view input: an expression over earlier inputs (the same tensor twice, overlapping views)
     view: str | None = None
     hidden: bool = False
+    two: bool = False  # a TwoTensor of two such tensors
+    module: bool = False  # an nn.Linear over the last dim (its parameters requires_grad)
 
 
 @dataclass(frozen=True)
@@ -48,7 +67,7 @@ class Statement:
     context: str | None = None
 
     def line(self) -> str:
-        text = TEMPLATES[self.kind].format(t=self.target, o=self.other, out=self.out)
+        text = TEMPLATES[self.kind].format(t=self.target, o=self.other, out=self.out, m=self.other)
         return f"with {self.context}:\n        {text}" if self.context else text
 
 
@@ -57,14 +76,16 @@ class Program:
     inputs: tuple[Input, ...]
     statements: tuple[Statement, ...]
     returns: tuple[str, ...]
-    sweep: bool = False  # a Python float `lr` swept over SWEEP
+    sweep: tuple[float, ...] | None = None  # a Python float `lr` swept over these values
+    calls: tuple[Call, ...] = ()  # calls after the first (and after the sweep's)
+    grad_enabled: bool = True  # grad mode around every call (False: an ambient no_grad)
 
     @property
     def kinds(self) -> tuple[str, ...]:
         return tuple(s.kind for s in self.statements)
 
     def source(self) -> str:
-        params = [i.name for i in self.inputs if not i.hidden] + (["lr"] if self.sweep else [])
+        params = [i.name for i in self.inputs if not i.hidden] + (["lr"] if self.sweep is not None else [])
         body = [s.line() for s in self.statements]
         if len(self.returns) == 1:
             body.append(f"return {self.returns[0]}")
@@ -75,11 +96,101 @@ class Program:
 
     def behavior(self) -> str:
         """The contract a finding most likely speaks to (the case file must name one)."""
-        if self.sweep:
+        if self.sweep is not None:
             return "scalar_recompile"
+        if any(i.two for i in self.inputs):
+            return "subclass_wrapper"
         if any(k in MUTATING for k in self.kinds):
             return "mutation_epilogue"
         return "runtime_wrapper"
+
+    def reductions(self) -> Iterator[Program]:
+        """Each program one removal smaller: the sweep (with the statements that read it), a later
+        call, the ambient grad mode, a statement, a statement's context, a returned value, an input
+        nothing names, an input's layout, requires_grad or subclass. Hypothesis's shrinking leaves
+        some of these (an unused sweep shifts the statements' draws); the explorer keeps a removal
+        where the program still shows the same cause."""
+        if self.sweep is not None:
+            kept = tuple(s for s in self.statements if s.kind not in FLOAT_KINDS)
+            yield replace(self, sweep=None, statements=kept)
+        for k in range(len(self.calls)):
+            yield replace(self, calls=self.calls[:k] + self.calls[k + 1:])
+        if not self.grad_enabled:
+            yield replace(self, grad_enabled=True)
+        for k, st_ in enumerate(self.statements):
+            yield replace(self, statements=self.statements[:k] + self.statements[k + 1:])
+            if st_.context is not None:
+                yield replace(self, statements=(*self.statements[:k], replace(st_, context=None),
+                                                *self.statements[k + 1:]))
+        for k in range(len(self.returns)):
+            yield replace(self, returns=self.returns[:k] + self.returns[k + 1:])
+        named = " ".join([self.source().split(":", 1)[1], *(i.view or "" for i in self.inputs),
+                          *(repr(self._call_spec(c)) for c in self.calls)])
+        for k, i in enumerate(self.inputs):
+            others = self.inputs[:k] + self.inputs[k + 1:]
+            if not re.search(rf"\b{re.escape(i.name)}\b", named):
+                yield replace(self, inputs=others)
+            for change in ({"layout": "contiguous"}, {"requires_grad": False, "leaf": True}, {"two": False}):
+                if any(getattr(i, f) != v for f, v in change.items()) and i.view is None and not i.module:
+                    yield replace(self, inputs=(*self.inputs[:k], replace(i, **change), *self.inputs[k + 1:]))
+
+    def ingredients(self) -> set[str]:
+        """What the program holds, in the words of `explore --coverage`."""
+        out = {f"statement:{k}" for k in self.kinds} | {f"call:{c.kind}" for c in self.calls}
+        shapes = {i.shape for i in self.inputs if i.view is None}
+        out |= {"shape:size-1" for sh in shapes if 1 in sh} | {"shape:0-d" for sh in shapes if sh == ()}
+        out |= {"shape:empty" for sh in shapes if 0 in sh}
+        out |= {f"input:{kind}" for i in self.inputs
+                for kind, on in (("two_tensor", i.two), ("module", i.module), ("view", i.view is not None)) if on}
+        if self.sweep is not None:
+            out.add("sweep")
+            if len(set(self.sweep)) < len(self.sweep):
+                out.add("sweep:comes back to a value")
+        if not self.grad_enabled:
+            out.add("ambient:no_grad")
+        return out
+
+    def _tensor_spec(self, i: Input, **changes: Any) -> dict[str, Any]:
+        i = replace(i, **changes)
+        if i.module:
+            k = i.shape[-1] if i.shape else 1
+            return {"module": {"class": "torch.nn.Linear", "args": [k, k]}}
+        spec: dict[str, Any] = {"shape": list(i.shape)}
+        if i.requires_grad and not i.two:
+            spec["requires_grad"] = True
+            if not i.leaf:
+                spec["leaf"] = False
+        if i.layout != "contiguous":
+            spec["layout"] = i.layout
+        if i.two:
+            return {"two_tensor": {"a": {"tensor": spec}, "b": {"tensor": {**spec, "shape": list(i.shape)}},
+                                   "requires_grad": i.requires_grad}}
+        return {"tensor": spec}
+
+    def _call_spec(self, call: Call) -> dict[str, Any]:
+        """The inputs a later call replaces (by name)."""
+        plain = [i for i in self.inputs if i.view is None and not i.hidden and not i.module]
+        # aliasing among plain tensors only: a TwoTensor passed where a tensor was meets storage ops that
+        # crash eager itself (NOT_ON_SUBCLASSES)
+        plain = [i for i in plain if not i.two] if call.kind in ("alias_same", "alias_overlap") else plain
+        if call.kind == "alias_same" and len(plain) >= 2:
+            return {plain[1].name: {"view": plain[0].name}}
+        base = next((i for i in self.inputs if i.name == "base" and i.hidden), None)
+        if call.kind == "alias_overlap" and base is not None and len(plain) >= 2:
+            n = math.prod(plain[0].shape)  # base holds n + n // 2: [0, n) and [n // 2, n // 2 + n) overlap
+            shaped = "" if len(plain[0].shape) == 1 else f".view{plain[0].shape}"
+            return {plain[0].name: {"view": f"base[:{n}]{shaped}"},
+                    plain[1].name: {"view": f"base[{n // 2}:{n // 2 + n}]{shaped}"}}
+        if call.kind == "layout" and plain and len(plain[0].shape) >= 2 and 0 not in plain[0].shape:
+            layout = "transposed" if plain[0].layout != "transposed" else "offset"
+            return {plain[0].name: self._tensor_spec(plain[0], layout=layout)}
+        if call.kind == "requires_grad" and plain and not plain[0].two:
+            flipped = not plain[0].requires_grad
+            return {plain[0].name: self._tensor_spec(plain[0], requires_grad=flipped, leaf=True)}
+        if call.kind == "bigger" and plain and plain[0].shape and all(i.view is None for i in self.inputs) \
+                and not any(i.module for i in self.inputs):
+            return {i.name: self._tensor_spec(i, shape=(i.shape[0] + 2, *i.shape[1:])) for i in plain}
+        return {}
 
     def case(self, *, seed: int = 0, backends: tuple[str, ...] = ("aot_eager",),
              modes: tuple[str, ...] = ("inference", "training"), compiles: int | None = None) -> dict[str, Any]:
@@ -90,21 +201,19 @@ class Program:
             if i.view is not None:
                 inputs[i.name] = {"view": i.view}
                 continue
-            spec: dict[str, Any] = {"shape": list(i.shape)}
-            if i.requires_grad:
-                spec["requires_grad"] = True
-                if not i.leaf:
-                    spec["leaf"] = False
-            if i.layout != "contiguous":
-                spec["layout"] = i.layout
-            entry: dict[str, Any] = {"tensor": spec}
+            entry = self._tensor_spec(i)
             if i.hidden:
                 entry["hidden"] = True
             inputs[i.name] = entry
-        if self.sweep:
-            inputs["lr"] = {"scalar": {"type": "float", "values": list(SWEEP)}}
-        trains = any(i.requires_grad for i in self.inputs)
+        if self.sweep is not None:
+            inputs["lr"] = {"scalar": {"type": "float", "values": list(self.sweep)}}
+        trains = any(i.requires_grad or i.module for i in self.inputs)
         expect = {"expect": {"compiles": compiles}} if compiles is not None else {}
+        extra: dict[str, Any] = {}
+        if self.calls:
+            extra["calls"] = [self._call_spec(c) for c in self.calls]
+        if not self.grad_enabled:
+            extra["grad_enabled"] = False
         return {
             "version": 2,
             "behavior": self.behavior(),
@@ -115,11 +224,13 @@ class Program:
             "program": self.source(),
             "backends": list(backends),
             "modes": [m for m in modes if m == "inference" or trains] or ["inference"],
+            **extra,
             **expect,
         }
 
 
 UPSTREAM = {
+    "subclass_wrapper": "https://github.com/pytorch/pytorch/pull/176741",
     "mutation_epilogue": "https://github.com/pytorch/pytorch/pull/179600",
     "runtime_wrapper": "https://github.com/pytorch/pytorch/pull/181271",
     "scalar_recompile": "https://github.com/pytorch/pytorch/pull/179395",
@@ -137,18 +248,37 @@ TEMPLATES: dict[str, str] = {
     "addcmul_": "{t}.addcmul_({o}, {o}, value=0.5)",
     "index_add_dup": "{t}.index_add_(0, torch.tensor([0, 0]), {o}[:2])",
     "detach_mul_": "{t}.detach().mul_(3)",
-    # storage ops
+    # storage ops: onto a fresh tensor, and storage moving between inputs
     "set_": "{t}.set_({o}.detach().clone())",
     "data_assign": "{t}.data = {o} * 2",
-    # floats in every position
+    "set_other": "{t}.set_({o})",
+    "data_other": "{t}.data = {o}",
+    "data_op": "{t}.data.mul_(2)",
+    "set_storage": "{t}.set_({o}.untyped_storage(), {o}.storage_offset(), {o}.size(), {o}.stride())",
+    # floats in every position: method, functional, keyword, unary, arithmetic on the float
     "mul_lr": "{t}.mul_(lr)",
     "mul_half_lr": "{t}.mul_(0.5 * lr)",
     "add_alpha_lr": "{t}.add_({o}, alpha=lr)",
     "div_pow_lr": "{t}.div_((1.0 + lr) ** 0.5)",
+    "add_fn_lr": "{out} = torch.add({t}, {o}, alpha=lr)",
+    "addcmul_fn_lr": "{out} = torch.addcmul({t}, {o}, {o}, value=lr)",
+    "clamp_min_lr": "{out} = {t}.clamp_min(lr)",
+    "leaky_lr": "{out} = torch.nn.functional.leaky_relu({t}, negative_slope=lr)",
+    "full_like_lr": "{out} = torch.full_like({t}, lr)",
+    "neg_lr": "{t}.add_(-lr)",
+    "one_minus_lr": "{t}.mul_(1 - lr)",
+    "square_lr": "{out} = {t} * lr ** 2",
     # in-place metadata ops, through the ATen overloads (dynamo graph-breaks on the methods)
     "t_": "torch.ops.aten.t_.default({t})",
     "unsqueeze_": "torch.ops.aten.unsqueeze_.default({t}, 0)",
     "transpose_": "torch.ops.aten.transpose_.default({t}, 0, -1)",
+    "squeeze_": "torch.ops.aten.squeeze_.default({t})",
+    "swapdims_": "torch.ops.aten.swapdims_.default({t}, 0, -1)",
+    "as_strided_": "torch.ops.aten.as_strided_.default({t}, ({t}.numel(),), (1,), {t}.storage_offset())",
+    "resize_": "{t}.resize_({t}.numel())",
+    # a module's forward, and its parameter written in place
+    "module_call": "{out} = {m}({t})",
+    "module_param_mul_": "with torch.no_grad():\n        {m}.weight.mul_(0.5)",
     # views (kept, written through, returned)
     "view_flat": "{out} = {t}.view(-1)",
     "view_slice": "{out} = {t}[1:]",
@@ -159,82 +289,121 @@ TEMPLATES: dict[str, str] = {
     "fresh": "{out} = {t} * 2 + {o}",
     "fresh_sin": "{out} = {t}.sin()",
 }
+METADATA = frozenset({"t_", "unsqueeze_", "transpose_", "squeeze_", "swapdims_", "as_strided_", "resize_"})
+STORAGE_MOVES = frozenset({"set_other", "data_other", "data_op", "set_storage"})
 MUTATING = frozenset(
     {"mul_", "add_alpha", "copy_", "fill_", "zero_", "clamp_", "addcmul_", "index_add_dup", "detach_mul_", "set_",
-     "data_assign",
-     "mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "t_", "unsqueeze_", "transpose_"}
+     "data_assign", "mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "neg_lr", "one_minus_lr",
+     "module_param_mul_"} | METADATA | STORAGE_MOVES
 )
-FLOAT_KINDS = ("mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr")
-BINARY = frozenset({"add_alpha", "copy_", "addcmul_", "index_add_dup", "fresh", "add_alpha_lr", "set_", "data_assign"})
+FLOAT_KINDS = ("mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "add_fn_lr", "addcmul_fn_lr", "clamp_min_lr",
+               "leaky_lr", "full_like_lr", "neg_lr", "one_minus_lr", "square_lr")
+MODULE_KINDS = ("module_call", "module_param_mul_")
+# storage moved into or out of a wrapper subclass crashes eager itself (a segfault in 2.13): no verdict on
+# the compiled path, so the grammar does not draw it
+NOT_ON_SUBCLASSES = STORAGE_MOVES | {"set_", "data_assign", "as_strided_", "resize_", "index_add_dup"}
+BINARY = frozenset({"add_alpha", "copy_", "addcmul_", "index_add_dup", "fresh", "add_alpha_lr", "set_", "data_assign",
+                    "set_other", "data_other", "set_storage", "add_fn_lr", "addcmul_fn_lr"})
 
 
 def _new_shape(kind: str, shape: Shape) -> Shape | None:  # noqa: PLR0911  # one return per statement kind
     """The shape after a statement (of the target for a metadata op, of `out` for a view);
     None where the statement does not apply to this shape."""
+    n = 1
+    for d in shape:
+        n *= d
     if kind == "t_":
-        return shape[::-1] if len(shape) == 2 else None
+        return shape[::-1] if len(shape) <= 2 else None
     if kind in ("unsqueeze_", "view_unsqueeze"):
         return (1, *shape)
-    if kind in ("transpose_", "view_t"):
+    if kind in ("transpose_", "view_t", "swapdims_"):
         return (shape[-1], *shape[1:-1], shape[0]) if len(shape) >= 2 else None
-    if kind == "view_flat":
-        n = 1
-        for d in shape:
-            n *= d
+    if kind == "squeeze_":
+        return tuple(d for d in shape if d != 1)
+    if kind in ("view_flat", "as_strided_", "resize_"):
         return (n,)
     if kind == "view_slice":
-        return (shape[0] - 1, *shape[1:]) if shape[0] > 1 else None
+        return (shape[0] - 1, *shape[1:]) if shape and shape[0] > 1 else None
     if kind == "view_diag":
         return (min(shape[0], shape[1]),) if len(shape) == 2 else None
     if kind == "index_add_dup":
-        return shape if shape[0] >= 2 else None
+        return shape if shape and shape[0] >= 2 else None
     return shape
 
 
 @st.composite
-def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:
-    """1-4 inputs, 1-8 statements, a return of 0-3 values."""
+def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa: PLR0912, PLR0915  # one grammar
+    """1-4 inputs (tensors, TwoTensors, a module), 1-8 statements, a return of 0-3 values, 0-3
+    later calls with other inputs, an ambient grad mode."""
     shape = draw(st.sampled_from(SHAPES), label="shape")
     inputs: list[Input] = []
-    aliasing = draw(st.sampled_from(("none", "same", "overlap")), label="aliasing")
+    aliasing = draw(st.sampled_from(("none", "none", "same", "overlap")), label="aliasing")
     count = draw(st.integers(1, 3), label="inputs")
     grad = draw(st.booleans(), label="requires_grad")
+    odd = () in (shape,) or 0 in shape  # a 0-d or empty tensor: contiguous, no subclass
     for k in range(count):
         name = "abcd"[k]
         requires = grad and draw(st.booleans(), label=f"{name}.requires_grad")
         leaf = not requires or draw(st.booleans(), label=f"{name}.leaf")
-        layout = draw(st.sampled_from(LAYOUTS if len(shape) >= 2 else ("contiguous", "strided", "offset")),
-                      label=f"{name}.layout")
-        inputs.append(Input(name, shape, requires, leaf, layout))
+        layouts = LAYOUTS if len(shape) >= 2 else ("contiguous", "strided", "offset")
+        layout = "contiguous" if odd else draw(st.sampled_from(layouts), label=f"{name}.layout")
+        two = not odd and draw(st.integers(0, 9), label=f"{name}.two_tensor") == 0
+        inputs.append(Input(name, shape, requires, leaf, "contiguous" if two else layout, two=two))
     if aliasing == "same":
         inputs.append(Input("d", shape, False, True, "contiguous", view="a"))
-    elif aliasing == "overlap" and len(shape) == 1:
+    elif aliasing == "overlap" and len(shape) == 1 and shape[0] >= 2:
         # two overlapping views of one hidden base
         n = shape[0]
         inputs = [Input("base", (n + n // 2,), grad, True, "contiguous", hidden=True),
                   Input("a", shape, False, True, "contiguous", view=f"base[:{n}]"),
                   Input("b", shape, False, True, "contiguous", view=f"base[{n // 2}:]"),
                   *(replace(i, name="cd"[k]) for k, i in enumerate(inputs[1:]))]
-    sweep = float_sweeps and draw(st.booleans(), label="sweep")
-    shapes: dict[str, Shape] = {i.name: i.shape for i in inputs if not i.hidden}
-    kinds = [k for k in TEMPLATES if sweep or k not in FLOAT_KINDS]
+    module = shape and not odd and draw(st.integers(0, 7), label="module") == 0
+    if module:
+        inputs.append(Input("m", shape, True, True, "contiguous", module=True))
+    sweep = draw(st.sampled_from(SWEEPS), label="sweep values") if float_sweeps and draw(
+        st.booleans(), label="sweep") else None
+    shapes: dict[str, Shape] = {i.name: i.shape for i in inputs if not i.hidden and not i.module}
+    kinds = [k for k in TEMPLATES if (sweep is not None or k not in FLOAT_KINDS) and (module or k not in MODULE_KINDS)]
     statements: list[Statement] = []
+    twos = {i.name for i in inputs if i.two}  # TwoTensors, and views of them, and what is computed from them
+    twos |= {i.name for i in inputs if i.view is not None and any(re.search(rf"\b{t}\b", i.view) for t in twos)}
     for j in range(draw(st.integers(1, 8), label="statements")):
-        kind = draw(st.sampled_from(kinds), label="kind")
+        # a sweep's first statement uses the float: a sweep nothing reads tells nothing
+        kind = draw(st.sampled_from(FLOAT_KINDS if sweep is not None and j == 0 else kinds), label="kind")
         target = draw(st.sampled_from(sorted(shapes)), label="target")
         new = _new_shape(kind, shapes[target])
-        if new is None:
+        if new is None or (kind in NOT_ON_SUBCLASSES and target in twos):
             continue
         other = None
-        if kind in BINARY:
-            peers = sorted(n for n, s in shapes.items() if s == shapes[target])
+        if kind in MODULE_KINDS:
+            other = "m"
+        elif kind in BINARY:
+            peers = sorted(n for n, s in shapes.items() if s == shapes[target]
+                           and not (kind in NOT_ON_SUBCLASSES and n in twos))
+            if not peers:
+                continue
             other = draw(st.sampled_from(peers), label="other")
         out = f"v{j}" if "{out}" in TEMPLATES[kind] else None
-        context = draw(st.none() | st.sampled_from(CONTEXTS), label="context")
+        if out is not None and (target in twos or other in twos):
+            twos.add(out)
+        context = None if kind == "module_param_mul_" else draw(st.none() | st.sampled_from(CONTEXTS), label="context")
         statements.append(Statement(kind, target, other, out, context))
         if out is not None:
             shapes[out] = new
-        elif kind in ("t_", "unsqueeze_", "transpose_"):
+        elif kind in METADATA:
             shapes[target] = new
     returns = tuple(draw(st.lists(st.sampled_from(sorted(shapes)), max_size=3, unique=True), label="returns"))
-    return Program(tuple(inputs), tuple(statements), returns, sweep)
+    plain = [i for i in inputs if i.view is None and not i.hidden and not i.module and not i.two]
+    overlap = len(plain) >= 2 and math.prod(shape) >= 2 and not any(i.name == "base" for i in inputs)
+    possible = ["again", "requires_grad", *(["layout"] if plain and len(shape) >= 2 and not odd else []),
+                *(["bigger"] if shape and not any(i.view is not None or i.module for i in inputs) else []),
+                *(["alias_same"] if len(plain) >= 2 else []), *(["alias_overlap"] * 3 if overlap else [])]
+    calls = tuple(Call(draw(st.sampled_from(possible), label="call"))
+                  for _ in range(draw(st.integers(0, 3), label="later calls")))
+    if any(c.kind == "alias_overlap" for c in calls):
+        # the base a later call takes two overlapping views of (hidden: the first call does not pass it)
+        n = math.prod(shape)
+        inputs.insert(0, Input("base", (n + n // 2,), False, True, "contiguous", hidden=True))  # built first
+    grad_enabled = draw(st.integers(0, 4), label="grad mode") != 0
+    return Program(tuple(inputs), tuple(statements), returns, sweep, calls, grad_enabled)

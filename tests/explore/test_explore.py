@@ -340,3 +340,56 @@ def test_merge_copies_no_file_from_outside_the_folder_it_merges(tmp_path: Path) 
     merged = merge_into(tmp_path / "merged", [(root, report)])
     assert merged["findings"][0]["case"] == "" and merged["findings"][0]["reproducer"] == ""
     assert not (tmp_path / "merged" / "findings" / "secret.yaml").exists()
+
+
+def test_coverage_draws_every_ingredient_and_mostly_valid_programs(capsys: pytest.CaptureFixture[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.explore import coverage as cov
+
+    doc = cov.coverage(600, seed_=0)
+    assert doc["below_1_percent"] == [], doc["below_1_percent"]
+    assert doc["valid_share"] >= 0.7 and doc["eager_crashed"] == 0, doc
+    # the gate fails where an ingredient is never drawn
+    monkeypatch.setattr(cov, "EXPECTED", (*cov.EXPECTED, "statement:never_drawn"))
+    assert main(["explore", "--coverage", "20"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("drawn in under 1 % of programs: ") and "statement:never_drawn" in last, last
+
+
+def test_reductions_drop_an_unused_sweep_input_call_and_context() -> None:
+    from conformance.explore.grammar import Call, Input, Statement
+
+    x, unused = Input("a", (4,), False, True, "contiguous"), Input("b", (4,), False, True, "contiguous")
+    program = Program((x, unused), (Statement("mul_lr", "a"), Statement("mul_", "a", context="torch.no_grad()")),
+                      ("a",), sweep=(0.1, 0.5), calls=(Call("again"),), grad_enabled=False)
+    smaller = list(program.reductions())
+    assert replace_sweep(program) in smaller
+    assert any(p.inputs == (x,) for p in smaller)  # b is named nowhere
+    assert any(p.calls == () for p in smaller) and any(p.grad_enabled for p in smaller)
+    assert any(p.statements[-1].context is None and len(p.statements) == 2 for p in smaller)
+    assert all(p.inputs[0] == x for p in smaller if len(p.inputs) == 1)  # a is used: never dropped
+
+
+def replace_sweep(program: Program) -> Program:
+    from dataclasses import replace
+
+    return replace(program, sweep=None, statements=program.statements[1:])
+
+
+def test_later_calls_re_alias_the_inputs_as_the_case_file_says() -> None:
+    from dataclasses import replace
+
+    from conformance.explore.grammar import Call, Input, Statement
+
+    a, b = Input("a", (4,), False, True, "contiguous"), Input("b", (4,), False, True, "contiguous")
+    base = Input("base", (6,), False, True, "contiguous", hidden=True)
+    program = Program((base, a, b), (Statement("add_alpha", "a", "b"),), ("a",),
+                      calls=(Call("alias_same"), Call("alias_overlap"), Call("layout"), Call("bigger")))
+    calls = program.case()["calls"]
+    assert calls[0] == {"b": {"view": "a"}}
+    assert calls[1] == {"a": {"view": "base[:4]"}, "b": {"view": "base[2:6]"}}  # [0, 4) and [2, 6) overlap
+    assert calls[2] == {}  # no other layout for a 1-d tensor
+    assert calls[3] == {n: {"tensor": {"shape": [6]}} for n in ("a", "b")}  # bigger: both, the base as it was
+    a2, b2 = replace(a, shape=(2, 2)), replace(b, shape=(2, 2))
+    square = Program((base, a2, b2), (), ("a",), calls=(Call("alias_overlap"),))
+    assert square.case()["calls"] == [{"a": {"view": "base[:4].view(2, 2)"}, "b": {"view": "base[2:6].view(2, 2)"}}]

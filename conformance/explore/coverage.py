@@ -1,0 +1,100 @@
+"""`explore --coverage N`: what the grammar draws, measured. N programs drawn as an exploration draws
+them (the same strategy and seed), the share holding each ingredient, and the share eager accepts
+(each program run as the control runs it: both sides eager), so that an ingredient the grammar
+names but hardly ever draws, or a grammar that mostly writes programs eager rejects, shows."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from conformance.explore.grammar import CALL_KINDS, FLOAT_KINDS, METADATA, STORAGE_MOVES, Program, programs
+
+# the ingredients issue 28 asks to be drawn, by the names Program.ingredients gives them
+EXPECTED = (
+    *(f"call:{k}" for k in CALL_KINDS),
+    *(f"statement:{k}" for k in sorted(STORAGE_MOVES)),
+    *(f"statement:{k}" for k in sorted(METADATA)),
+    "shape:size-1", "shape:0-d", "shape:empty",
+    *(f"statement:{k}" for k in FLOAT_KINDS),
+    "sweep", "sweep:comes back to a value",
+    "input:two_tensor", "input:module", "input:view",
+    "ambient:no_grad",
+)
+
+
+def draw(n: int, seed_: int = 0, *, float_sweeps: bool = True) -> list[Program]:
+    """N programs, drawn by Hypothesis from the explorer's strategy under a fixed seed."""
+    out: list[Program] = []
+
+    @seed(seed_)
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(programs(float_sweeps=float_sweeps))
+    def collect(program: Program) -> None:
+        out.append(program)
+
+    collect()
+    return out[:n]
+
+
+def coverage(n: int, seed_: int = 0, *, run: bool = True) -> dict[str, Any]:
+    """The share of N drawn programs holding each ingredient, and (`run`) the share eager accepts."""
+    drawn = draw(n, seed_)
+    counts: Counter[str] = Counter()
+    for p in drawn:
+        counts.update(p.ingredients())
+    shares = {k: counts[k] / max(len(drawn), 1) for k in sorted(set(EXPECTED) | set(counts))}
+    doc: dict[str, Any] = {"programs": len(drawn), "seed": seed_, "shares": shares,
+                           "below_1_percent": [k for k in EXPECTED if shares.get(k, 0.0) < 0.01]}
+    if run:
+        verdicts = _eager_verdicts(len(drawn), seed_)
+        doc["valid_share"] = verdicts.count("ok") / max(len(drawn), 1)
+        doc["eager_crashed"] = verdicts.count("crashed")
+    return doc
+
+
+def _eager_verdicts(n: int, seed_: int) -> list[str]:
+    """Per drawn program: ok (eager accepts it), rejected, or crashed (eager killed the process; the
+    next child goes on after it)."""
+    verdicts: list[str] = []
+    while len(verdicts) < n:
+        proc = subprocess.run([sys.executable, "-m", "conformance.explore.coverage", str(n), str(seed_),  # noqa: S603  # our own module, numbers as arguments
+                               str(len(verdicts))], capture_output=True, text=True, check=False)
+        got = [line for line in proc.stdout.splitlines() if line in ("ok", "rejected")]
+        verdicts += got
+        if proc.returncode != 0 and len(verdicts) < n:
+            verdicts.append("crashed")
+    return verdicts[:n]
+
+
+def _child(n: int, seed_: int, start: int) -> None:
+    """Run programs start.. of the N drawn, both sides eager, printing each one's verdict as it ends."""
+    from conformance.explore.engine import Explorer, Ran, case_text
+
+    with tempfile.TemporaryDirectory(prefix="conformance-coverage-") as tmp:
+        explorer = Explorer(Path(tmp), backends=("none",), modes=("inference",))
+        for p in draw(n, seed_)[start:]:
+            text = case_text(p, backends=("none",), modes=("inference",))
+            ran = Ran(p, text, [r for _, r in explorer.records(explorer.load(text))])
+            print("rejected" if ran.rejected else "ok", flush=True)
+
+
+if __name__ == "__main__":
+    _child(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+
+
+def to_text(doc: dict[str, Any]) -> str:
+    lines = [f"explore --coverage: {doc['programs']} programs drawn (seed {doc['seed']})"]
+    if "valid_share" in doc:
+        lines.append(f"accepted by eager: {doc['valid_share']:.1%} ({doc['eager_crashed']} crashed eager itself)")
+    lines += [f"  {share:6.1%}  {name}" for name, share in sorted(doc["shares"].items(), key=lambda kv: kv[1])]
+    if doc["below_1_percent"]:
+        lines.append("drawn in under 1 % of programs: " + ", ".join(doc["below_1_percent"]))
+    return "\n".join(lines)
