@@ -42,6 +42,7 @@ BEFORE_BACKWARD = (*MODES, *RELATIONS, "structure", "number of outputs", "graphs
 QUOTES = '"' * 3
 GRAD_MODE_WORDS = ("grad_enabled", "no_grad", "enable_grad", "inference_mode")
 AUTOGRAD_FIELDS = ("requires_grad", "is_leaf")
+OUTPUT_METADATA = ("type", "dtype", "device", "shape", "stride", "storage_offset")
 
 
 @dataclass
@@ -315,8 +316,10 @@ def _refused(m: MismatchRecord) -> bool:
 def _before_backward(m: MismatchRecord) -> bool:
     """Whether what the check reads is settled before any backward: read by the harness right after
     the call, what the call raised (or not), or a tensor's requires_grad / is_leaf answered plainly (a
-    backward changes neither; a refusal may depend on what the backward wrote)."""
-    return m.check in BEFORE_BACKWARD or m.path == "call" or (m.check in AUTOGRAD_FIELDS and not _refused(m))
+    backward changes neither; a refusal may depend on what the backward wrote), or an output's metadata
+    (made by the call; a backward writes values, not an output's geometry)."""
+    return (m.check in BEFORE_BACKWARD or m.path == "call" or (m.check in AUTOGRAD_FIELDS and not _refused(m))
+            or (m.role == "output" and m.check in OUTPUT_METADATA))
 
 
 def _plain_tensors(lc: LoadedCase) -> bool:

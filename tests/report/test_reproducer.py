@@ -226,3 +226,22 @@ def test_an_autograd_field_answered_plainly_needs_no_backward(eager: str, compil
     assert text is not None
     compile(text, "repro.py", "exec")
     assert ("backward_outputs(" in text) == backward and ("def refusal(" in text) == backward, text
+
+
+@pytest.mark.parametrize(("check", "role", "subject", "backward"), [
+    ("stride", "output", "out[0]", False),  # made by the call: a backward writes values, not geometry
+    ("values", "output", "out[0]", True),  # a backward may write through an output's storage
+    ("stride", "input", "a", True),  # a backward may change a saved input's metadata
+])
+def test_an_outputs_metadata_needs_no_backward(check: str, role: str, subject: str, backward: bool) -> None:
+    lc = next(c for c in CORPUS if c.id == "runtime_wrapper/upstream/requires_grad_turned_on_inside")
+    variant = variants_of(lc.case, devices=["cpu"], backends=["aot_eager"], modes=["training"])[0]
+    where = subject if role == "output" else f"input {subject}"
+    m = {"check": check, "where": where, "path": where, "role": role, "subject": subject,
+         "expected": "(None, 1)", "actual": "(None, 3)"}
+    rec = ResultRecord.model_validate({"case_id": lc.id, "variant": variant.label, "status": "fail",
+                                       "mismatches": [m]})
+    text = render_short(lc, variant, rec)
+    assert text is not None
+    compile(text, "repro.py", "exec")
+    assert ("backward_outputs(" in text) == backward, text
