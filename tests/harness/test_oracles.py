@@ -221,7 +221,8 @@ def test_no_compiler_no_compile_count(make_case: CaseFactory) -> None:
 def test_warm_rerun_is_a_second_pass(make_case: CaseFactory) -> None:
     record = run(case(make_case, SWEEP.replace("{compiles: 1}", "{compiles: 1, warm_rerun: true}"), "scalar_recompile"))
     assert record.status == "pass", record.reason
-    assert record.compile_counts == {"cold_graphs": 1, "warm_graphs": 1, "cold_first_call": 1}
+    assert record.compile_counts == {"cold_graphs": 1, "warm_graphs": 1, "cold_first_call": 1,
+                                     "cold_backend_calls": 1, "warm_backend_calls": 1}
     assert record.calls == 10
 
 

@@ -251,7 +251,8 @@ def test_broken_expectations_file_is_a_usage_error_with_its_line(pytester: pytes
     result = run(pytester, "--conformance-expectations=vendor.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*vendor.yaml:8: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, mismatch, case*"]
+        ["*vendor.yaml:8: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, kind, "
+         "evidence, mismatch, case*"]
     )
 
 
