@@ -147,7 +147,7 @@ def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script,
 def _try(lines: list[str], s: _Script) -> list[str]:
     """`lines`, run so that what they raise is what this side shows."""
     return ["try:", *(f"    {line}" for line in lines), "    raised = 'no exception'", "except Exception as exc:",
-            "    return f'{type(exc).__name__}: {exc}'.splitlines()[0]"]
+            "    return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')"]
 
 
 @dataclass

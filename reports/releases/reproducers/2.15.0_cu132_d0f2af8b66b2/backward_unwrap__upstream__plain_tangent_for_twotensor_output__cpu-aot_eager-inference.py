@@ -39,7 +39,7 @@ def run(fn, compiled):
         gx = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, device=x.device))[0]
         raised = 'no exception'
     except Exception as exc:
-        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
 
 
@@ -48,6 +48,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call 3: calls[1].after: exception differs from eager')
 sys.exit(0 if same else 3)

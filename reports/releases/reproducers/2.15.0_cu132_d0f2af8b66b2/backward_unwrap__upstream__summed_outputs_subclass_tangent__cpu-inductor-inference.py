@@ -35,7 +35,7 @@ def run(fn, compiled):
         ga, gb = torch.autograd.grad((out[0] + out[1]).sum(), [a, b])
         raised = 'no exception'
     except Exception as exc:
-        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
 
 
@@ -44,6 +44,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call 2: calls[0].after: exception differs from eager')
 sys.exit(0 if same else 3)

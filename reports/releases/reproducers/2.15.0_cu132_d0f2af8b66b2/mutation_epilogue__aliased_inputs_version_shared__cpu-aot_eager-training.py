@@ -15,11 +15,9 @@ def non_leaf(leaf):
         return t.copy_(leaf)
 
 def flatten_outputs(out):
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
     if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
 
 def tangent(out, gen):
     dtype = torch.complex64 if out.is_complex() else torch.float32
@@ -49,7 +47,7 @@ def run(fn, compiled):
         backward_outputs(flatten_outputs(out), 7919)
         raised = 'no exception'
     except Exception as exc:
-        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
 
 
@@ -58,6 +56,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: backward: exception differs from eager')
 sys.exit(0 if same else 3)

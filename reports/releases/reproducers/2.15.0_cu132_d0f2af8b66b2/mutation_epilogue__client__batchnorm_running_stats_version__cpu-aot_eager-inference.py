@@ -29,6 +29,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = (compiled > 0) == (eager > 0)
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: input bn.running_mean: _version moved differs from eager')
 sys.exit(0 if same else 3)

@@ -20,11 +20,9 @@ class Counted(torch.nn.Module):
 
 
 def flatten_outputs(out):
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
     if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
 
 def tangent(out, gen):
     dtype = torch.complex64 if out.is_complex() else torch.float32
@@ -61,6 +59,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 try:
     torch.testing.assert_close(compiled.cpu(), eager.cpu(), equal_nan=True, check_device=False, check_stride=False)
 except AssertionError as exc:

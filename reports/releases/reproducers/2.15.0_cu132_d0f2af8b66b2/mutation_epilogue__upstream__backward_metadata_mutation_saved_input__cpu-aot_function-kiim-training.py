@@ -2,7 +2,6 @@
 """A custom autograd.Function that transposes its saved input in place during backward leaves that input's geometry and the gradients as in eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
 From cases/mutation_epilogue/upstream/backward_metadata_mutation_saved_input.yaml."""
-import contextlib
 import sys
 
 import torch
@@ -28,24 +27,6 @@ def non_leaf(leaf):
     with torch.enable_grad():
         return t.copy_(leaf)
 
-def flatten_outputs(out):
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
-    if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
-
-def tangent(out, gen):
-    dtype = torch.complex64 if out.is_complex() else torch.float32
-    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
-
-def backward_outputs(outputs, seed):
-    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
-    if diff:
-        gen = torch.Generator().manual_seed(seed)
-        with torch.enable_grad():
-            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
-
 def f(a, b):
     a2, b2 = TransposeSavedInBackward.apply(a, b)
     return a2 * b2
@@ -60,9 +41,7 @@ def run(fn, compiled):
         out = fn(a, b)
         raised = 'no exception'
     except Exception as exc:
-        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
-    with contextlib.suppress(Exception):  # what a backward raises is its own check
-        backward_outputs(flatten_outputs(out), 7919)
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
 
 
@@ -73,6 +52,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
 sys.exit(0 if same else 3)

@@ -22,11 +22,9 @@ class BumpBufferInBackward(torch.autograd.Function):
 
 
 def flatten_outputs(out):
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
     if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
 
 def tangent(out, gen):
     dtype = torch.complex64 if out.is_complex() else torch.float32
@@ -59,6 +57,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = (compiled > 0) == (eager > 0)
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: input buf: _version moved differs from eager')
 sys.exit(0 if same else 3)

@@ -57,7 +57,7 @@ def run(fn, compiled):
         gx = torch.autograd.grad(out.sum(), x, create_graph=True)[0].detach()
         raised = 'no exception'
     except Exception as exc:
-        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
 
 
@@ -66,6 +66,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call 2: calls[0].after: exception differs from eager')
 sys.exit(0 if same else 3)

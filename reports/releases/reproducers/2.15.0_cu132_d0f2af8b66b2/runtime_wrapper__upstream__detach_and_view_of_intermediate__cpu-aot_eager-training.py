@@ -2,29 +2,22 @@
 """A detached copy of a transposed intermediate and the transposed view itself come back sharing storage, only the second requiring grad, with eager's gradient.
 On torch 2.15.0+cu132 the compiled call differs from eager at out[0]: stride (exit 3; 0 where they agree, 4 without the device).
 From cases/runtime_wrapper/upstream/detach_and_view_of_intermediate.yaml."""
-import contextlib
 import sys
 
 import torch
 
 
 def flatten_outputs(out):
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
     if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
 
-def tangent(out, gen):
-    dtype = torch.complex64 if out.is_complex() else torch.float32
-    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
-
-def backward_outputs(outputs, seed):
-    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
-    if diff:
-        gen = torch.Generator().manual_seed(seed)
-        with torch.enable_grad():
-            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
+def significant_strides(shape, stride):
+    if not (isinstance(shape, tuple) and isinstance(stride, tuple)):
+        return stride
+    if 0 in shape:
+        return ()
+    return tuple((s if n > 1 else None for n, s in zip(shape, stride, strict=False)))
 
 def f(x):
     y = (x + 1).transpose(0, 1)
@@ -35,10 +28,8 @@ def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
     out = fn(x)
-    with contextlib.suppress(Exception):  # what a backward raises is its own check
-        backward_outputs(flatten_outputs(out), 7919)
     t = flatten_outputs(out)[0]
-    return t.stride()
+    return significant_strides(tuple(t.shape), t.stride())
 
 
 compiled_f = torch.compile(f, backend='aot_eager', fullgraph=True)
@@ -46,6 +37,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[0]: stride differs from eager')
 sys.exit(0 if same else 3)

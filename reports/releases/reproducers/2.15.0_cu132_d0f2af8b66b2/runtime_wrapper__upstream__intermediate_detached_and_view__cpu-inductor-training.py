@@ -2,29 +2,15 @@
 """An intermediate returned both detached and as a flattened view gives two outputs sharing one storage, only the view requiring grad, as in eager; backward matches eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at out[1]: is_leaf (exit 3; 0 where they agree, 4 without the device).
 From cases/runtime_wrapper/upstream/intermediate_detached_and_view.yaml."""
-import contextlib
 import sys
 
 import torch
 
 
 def flatten_outputs(out):
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
     if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
-
-def tangent(out, gen):
-    dtype = torch.complex64 if out.is_complex() else torch.float32
-    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
-
-def backward_outputs(outputs, seed):
-    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
-    if diff:
-        gen = torch.Generator().manual_seed(seed)
-        with torch.enable_grad():
-            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
 
 def f(x):
     y = x + 1
@@ -35,13 +21,8 @@ def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
     out = fn(x)
-    with contextlib.suppress(Exception):  # what a backward raises is its own check
-        backward_outputs(flatten_outputs(out), 7919)
     t = flatten_outputs(out)[1]
-    try:
-        return t.is_leaf
-    except RuntimeError as exc:
-        return f'raises {type(exc).__name__}: ' + str(exc).split('.')[0]
+    return t.is_leaf
 
 
 compiled_f = torch.compile(f, backend='inductor')
@@ -49,6 +30,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[1]: is_leaf differs from eager')
 sys.exit(0 if same else 3)

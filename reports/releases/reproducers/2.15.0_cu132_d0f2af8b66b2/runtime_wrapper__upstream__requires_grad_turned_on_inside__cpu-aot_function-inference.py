@@ -8,11 +8,9 @@ import torch
 
 
 def flatten_outputs(out):
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
     if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
 
 def f(a, b):
     a.requires_grad_(True)
@@ -25,10 +23,7 @@ def run(fn, compiled):
     b = torch.randn((3, 3), generator=g, dtype=torch.float32)
     out = fn(a, b)
     t = flatten_outputs(out)[0]
-    try:
-        return t.requires_grad
-    except RuntimeError as exc:
-        return f'raises {type(exc).__name__}: ' + str(exc).split('.')[0]
+    return t.requires_grad
 
 
 from functorch.compile import aot_function, nop
@@ -38,6 +33,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: out[0]: requires_grad differs from eager')
 sys.exit(0 if same else 3)

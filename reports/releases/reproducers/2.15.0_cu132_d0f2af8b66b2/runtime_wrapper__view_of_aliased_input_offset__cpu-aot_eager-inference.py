@@ -20,7 +20,7 @@ def run(fn, compiled):
         out = fn(t0, ta)
         raised = 'no exception'
     except Exception as exc:
-        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
 
 
@@ -29,6 +29,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
 sys.exit(0 if same else 3)

@@ -9,11 +9,9 @@ from torch.testing._internal.two_tensor import TwoTensor
 
 
 def flatten_outputs(out):
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
     if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
 
 def f(t):
     c = t.clone()
@@ -36,6 +34,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call 1: out[1]: view of (_base) differs from eager')
 sys.exit(0 if same else 3)

@@ -2,40 +2,11 @@
 """Four flat views of two TwoTensor bases interleaved, with a data mutation on the 2nd and unsqueeze_ on the 4th, end with eager's inner values and geometry.
 On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
 From cases/subclass_wrapper/upstream/twotensor_synthetic_bases_out_of_order.yaml."""
-import contextlib
 import sys
 
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
-def flatten_outputs(out):
-    if isinstance(out, tuple | list):
-        return [x for item in out for x in flatten_outputs(item)]
-    if isinstance(out, dict):
-        return [x for k in sorted(out, key=str) for x in flatten_outputs(out[k])]
-    return [out]
-
-def is_subclass(t):
-    return type(t) is not torch.Tensor and hasattr(type(t), '__tensor_flatten__')
-
-def tangent(out, gen):
-    if is_subclass(out):
-        names, ctx = type(out).__tensor_flatten__(out)
-        inner = {n: tangent(getattr(out, n), gen) for n in names}
-        return type(out).__tensor_unflatten__(inner, ctx, out.size(), out.stride())
-    return plain_tangent(out, gen)
-
-def plain_tangent(out, gen):
-    dtype = torch.complex64 if out.is_complex() else torch.float32
-    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
-
-def backward_outputs(outputs, seed):
-    diff = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
-    if diff:
-        gen = torch.Generator().manual_seed(seed)
-        with torch.enable_grad():
-            torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
 
 def f(a, b, c, d):
     b.add_(1)
@@ -57,9 +28,7 @@ def run(fn, compiled):
         out = fn(a, b, c, d)
         raised = 'no exception'
     except Exception as exc:
-        return f'{type(exc).__name__}: {exc}'.splitlines()[0]
-    with contextlib.suppress(Exception):  # what a backward raises is its own check
-        backward_outputs(flatten_outputs(out), 7919)
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
 
 
@@ -68,6 +37,7 @@ eager = run(f, compiled=False)
 compiled = run(compiled_f, compiled=True)
 print('eager:   ', eager)
 print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
 same = compiled == eager
 print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
 sys.exit(0 if same else 3)
