@@ -1,8 +1,9 @@
 """Hooks by which another pytest plugin extends torch-conformance (pluggy hookspecs).
 
 A vendor's plugin (its own `pytest11` entry point) implements any of these; the conformance
-plugin calls them once per session and uses what they return. Nothing here is called unless
-`--conformance` is active.
+plugin calls them in every process of a session (the controller and each xdist worker) and uses
+what they return, so an implementation must give the same answer each time. Nothing here is
+called unless `--conformance` is active.
 """
 
 from __future__ import annotations

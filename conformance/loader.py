@@ -269,12 +269,14 @@ def _walk(root: yaml.Node) -> tuple[dict[Loc, int], list[tuple[int, Loc, str]]]:
                 if key in seen:
                     errors.append((key_node.start_mark.line + 1, (*loc, key), f"duplicate key {key!r}"))
                 seen.add(key)
-                lines[(*loc, key)] = key_node.start_mark.line + 1
-                stack.append((value_node, (*loc, key)))
+                at = (*loc, key)  # a name, not `lines[*loc, key]`: that subscript is Python 3.11 syntax
+                lines[at] = key_node.start_mark.line + 1
+                stack.append((value_node, at))
         elif isinstance(node, yaml.SequenceNode):
             for i, item in enumerate(node.value):
-                lines[(*loc, i)] = item.start_mark.line + 1
-                stack.append((item, (*loc, i)))
+                at = (*loc, i)
+                lines[at] = item.start_mark.line + 1
+                stack.append((item, at))
     return lines, errors
 
 

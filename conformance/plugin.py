@@ -1,7 +1,8 @@
 """pytest plugin: case files as test items, one per (case, device, backend, mode).
 
 Inert unless `--conformance` (or TORCH_CONFORMANCE=1) is given, so installing the harness
-changes nothing for other pytest projects; torch is imported only once a case runs.
+changes nothing for other pytest projects (nor imports torch); an active session imports torch
+at its start, before the first item and outside any item's --timeout.
 Records are attached to each item's report and written by the controlling process (the xdist
 controller or the serial session), so a crashed worker loses no finished item.
 """

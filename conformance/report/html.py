@@ -52,7 +52,7 @@ COMPACT_CHARS = 240  # a published page's text per field; every character is in 
 
 
 def _asset(name: str) -> str:
-    return resources.files("conformance.report").joinpath("templates", name).read_text(encoding="utf-8")
+    return resources.files("conformance.report").joinpath("templates").joinpath(name).read_text(encoding="utf-8")
 
 
 def _csp_hash(text: str) -> str:

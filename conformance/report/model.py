@@ -1,6 +1,6 @@
 """Merging results files into one report model: builds, the matrix, failures, problems.
 
-Reading is strict: a line that is not a valid `torch-conformance.result/1` record, or inputs
+Reading is strict: a line that is not a valid `torch-conformance.result/2` record, or inputs
 that mix schema versions, stop the report with an error naming file:line (a report that
 silently dropped records would show a wrong matrix). A build is the torch version plus git
 hash of a record's fingerprint; where inputs overlap, the latest record per (build, case,
