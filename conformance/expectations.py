@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Literal
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field
 
 from conformance.devices import device_type
 from conformance.schema import BuildCondition, KnownFailure, KnownFailureKind
+from conformance.versions import torch_release
 
 
 @dataclass(frozen=True)
@@ -24,14 +24,6 @@ class BuildFacts:
     device: str
     backend: str
     mode: str
-
-
-def torch_release(version: str) -> Version | None:
-    """The release a version string belongs to: '2.16.0.dev20261120+cpu' counts as 2.16.0."""
-    try:
-        return Version(Version(version).base_version)
-    except InvalidVersion:
-        return None
 
 
 def condition_matches(when: BuildCondition, facts: BuildFacts) -> bool:

@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.expectations import torch_release
 from conformance.report.model import Report, merge
 from conformance.report.read import Sourced
+from conformance.versions import torch_release
 
 BAD = ("fail", "error")
 

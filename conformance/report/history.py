@@ -10,22 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
+
+from conformance.versions import version_key
 
 if TYPE_CHECKING:
     from conformance.report.model import Build, Report
 
 BAD = frozenset({"fail", "xfail", "error"})  # the contract does not hold there (known or not)
 GOOD = frozenset({"pass", "xpass"})
-
-
-def version_key(version: str) -> tuple[int, Version | str]:
-    """A torch version in release order: a local tag such as +cpu ignored, a nightly 2.16.0.devN
-    before 2.16.0, an unparsable version last."""
-    try:
-        return (0, Version(Version(version).public))
-    except InvalidVersion:
-        return (1, version)
 
 
 def release_key(build: Build) -> tuple[int, Version | str, str]:

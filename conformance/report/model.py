@@ -18,8 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args
 
-from packaging.version import InvalidVersion, Version
-
 from conformance.behaviors import IDS as BEHAVIORS
 from conformance.core.entry import counts_graphs
 from conformance.parity import ParityFile
@@ -42,6 +40,7 @@ from conformance.results import (
     manifest_path,
 )
 from conformance.schema.case import KnownFailureKind
+from conformance.versions import version_key
 
 FAILING = ("fail", "error", "xpass")
 COMPARED = ("pass", "fail", "xfail", "xpass")  # the item compared compiled with eager
@@ -65,13 +64,6 @@ def build_id(fp: Fingerprint) -> str:
     version = fp.torch_version or "unknown"
     git = fp.torch_git
     return f"{version}@{str(git)[:12]}" if git else str(version)
-
-
-def _version_key(version: str) -> tuple[int, Any, str]:
-    try:
-        return (0, Version(version.split("@", maxsplit=1)[0]), version)
-    except InvalidVersion:
-        return (1, version, version)
 
 
 def _cause_key(s: Sourced) -> str:
@@ -551,7 +543,7 @@ def _builds(records: Iterable[Sourced]) -> list[Build]:
         for attr in ("pythons", "platforms", "harness_versions", "dates"):
             getattr(b, attr).sort()
         b.device_names = dict(sorted(b.device_names.items()))
-    return sorted(builds.values(), key=lambda b: _version_key(b.id))
+    return sorted(builds.values(), key=lambda b: (version_key(b.id), b.id))
 
 
 def _latest(records: list[Sourced]) -> tuple[list[Sourced], list[dict[str, str]]]:
@@ -567,7 +559,7 @@ def _latest(records: list[Sourced]) -> tuple[list[Sourced], list[dict[str, str]]
         for old in group[:-1]:
             dropped.append({"build": key[0], "case_id": key[1], "variant": key[2], "dropped": old.source,
                             "kept": group[-1].source})
-    kept.sort(key=lambda s: (_version_key(s.build), s.record.case_id, s.record.variant))
+    kept.sort(key=lambda s: (version_key(s.build), s.build, s.record.case_id, s.record.variant))
     dropped.sort(key=lambda d: (d["build"], d["case_id"], d["variant"], d["dropped"]))
     return kept, dropped
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from conformance.bench.report import BUILD_FORM, compare, published_text, ratio_text, svg
-from conformance.report.history import version_key
+from conformance.versions import version_key
 
 __all__ = ["landing_text", "later_text", "own_text", "published_text", "ratio_text", "release_order", "speed"]
 

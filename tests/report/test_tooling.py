@@ -248,6 +248,17 @@ def test_the_nightly_choice_installs_from_the_configured_index_into_its_own_envi
                              capture_output=True, text=True, check=True).stdout.strip()
     assert version == NIGHTLY
     # the nightly's results go beside the releases' and it sorts after the release it precedes
-    from conformance.expectations import torch_release
+    from conformance.versions import torch_release
 
     assert str(torch_release(version)) == "2.16.0"
+
+
+def test_one_version_order_everywhere_whatever_the_local_tag() -> None:
+    """The report's builds, the bench's releases and the history read a version one way: 2.12.1+cu130
+    comes before 2.13.0+cpu, a nightly before its release, a wheel variant never decides."""
+    from conformance.versions import version_key
+
+    versions = ["2.13.0+cpu", "2.12.1+cu130@7269437", "2.16.0.dev20261120+cpu", "2.16.0", "2.13.0+cu130", "junk"]
+    ordered = sorted(versions, key=lambda v: (version_key(v), v))
+    assert ordered == ["2.12.1+cu130@7269437", "2.13.0+cpu", "2.13.0+cu130", "2.16.0.dev20261120+cpu", "2.16.0", "junk"]
+    assert version_key("2.13.0+cpu") == version_key("2.13.0+cu130")
