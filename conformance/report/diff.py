@@ -5,10 +5,12 @@ sides; then, if one build is left on each side, those two (the usual "stable vs 
 "upstream vs fork" question); then builds whose torch release matches. Items are matched by
 (case, variant) within a pair of builds.
 
-Regressions (exit status 1): an item that went to fail/error from anything else, or a new
-item that fails; an internals probe that conformed and now diverges or is absent (a mechanism
-lost); more graphs compiled than before. Everything else that changed is listed as information: fixes, newly present
-mechanisms, fewer compiles, items only on one side, other status moves.
+Regressions (exit status 1): an item that went to fail, error or xfail (a declared known failure
+is still a regression of the build; the report's history counts it the same way) from anything
+else, or a new item that fails; an internals probe that conformed and now diverges or is absent (a
+mechanism lost); more graphs compiled than before. Everything else that changed is listed as
+information: fixes, newly present mechanisms, fewer compiles, the backend's calls (aborted compiles
+included: no graphs), items only on one side, other status moves.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from conformance.report.model import Report, merge
 from conformance.report.read import Sourced
 from conformance.versions import torch_release
 
-BAD = ("fail", "error")
+BAD = ("fail", "error")  # a new item in these fails
+REGRESSED = (*BAD, "xfail")  # as the report's history: an item that went here from a pass regressed
 
 
 @dataclass(frozen=True)
@@ -121,9 +124,9 @@ def diff_pair(a: Report, b: Report, build_a: str, build_b: str) -> PairDiff:  # 
         if ra.status != rb.status:
             change = Change(f"{ra.status}->{rb.status}", *key, ra.status, rb.status,
                             rb.reason.splitlines()[0] if rb.status in BAD and rb.reason else "")
-            if rb.status in BAD and ra.status not in BAD:
+            if rb.status in REGRESSED and ra.status not in (*REGRESSED, "skip"):
                 out.regressions.append(change)
-            elif ra.status in BAD and rb.status not in (*BAD, "skip"):
+            elif ra.status in REGRESSED and rb.status not in (*REGRESSED, "skip"):
                 out.improvements.append(change)
             else:
                 out.other.append(change)
@@ -142,6 +145,9 @@ def diff_pair(a: Report, b: Report, build_a: str, build_b: str) -> PairDiff:  # 
         for name in sorted(ra.compile_counts.keys() | rb.compile_counts.keys()):
             ca, cb = ra.compile_counts.get(name), rb.compile_counts.get(name)
             if ca is None or cb is None or ca == cb:
+                continue
+            if name.endswith("_backend_calls"):  # calls, not graphs: an aborted compile is one
+                out.other.append(Change(f"compiles {name}", *key, str(ca), str(cb), f"backend calls ({name})"))
                 continue
             change = Change(f"compiles {name}", *key, str(ca), str(cb), f"graphs compiled ({name})")
             (out.regressions if cb > ca else out.improvements).append(change)

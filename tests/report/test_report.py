@@ -356,3 +356,23 @@ def test_a_verdict_counts_only_bugs_as_known_bugs_and_the_other_kinds_apart(tmp_
     line = verdict_line(v)
     assert "known: 1 known bug(s) (1 items), 1 bug(s) of eager's" in line, line
     assert "1 benign difference(s) (1 items), 1 difference(s) by design (1 items)" in line, line
+
+
+def test_diff_and_the_page_agree_on_the_regressions_between_releases(tmp_path: Path) -> None:
+    """A pass that becomes a declared known failure is a regression in both; backend calls (an aborted
+    compile included) are no graphs: information, not a regression."""
+    known = {"reason": "r", "link": "https://github.com/pytorch/pytorch/issues/1", "source": "x", "kind": "bug"}
+    a = [changed(r, compile_counts={"cold_graphs": 1, "cold_backend_calls": 1}) for r in full_build("2.13.0")]
+    b = [changed(r, compile_counts={"cold_graphs": 1, "cold_backend_calls": 2}) for r in
+         full_build("2.14.1", status={"mutation_epilogue/a": "xfail", "runtime_wrapper/b": "fail"})]
+    b = [changed(r, known_failure=known) if r.status == "xfail" else r for r in b]
+    pa, pb = write_results(tmp_path / "a.jsonl", a), write_results(tmp_path / "b.jsonl", b)
+    d = diff_runs(merge([pa]), merge([pb]))
+    status_moves = {(c.case_id, c.variant) for c in d.pairs[0].regressions if "->" in c.kind}
+    assert not any(c.kind.endswith("_backend_calls") for c in d.pairs[0].regressions)
+    report = merge([pa, pb])
+    write_report(report, tmp_path / "out")
+    from conformance.report.history import regressed
+
+    assert {(r.case_id, r.variant) for r, _ in regressed(report)} == status_moves
+    assert {case for case, _ in status_moves} == {"mutation_epilogue/a", "runtime_wrapper/b"}
