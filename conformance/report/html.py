@@ -44,6 +44,7 @@ from conformance.report.model import (
 )
 from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text
+from conformance.report.trend import svg as trend_svg
 from conformance.results import STATUSES
 
 HEAT_STEPS = 10
@@ -228,6 +229,7 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
         notable_only=notable_only,
         causes=_causes(report),
         environment=environment_changes(report.builds),
+        trend=Markup(trend_svg(report)),  # noqa: S704  # our own drawing: every label escaped in trend.py
         devices=sorted({d for b in report.builds for d in report.devices(b.id)}),
         exit_code=report.exit_code(),
         verdict_word=VERDICT_WORD,

@@ -227,3 +227,11 @@ def test_the_long_lists_are_data_until_asked_for(page: Any) -> None:
     nodes = page.evaluate("document.getElementsByTagName('*').length")
     rows = page.evaluate("JSON.parse(document.getElementById('data').textContent).items.length")
     assert rows == 21 and nodes < 2_000, nodes
+
+
+def test_the_score_of_each_behaviour_is_drawn_across_releases(page: Any) -> None:
+    plot = page.locator("#trend svg")
+    assert plot.is_visible() and plot.locator("polyline").count() == 5  # one line per behaviour, two builds
+    labels = plot.locator("text").evaluate_all("els => els.map(e => e.textContent)")
+    assert "2.13.0" in labels and "2.14.1" in labels
+    assert any(label.startswith("mutation_epilogue ") and label.endswith("%") for label in labels)
