@@ -43,7 +43,7 @@ from conformance.report.model import (
     verdict_line,
 )
 from conformance.report.read import Sourced
-from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text
+from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text, within_text
 from conformance.report.trend import svg as trend_svg
 from conformance.results import STATUSES
 
@@ -239,7 +239,7 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
         verdicts=[(v, verdict_line(v)) for v in report.verdicts()],
         speed=report.speed(),
         speed_text={"own": own_text, "landing": landing_text, "later": later_text, "published": published_text,
-                    "ratio": ratio_text},
+                    "ratio": ratio_text, "within": within_text},
         svg=Markup,  # our own drawing (bench.report.svg escapes every label)
     )
 

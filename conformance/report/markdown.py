@@ -14,7 +14,7 @@ from conformance.report.model import (
     verdict_line,
 )
 from conformance.report.read import Sourced
-from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text
+from conformance.report.speed import landing_text, later_text, own_text, published_text, within_text
 from conformance.results import STATUSES
 
 
@@ -232,11 +232,11 @@ def _speed(report: Report) -> list[str]:
     for t in data["tables"]:
         out += ["", f"### {_esc(t['title'])}", "",
                 "| row | " + " | ".join(_esc(v) for v in data["releases"]) + " | landed: before → after | "
-                "within the landing build (vs reference loop) | published | later |",
+                "within the build (vs reference loop): landing, newest as plotted | published | later |",
                 "|---|" + "---|" * (len(data["releases"]) + 4)]
         for r in t["rows"]:
             out.append(f"| {_esc(r['label'])} | " + " | ".join(own_text(c) for c in r["own"]) + " | "
-                       f"{_esc(landing_text(r))} | {_esc(ratio_text(r['within_build']))} | "
+                       f"{_esc(landing_text(r))} | {_esc(within_text(r))} | "
                        f"{_esc(published_text(r['published']))} | {_esc(later_text(r))} |")
     return out
 

@@ -24,7 +24,8 @@ from typing import Any
 from conformance.bench.report import BUILD_FORM, compare, published_text, ratio_text, svg
 from conformance.versions import version_key
 
-__all__ = ["landing_text", "later_text", "own_text", "published_text", "ratio_text", "release_order", "speed"]
+__all__ = ["landing_text", "later_text", "own_text", "published_text", "ratio_text", "release_order", "speed",
+           "within_text"]
 
 
 def _version(doc: dict[str, Any]) -> str:
@@ -109,6 +110,7 @@ def speed(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
                 "landed": versions[landed] if landed is not None else None,
                 "before": None, "at_landing": None, "before_note": "", "later": [],
                 "within_build": headlines[landed] if landed is not None else None,
+                "within_newest": headlines[-1],  # what the plot draws (the newest build's bench)
             }
             if landed is None:
                 entry["before_note"] = "no build given generates this step"
@@ -150,6 +152,16 @@ def _variants(a: str, b: str) -> str:
     """A note where two builds are different wheel variants (+cpu, +cu130): the ratio measures that too."""
     va, vb = a.partition("+")[2], b.partition("+")[2]
     return f" [wheel variants {va or 'none'} → {vb or 'none'}]" if va != vb else ""
+
+
+def within_text(row: dict[str, Any]) -> str:
+    """The within-build ratio of the landing build, and the newest build's where it is another (the
+    number the plot draws)."""
+    text = ratio_text(row["within_build"])
+    newest = row.get("within_newest")
+    if newest is not None and newest != row["within_build"]:
+        text += f"; newest build {ratio_text(newest)} (plotted)"
+    return text
 
 
 def landing_text(row: dict[str, Any]) -> str:

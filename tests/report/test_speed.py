@@ -105,3 +105,22 @@ def test_bench_labels_and_versions_are_shown_as_text(tmp_path: Path) -> None:
     assert "<script>window.x" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.x=1&lt;/script&gt;" in page
     assert "<script>window.x" not in (out / "compat.md").read_text()
+
+
+def test_the_table_holds_every_ratio_the_plot_draws_and_says_which_build_each_is() -> None:
+    """The plot draws the newest build's within-build ratios; the table gives the landing build's, and
+    the newest's beside it where they differ, so that the two never show different numbers unnamed."""
+    from conformance.bench.report import ratio_text
+    from conformance.report.speed import within_text
+
+    data = speed([bench_doc("2.12.1", e2e=60.0, yard=10.0, step=None), bench_doc("2.13.0", e2e=50.0, yard=10.0,
+                  step=5.0), bench_doc("2.15.0", e2e=40.0, yard=20.0, step=4.0)])
+    assert data is not None
+    rows = [r for t in data["tables"] for r in t["rows"] if r["within_newest"] is not None]
+    assert rows and any(r["within_newest"] != r["within_build"] for r in rows)
+    for r in rows:
+        assert f">{r['within_newest']['value']:.2f}x<" in data["plot"]["svg"]  # drawn
+        text = within_text(r)
+        assert text.startswith(ratio_text(r["within_build"]))
+        if r["within_newest"] != r["within_build"]:
+            assert f"newest build {ratio_text(r['within_newest'])} (plotted)" in text, text
