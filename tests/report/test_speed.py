@@ -113,8 +113,11 @@ def test_the_table_holds_every_ratio_the_plot_draws_and_says_which_build_each_is
     from conformance.bench.report import ratio_text
     from conformance.report.speed import within_text
 
-    data = speed([bench_doc("2.12.1", e2e=60.0, yard=10.0, step=None), bench_doc("2.13.0", e2e=50.0, yard=10.0,
-                  step=5.0), bench_doc("2.15.0", e2e=40.0, yard=20.0, step=4.0)])
+    newest = bench_doc("2.15.0", e2e=40.0, yard=10.0, step=4.0)
+    newest["tables"][1]["rows"][0]["ratios"]["interpreted/build"] = {"value": 3.1, "ci95": [3.0, 3.2],
+                                                                      "distinguishable": True}
+    data = speed([bench_doc("2.12.1", e2e=60.0, yard=10.0, step=None),
+                  bench_doc("2.13.0", e2e=50.0, yard=10.0, step=5.0), newest])
     assert data is not None
     rows = [r for t in data["tables"] for r in t["rows"] if r["within_newest"] is not None]
     assert rows and any(r["within_newest"] != r["within_build"] for r in rows)
