@@ -333,8 +333,8 @@ def _new_shape(kind: str, shape: Shape) -> Shape | None:  # noqa: PLR0911  # one
 
 @st.composite
 def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa: PLR0912, PLR0915  # one grammar
-    """1-4 inputs (tensors, TwoTensors, a module), 1-8 statements, a return of 0-3 values, 0-3
-    later calls with other inputs, an ambient grad mode."""
+    """1-5 inputs (up to three tensors or TwoTensors, a view of one, a module), 1-8 statements, a
+    return of 0-3 values, 0-3 later calls with other inputs, an ambient grad mode."""
     shape = draw(st.sampled_from(SHAPES), label="shape")
     inputs: list[Input] = []
     aliasing = draw(st.sampled_from(("none", "none", "same", "overlap")), label="aliasing")
