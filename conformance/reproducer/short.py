@@ -21,6 +21,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from conformance.core import build, call, checks, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes, tensor_entries
 from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES
@@ -98,9 +100,11 @@ def _mismatch(record: ResultRecord) -> MismatchRecord | None:
     return None
 
 
-def _subject(m: MismatchRecord, exprs: dict[str, str], leaves: dict[str, str], s: _Script) -> str:
+def _subject(m: MismatchRecord, exprs: dict[str, str], leaves: dict[str, str], s: _Script, *, single: bool) -> str:
     """The expression of the tensor the mismatch read, on one side, after its call."""
-    if m.role == "output":
+    if m.role == "output" and single and m.subject == "out[0]":
+        expr = "out"
+    elif m.role == "output":
         s.need(state.flatten_outputs)
         expr = f"flatten_outputs(out)[{m.subject[4:-1]}]"
     elif m.role == "grad":
@@ -161,10 +165,13 @@ class _Calls:
     persisted: set[str] = field(default_factory=set)
     classes: dict[str, Any] = field(default_factory=dict)
     several: bool = False  # the case makes more than one call: each is labelled
+    single: bool = False  # the program returns one plain tensor (eager, first call): `out` is that tensor
 
     def body(self, points: list[CallPoint], upto: int) -> list[str]:
         self.classes = classes = load_classes(self.lc.case.classes, f"<classes of {self.lc.id}>")
         self.several = len(points) > 1
+        self.single = self.variant.mode == "training" and _plain_tensors(self.lc) and _one_tensor(
+            self.lc, self.variant, points[0], classes)
         out = ["out = None"] if any(p.before for p in points[: upto + 1]) else []
         calls = [self._one(i, point, classes, last=i == upto) for i, point in enumerate(points[: upto + 1])]
         plain = calls if self.m is None else calls[:-1]  # the failing call keeps its own lines
@@ -215,7 +222,7 @@ class _Calls:
         names = list(self.lc.data["inputs"])
         leaves = {n: (leaf_var(n[: -len(".leaf")], names) if n.endswith(".leaf") else exprs.get(n, n))
                   for n in built.grad_leaves}
-        return exprs, (_subject(m, exprs, leaves, self.s) if m.subject else "")
+        return exprs, (_subject(m, exprs, leaves, self.s, single=self.single) if m.subject else "")
 
     def _call(self, m: MismatchRecord | None) -> list[str]:
         """The call and, in training, its backward (left out where the check reads what comes before
@@ -226,6 +233,8 @@ class _Calls:
         if m is not None and m.check in MODES:
             lines.append("modes = (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), "
                          "tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')))")
+        if case["inference_mode"]:
+            lines = ["with torch.inference_mode():", *(f"    {x}" for x in lines)]
         if not case["grad_enabled"] or any(w in self.lc.case.program for w in GRAD_MODE_WORDS):
             # the call in the case's grad mode, restored after it, as the harness does
             lines = [f"with torch.set_grad_enabled({case['grad_enabled']}):", *(f"    {x}" for x in lines)]
@@ -234,13 +243,21 @@ class _Calls:
             lines = _try(lines, s)  # the case expects a side to raise, or the check is what it raised
         if self.variant.mode != "training" or (m is not None and _before_backward(m)):
             return lines
+        seed = case["seed"] + call.TANGENT_SEED_OFFSET
+        backward_raises = raises and m is not None and m.path == "backward"
         if _plain_tensors(self.lc):
             s.names[call.plain_tangent] = "tangent"  # the harness's tangent of a plain tensor
+        if self.single and not backward_raises:
+            # what backward_outputs does with one output; where it needs no grad, backward raises (suppressed)
+            s.need(call.plain_tangent)
+            step = [f"out.backward(tangent(out, torch.Generator().manual_seed({seed})))"]
+        elif _plain_tensors(self.lc):
             s.need(state.flatten_outputs, call.plain_tangent, call.backward_outputs)
+            step = [f"backward_outputs(flatten_outputs(out), {seed})"]
         else:
             s.need(state.flatten_outputs, state.is_subclass, call.tangent, call.plain_tangent, call.backward_outputs)
-        step = [f"backward_outputs(flatten_outputs(out), {case['seed'] + call.TANGENT_SEED_OFFSET})"]
-        if raises and m is not None and m.path == "backward":
+            step = [f"backward_outputs(flatten_outputs(out), {seed})"]
+        if backward_raises:
             return lines + _try(step, s)
         s.stdlib.add("contextlib")
         return [*lines, "with contextlib.suppress(Exception):  # what a backward raises is its own check",
@@ -334,6 +351,21 @@ def _plain_tensors(lc: LoadedCase) -> bool:
     words = ("TwoTensor", "__torch_dispatch__", "_make_wrapper_subclass", "__tensor_flatten__")
     return (not subclassed([lc.data["inputs"], lc.data["calls"]]) and not any(w in text for w in words)
             and not _SUBCLASS_DEF.search(text))
+
+
+def _one_tensor(lc: LoadedCase, variant: Variant, point: CallPoint, classes: dict[str, Any]) -> bool:
+    """Whether the program, called eagerly on the first call's inputs in training mode, returns one
+    plain tensor (then the script backwards through `out` itself); False where that call raises."""
+    from conformance.core.compile import make_function
+
+    try:
+        fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes)
+        with torch.random.fork_rng(devices=[]):
+            inputs = build.build_inputs(lc.data, "cpu", variant.mode, point, build.Env(dict(classes)))
+            side = call.call(fn, inputs, lc.data)
+    except Exception:  # whatever stops it, the general form serves
+        return False
+    return side.exc is None and type(side.result) is torch.Tensor
 
 
 def _with_after(lines: list[str], point: CallPoint, m: MismatchRecord | None, s: _Script) -> list[str]:

@@ -245,3 +245,20 @@ def test_an_outputs_metadata_needs_no_backward(check: str, role: str, subject: s
     assert text is not None
     compile(text, "repro.py", "exec")
     assert ("backward_outputs(" in text) == backward, text
+
+
+def test_a_program_that_returns_one_tensor_is_backwarded_through_it_without_the_general_helpers() -> None:
+    """One plain tensor out (seen by calling the program eagerly): `out.backward(tangent)`, the tangent
+    the harness draws; a program that returns several keeps backward_outputs (the test above)."""
+    lc = next(c for c in CORPUS if c.id == "mutation_epilogue/upstream/custom_op_backward_zeroes_input")
+    variant = variants_of(lc.case, devices=["cpu"], backends=["aot_eager"], modes=["training"])[0]
+    m = {"check": "values", "where": "out[0]", "path": "out[0]", "role": "output", "subject": "out[0]",
+         "expected": "[1.0]", "actual": "[2.0]"}
+    rec = ResultRecord.model_validate({"case_id": lc.id, "variant": variant.label, "status": "fail",
+                                       "mismatches": [m]})
+    text = render_short(lc, variant, rec)
+    assert text is not None
+    compile(text, "repro.py", "exec")
+    assert "out.backward(tangent(out, torch.Generator().manual_seed(" in text, text
+    assert "def backward_outputs" not in text and "def flatten_outputs" not in text, text
+    assert "t = out\n" in text or "return out" in text, text  # the subject is the output itself
