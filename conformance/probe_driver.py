@@ -70,7 +70,7 @@ def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) 
     try:
         inputs = _inputs_for(lc, variant, k, classes)
         hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
-        with torch.set_grad_enabled(lc.case.grad_enabled):
+        with torch.set_grad_enabled(lc.case.grad_enabled), torch.inference_mode(lc.case.inference_mode):
             return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes),
                            inputs.args, attributes=hidden)
     finally:
@@ -172,7 +172,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
 
         def frozen(k: int, obs: Any) -> frozenset[int]:
             """Inductor freezing bakes in the graph module's lifted parameters (not mutated)."""
-            if variant.backend != "inductor" or lc.case.grad_enabled:
+            if variant.backend != "inductor" or (lc.case.grad_enabled and not lc.case.inference_mode):
                 return frozenset()
             import torch._inductor.config as inductor_config
 

@@ -13,6 +13,7 @@ from typing import Any
 __all__ = ["add_parser", "cmd_bench"]
 
 DEFAULT_OUT = Path("results/bench")
+EXPLORE_CONFIGS = "aot_eager:inference,aot_eager:training,inductor:inference,inductor:training,none:inference"
 
 
 def add_parser(sub: Any) -> None:
@@ -54,8 +55,8 @@ def add_parser(sub: Any) -> None:
     e = bsub.add_parser("explore", help="the explorer's throughput: programs per hour per core, and the share of "
                         "the time spent compiling, per entry point and mode")
     e.add_argument("--seconds", type=float, default=60.0, help="seconds per configuration (default 60)")
-    e.add_argument("--configs", default="aot_eager:inference,aot_eager:training,none:inference",
-                   help="backend:mode pairs (default aot_eager:inference,aot_eager:training,none:inference)")
+    e.add_argument("--configs", default=EXPLORE_CONFIGS,
+                   help=f"backend:mode pairs (default {EXPLORE_CONFIGS}: both lanes, both modes, and the control)")
     e.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
     e.set_defaults(func=cmd_explore_bench)
 

@@ -119,7 +119,7 @@ def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
     side = Side(inputs=inputs, before={n: _light(t) for n, t in tensors.items()},
                 held=[_held(t) for t in tensors.values()], objects=dict(tensors))
     result = None
-    with torch.set_grad_enabled(case["grad_enabled"]):
+    with torch.set_grad_enabled(case["grad_enabled"]), torch.inference_mode(case["inference_mode"]):
         try:
             result = fn(*inputs.args)
         except BaseException as exc:

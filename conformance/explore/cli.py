@@ -60,6 +60,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="a results file of a corpus run on this build: a finding that one of its known failures "
                    "shows the same way (entry point, mode, first check and place) is marked probably known (default: "
                    "results/results.jsonl when it exists)")
+    p.add_argument("--builds", metavar="LIST",
+                   help="after exploring (or merging), rerun each finding's case file on these builds too, "
+                   "comma-separated: a folder holding torch, an environment, or the name of the matrix's environment "
+                   "(.nox/_torch/NAME, e.g. 2.10.0); each finding then says where it fails and where it passes, and a "
+                   "finding that passes on every newer build is marked history (fixed since)")
     p.add_argument("--coverage", type=int, metavar="N",
                    help="no exploring: draw N programs as an exploration would (its --seed) and print the share "
                    "holding each ingredient and the share eager accepts (each run with both sides eager); exit 1 "
@@ -96,6 +101,11 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[s
         errors.append(f"--shard {args.shard}: expected I/N with 1 <= I <= N, e.g. 2/4")
     merge_errors, parts = _merge_parts(args.merge or [])
     errors += merge_errors
+    if args.builds is not None:
+        from conformance.explore.releases import check_builds
+
+        errors += check_builds([b for b in args.builds.split(",") if b]) or (
+            [] if args.builds.strip(",") else ["--builds: give at least one build"])
     if args.known and not Path(args.known).is_file():
         errors.append(f"--known {args.known}: no such results file")
     if _shared(Path(args.output)):
@@ -177,6 +187,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
     with Interrupts() as interrupts:
         try:
             report = merge_into(out, parts) if parts else _explore(args, out, shard, interrupts)
+            if args.builds:
+                from conformance.explore.releases import add_releases
+
+                add_releases(report, out, [b for b in args.builds.split(",") if b],
+                             say=lambda line: print(line, file=sys.stderr))
             known = Path(args.known or "results/results.jsonl")
             if known.is_file():
                 for w in mark_known(report, known):

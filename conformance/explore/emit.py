@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from conformance.explore.engine import Explorer, Finding, Ran
+from conformance.explore.releases import in_words
 from conformance.explore.supervise import WriteFailed
 from conformance.files import write_atomic
 from conformance.loader import load_case
@@ -62,6 +63,14 @@ def torch_version() -> str:
     return str(torch.__version__)
 
 
+def with_sightings(record: dict[str, Any], explorer: Explorer) -> dict[str, Any]:
+    """The finding's record with how many programs showed its cause so far, and a few of them as first
+    seen (unshrunk, each with other ingredients): what else leads to the same cause."""
+    sig = record["signature"]
+    return {**record, "seen": max(explorer.seen.get(sig, 1), 1),
+            "examples": [p.source() for p in explorer.sightings.get(sig, [])]}
+
+
 def finding_record(f: Finding, out: Path) -> dict[str, Any]:
     """A finding as findings.json holds it (paths relative to the explorer's output folder)."""
     return {
@@ -90,7 +99,8 @@ def to_json(explorer: Explorer, findings: list[Finding]) -> dict[str, Any]:
     s = explorer.stats
     totals = Totals(programs=s.programs, eager_rejected=s.rejected, seconds_in_runs=s.seconds_in_runs,
                     seconds_compiling=s.seconds_compiling, flaky=set(s.flaky), interrupted=explorer.interrupted,
-                    findings={f.signature: rooted(finding_record(f, explorer.out), explorer.out) for f in findings})
+                    findings={f.signature: rooted(with_sightings(finding_record(f, explorer.out), explorer),
+                                                  explorer.out) for f in findings})
     head = {"torch": torch_version(), "backends": list(explorer.backends), "modes": list(explorer.modes),
             "seed": explorer.seed}
     return findings_report(explorer.out, head, totals, s.seconds, parts=1, shard=explorer.shard)
@@ -104,15 +114,29 @@ def _relative(path: str, root: Path) -> str:
         return path
 
 
+def _examples(f: dict[str, Any]) -> list[str]:
+    """Other programs that showed the cause, as first seen (the shrunk one aside)."""
+    others = [e for e in f.get("examples", []) if e.strip() != f["program"].strip()][:2]
+    if not others:
+        return []
+    return ["Other programs that showed it (as first seen, not shrunk):", "",
+            *[line for e in others for line in ("```python", e.rstrip(), "```", "")]]
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     new = [f for f in report["findings"] if not f.get("known_by")]
+    # with no corpus results read, nothing was compared: the report may not say the findings are new
+    compared = (f"{len(new)} unlike any of the corpus's known failures" if report.get("known_from")
+                else "not compared with the corpus's known failures: no corpus results were read")
+    if any(f.get("releases") for f in report["findings"]):
+        compared += f"; {sum(bool(f.get('history')) for f in report['findings'])} fixed on a newer build"
     out = [
         "# Explorer findings",
         "",
         f"torch {report['torch']}, backends {', '.join(report['backends'])}, modes {', '.join(report['modes'])}, "
         f"seed {report['seed']}: {report['programs']} programs in {report['seconds']} s "
         f"({report['programs_per_hour']}/hour), {report['valid_share']:.0%} accepted by eager, "
-        f"{len(report['findings'])} distinct finding(s) ({len(new)} unlike any of the corpus's known failures), "
+        f"{len(report['findings'])} distinct finding(s) ({compared}), "
         f"{len(report.get('crashes', []))} crash(es), {len(report['flaky'])} flaky.",
         "",
     ]
@@ -130,9 +154,12 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"Variant `{f['variant']}`; {f['statements']} statement(s) "
             f"{'after shrinking' if f.get('shrunk', True) else '(NOT shrunk: interrupted)'}; found after "
             f"{f['found_after_s']} s ({f['programs_before']} programs); the case file "
-            f"{'reproduces it' if f['reproduces'] else 'does NOT reproduce it'}.",
+            f"{'reproduces it' if f['reproduces'] else 'does NOT reproduce it'}; {f.get('seen', 1)} program(s) "
+            "showed this cause.",
             "",
             *([known, ""] if known else []),
+            *([f"Builds: {in_words(f['releases'])}" + ("; **history**: fixed since" if f.get("history") else "")
+               + ".", ""] if f.get("releases") else []),
             "```python",
             f["program"].rstrip(),
             "```",
@@ -142,6 +169,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             *[f"- {m}" for m in f["mismatches"]],
             *([f"- {f['reason'].splitlines()[0]}"] if not f["mismatches"] and f["reason"] else []),
             "",
+            *_examples(f),
             f"Case file (`{f['case']}`; reproducer: `{f['reproducer'] or 'none'}`):",
             "",
             "```yaml",

@@ -12,6 +12,7 @@ the time budget is spent.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import itertools
 import time
@@ -27,6 +28,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from conformance.causes import cause_of
 from conformance.core.entry import counts_graphs
 from conformance.explore.grammar import Program, programs
+from conformance.explore.layout import EXAMPLES, RUNNING
 from conformance.loader import CaseLoadError, LoadedCase, load_case
 from conformance.results import ResultRecord
 from conformance.runner import RunOptions, run_variant
@@ -181,19 +183,25 @@ class Explorer:
     _said: float = 0.0
     _first_seen: dict[str, tuple[float, int]] = field(default_factory=dict)
     _pending: dict[str, FindingError] = field(default_factory=dict)  # raised, not yet shrunk
+    sightings: dict[str, list[Program]] = field(default_factory=dict)  # per cause: up to EXAMPLES programs
+    seen: dict[str, int] = field(default_factory=dict)  # per cause: the programs that showed it
 
-    @property
-    def work(self) -> Path:
-        return self.out / "work"
+    def _sighted(self, signature: str, program: Program) -> None:
+        """One more program showed the cause: counted, and kept where its ingredients are new."""
+        self.seen[signature] = self.seen.get(signature, 0) + 1
+        kept = self.sightings.setdefault(signature, [])
+        if len(kept) < EXAMPLES and all(program.ingredients() != p.ingredients() for p in kept):
+            kept.append(program)
 
     def load(self, text: str) -> LoadedCase:
-        """The program's case, loaded from a file under work/ as any case is (validation included)."""
-        name = hashlib.sha1(text.encode()).hexdigest()[:16]  # noqa: S324  # a file name
-        path = self.work / f"explore_{name}.yaml"
-        if not path.exists():
-            self.work.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        return load_case(path, self.work)
+        """The program's case, loaded as any case is (validation included) from the one file every
+        program passes through, running.yaml: left there if the program kills the process (a segfault
+        in the build), overwritten by the next. No file per program is kept."""
+        name = "explore_" + hashlib.sha1(text.encode()).hexdigest()[:16]  # noqa: S324  # a name, not security
+        path = self.out / RUNNING
+        path.write_text(text, encoding="utf-8")
+        loaded = load_case(path, self.out, display=name)
+        return dataclasses.replace(loaded, id=loaded.case.id or name)
 
     def records(self, lc: LoadedCase) -> list[tuple[Variant, ResultRecord]]:
         """Every CPU variant of a case, run as the runner runs it (no probe: speed), with the hooks."""
@@ -224,8 +232,6 @@ class Explorer:
             lc = self.load(text)
         except CaseLoadError as exc:  # the grammar wrote a case the schema refuses: a bug of ours
             raise AssertionError(f"the explorer wrote an invalid case:\n{exc}\n{text}") from None
-        # a program that kills the process (a segfault in the build) is left here to be read
-        (self.out / "running.yaml").write_text(text, encoding="utf-8")
         records = [r for _, r in self.records(lc)]
         self.stats.seconds_in_runs += time.perf_counter() - start
         self.stats.seconds_compiling += sum(r.durations.get("compile", 0.0) for r in records)
@@ -245,6 +251,8 @@ class Explorer:
             self.stats.rejected += ran.rejected
             self._say()
         for sig, record in ran.discrepancies().items():
+            if not cached:
+                self._sighted(sig, ran.program)
             if sig in self.findings:
                 continue
             if not cached and not self._confirmed(ran, sig):

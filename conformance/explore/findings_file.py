@@ -54,6 +54,10 @@ class FindingEntry(_Strict):
     where: str = ""
     shrunk: bool = True
     known_by: list[str] = []
+    seen: Annotated[int, Field(ge=1, le=2**53)] = 1  # programs that showed this cause
+    examples: list[str] = []  # a few of them as first seen, each with other ingredients
+    releases: dict[str, str] = {}  # build -> fails / passes / what else (explore --builds)
+    history: bool = False  # passes on every newer build it was rerun on: fixed since
 
 
 class CrashEntry(_Strict):

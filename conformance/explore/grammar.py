@@ -23,6 +23,7 @@ Shape = tuple[int, ...]
 # the common shapes, then those where half of the metadata space lives: size-1 dims, 0-d, empty
 SHAPES: tuple[Shape, ...] = ((4,), (3, 4), (2, 3, 4), (4,), (3, 4), (1,), (3, 1), (1, 4), (), (0,), (0, 3))
 LAYOUTS = ("contiguous", "transposed", "strided", "offset")
+AMBIENT = ("none",) * 7 + ("no_grad",) * 2 + ("inference_mode",)  # around the whole call: mostly none
 CONTEXTS = ("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)")
 # float sweeps: fresh values, values that come back (a stale specialisation shows there), signed zero
 SWEEPS: tuple[tuple[float, ...], ...] = ((0.1, 0.5, 1.5), (0.1, 0.5, 0.1), (1.0, 0.5, 1.0), (0.0, -0.0, 0.5),
@@ -52,6 +53,7 @@ class Input:
     hidden: bool = False
     two: bool = False  # a TwoTensor of two such tensors
     module: bool = False  # an nn.Linear over the last dim (its parameters requires_grad)
+    optimizer: bool = False  # an SGD with momentum over the module's parameters (the input named `opt`)
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class Program:
     sweep: tuple[float, ...] | None = None  # a Python float `lr` swept over these values
     calls: tuple[Call, ...] = ()  # calls after the first (and after the sweep's)
     grad_enabled: bool = True  # grad mode around every call (False: an ambient no_grad)
+    inference_mode: bool = False  # an ambient torch.inference_mode() around every call
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -117,6 +120,8 @@ class Program:
             yield replace(self, calls=self.calls[:k] + self.calls[k + 1:])
         if not self.grad_enabled:
             yield replace(self, grad_enabled=True)
+        if self.inference_mode:
+            yield replace(self, inference_mode=False)
         for k, st_ in enumerate(self.statements):
             yield replace(self, statements=self.statements[:k] + self.statements[k + 1:])
             if st_.context is not None:
@@ -125,13 +130,15 @@ class Program:
         for k in range(len(self.returns)):
             yield replace(self, returns=self.returns[:k] + self.returns[k + 1:])
         named = " ".join([self.source().split(":", 1)[1], *(i.view or "" for i in self.inputs),
-                          *(repr(self._call_spec(c)) for c in self.calls)])
+                          *(repr(self._call_spec(c)) for c in self.calls),
+                          *("m" for i in self.inputs if i.optimizer)])  # an optimizer holds the module's parameters
         for k, i in enumerate(self.inputs):
             others = self.inputs[:k] + self.inputs[k + 1:]
             if not re.search(rf"\b{re.escape(i.name)}\b", named):
                 yield replace(self, inputs=others)
             for change in ({"layout": "contiguous"}, {"requires_grad": False, "leaf": True}, {"two": False}):
-                if any(getattr(i, f) != v for f, v in change.items()) and i.view is None and not i.module:
+                if any(getattr(i, f) != v for f, v in change.items()) and i.view is None and not i.module \
+                        and not i.optimizer:
                     yield replace(self, inputs=(*self.inputs[:k], replace(i, **change), *self.inputs[k + 1:]))
 
     def ingredients(self) -> set[str]:
@@ -141,17 +148,22 @@ class Program:
         out |= {"shape:size-1" for sh in shapes if 1 in sh} | {"shape:0-d" for sh in shapes if sh == ()}
         out |= {"shape:empty" for sh in shapes if 0 in sh}
         out |= {f"input:{kind}" for i in self.inputs
-                for kind, on in (("two_tensor", i.two), ("module", i.module), ("view", i.view is not None)) if on}
+                for kind, on in (("two_tensor", i.two), ("module", i.module), ("optimizer", i.optimizer),
+                                 ("view", i.view is not None)) if on}
         if self.sweep is not None:
             out.add("sweep")
             if len(set(self.sweep)) < len(self.sweep):
                 out.add("sweep:comes back to a value")
         if not self.grad_enabled:
             out.add("ambient:no_grad")
+        if self.inference_mode:
+            out.add("ambient:inference_mode")
         return out
 
     def _tensor_spec(self, i: Input, **changes: Any) -> dict[str, Any]:
         i = replace(i, **changes)
+        if i.optimizer:
+            return {"optimizer": {"class": "torch.optim.SGD", "params": "m", "kwargs": {"lr": 0.1, "momentum": 0.9}}}
         if i.module:
             k = i.shape[-1] if i.shape else 1
             return {"module": {"class": "torch.nn.Linear", "args": [k, k]}}
@@ -169,7 +181,7 @@ class Program:
 
     def _call_spec(self, call: Call) -> dict[str, Any]:
         """The inputs a later call replaces (by name)."""
-        plain = [i for i in self.inputs if i.view is None and not i.hidden and not i.module]
+        plain = [i for i in self.inputs if i.view is None and not i.hidden and not i.module and not i.optimizer]
         # aliasing among plain tensors only: a TwoTensor passed where a tensor was meets storage ops that
         # crash eager itself (NOT_ON_SUBCLASSES)
         plain = [i for i in plain if not i.two] if call.kind in ("alias_same", "alias_overlap") else plain
@@ -204,6 +216,8 @@ class Program:
             entry = self._tensor_spec(i)
             if i.hidden:
                 entry["hidden"] = True
+            if i.module and any(o.optimizer for o in self.inputs):
+                entry["persist"] = True  # the optimizer steps the very module the program gets
             inputs[i.name] = entry
         if self.sweep is not None:
             inputs["lr"] = {"scalar": {"type": "float", "values": list(self.sweep)}}
@@ -214,6 +228,8 @@ class Program:
             extra["calls"] = [self._call_spec(c) for c in self.calls]
         if not self.grad_enabled:
             extra["grad_enabled"] = False
+        if self.inference_mode:
+            extra["inference_mode"] = True
         return {
             "version": 2,
             "behavior": self.behavior(),
@@ -279,6 +295,8 @@ TEMPLATES: dict[str, str] = {
     # a module's forward, and its parameter written in place
     "module_call": "{out} = {m}({t})",
     "module_param_mul_": "with torch.no_grad():\n        {m}.weight.mul_(0.5)",
+    # an optimizer's step on the module's parameters (a gradient set by hand: no backward inside the program)
+    "opt_step": "{m}.weight.grad = torch.ones_like({m}.weight)\n    opt.step()",
     # views (kept, written through, returned)
     "view_flat": "{out} = {t}.view(-1)",
     "view_slice": "{out} = {t}[1:]",
@@ -294,11 +312,12 @@ STORAGE_MOVES = frozenset({"set_other", "data_other", "data_op", "set_storage"})
 MUTATING = frozenset(
     {"mul_", "add_alpha", "copy_", "fill_", "zero_", "clamp_", "addcmul_", "index_add_dup", "detach_mul_", "set_",
      "data_assign", "mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "neg_lr", "one_minus_lr",
-     "module_param_mul_"} | METADATA | STORAGE_MOVES
+     "module_param_mul_", "opt_step"} | METADATA | STORAGE_MOVES
 )
 FLOAT_KINDS = ("mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "add_fn_lr", "addcmul_fn_lr", "clamp_min_lr",
                "leaky_lr", "full_like_lr", "neg_lr", "one_minus_lr", "square_lr")
-MODULE_KINDS = ("module_call", "module_param_mul_")
+MODULE_KINDS = ("module_call", "module_param_mul_", "opt_step")
+OPTIMIZER_KINDS = ("opt_step",)
 # storage moved into or out of a wrapper subclass crashes eager itself (a segfault in 2.13): no verdict on
 # the compiled path, so the grammar does not draw it
 NOT_ON_SUBCLASSES = STORAGE_MOVES | {"set_", "data_assign", "as_strided_", "resize_", "index_add_dup"}
@@ -333,8 +352,9 @@ def _new_shape(kind: str, shape: Shape) -> Shape | None:  # noqa: PLR0911  # one
 
 @st.composite
 def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa: PLR0912, PLR0915  # one grammar
-    """1-5 inputs (up to three tensors or TwoTensors, a view of one, a module), 1-8 statements, a
-    return of 0-3 values, 0-3 later calls with other inputs, an ambient grad mode."""
+    """1-6 inputs (up to three tensors or TwoTensors, a view of one, a module and an optimizer over
+    it), 1-8 statements, a return of 0-3 values, 0-3 later calls with other inputs, an ambient no_grad
+    or inference mode."""
     shape = draw(st.sampled_from(SHAPES), label="shape")
     inputs: list[Input] = []
     aliasing = draw(st.sampled_from(("none", "none", "same", "overlap")), label="aliasing")
@@ -359,12 +379,16 @@ def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa:
                   Input("b", shape, False, True, "contiguous", view=f"base[{n // 2}:]"),
                   *(replace(i, name="cd"[k]) for k, i in enumerate(inputs[1:]))]
     module = shape and not odd and draw(st.integers(0, 7), label="module") == 0
+    optimizer = module and draw(st.booleans(), label="optimizer")
     if module:
         inputs.append(Input("m", shape, True, True, "contiguous", module=True))
+    if optimizer:
+        inputs.append(Input("opt", shape, False, True, "contiguous", optimizer=True))
     sweep = draw(st.sampled_from(SWEEPS), label="sweep values") if float_sweeps and draw(
         st.booleans(), label="sweep") else None
-    shapes: dict[str, Shape] = {i.name: i.shape for i in inputs if not i.hidden and not i.module}
-    kinds = [k for k in TEMPLATES if (sweep is not None or k not in FLOAT_KINDS) and (module or k not in MODULE_KINDS)]
+    shapes: dict[str, Shape] = {i.name: i.shape for i in inputs if not i.hidden and not i.module and not i.optimizer}
+    kinds = [k for k in TEMPLATES if (sweep is not None or k not in FLOAT_KINDS) and (module or k not in MODULE_KINDS)
+             and (optimizer or k not in OPTIMIZER_KINDS)]
     statements: list[Statement] = []
     twos = {i.name for i in inputs if i.two}  # TwoTensors, and views of them, and what is computed from them
     twos |= {i.name for i in inputs if i.view is not None and any(re.search(rf"\b{t}\b", i.view) for t in twos)}
@@ -387,14 +411,15 @@ def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa:
         out = f"v{j}" if "{out}" in TEMPLATES[kind] else None
         if out is not None and (target in twos or other in twos):
             twos.add(out)
-        context = None if kind == "module_param_mul_" else draw(st.none() | st.sampled_from(CONTEXTS), label="context")
+        context = None if kind in ("module_param_mul_", "opt_step") else draw(
+            st.none() | st.sampled_from(CONTEXTS), label="context")
         statements.append(Statement(kind, target, other, out, context))
         if out is not None:
             shapes[out] = new
         elif kind in METADATA:
             shapes[target] = new
     returns = tuple(draw(st.lists(st.sampled_from(sorted(shapes)), max_size=3, unique=True), label="returns"))
-    plain = [i for i in inputs if i.view is None and not i.hidden and not i.module and not i.two]
+    plain = [i for i in inputs if i.view is None and not i.hidden and not i.module and not i.optimizer and not i.two]
     overlap = len(plain) >= 2 and math.prod(shape) >= 2 and not any(i.name == "base" for i in inputs)
     possible = ["again", "requires_grad", *(["layout"] if plain and len(shape) >= 2 and not odd else []),
                 *(["bigger"] if shape and not any(i.view is not None or i.module for i in inputs) else []),
@@ -407,5 +432,6 @@ def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa:
         # the base a later call takes two overlapping views of (hidden: the first call does not pass it)
         n = math.prod(shape)
         inputs.insert(0, Input("base", (n + n // 2,), False, True, "contiguous", hidden=True))  # built first
-    grad_enabled = draw(st.integers(0, 4), label="grad mode") != 0
-    return Program(tuple(inputs), tuple(statements), returns, sweep, calls, grad_enabled)
+    ambient = draw(st.sampled_from(AMBIENT), label="grad mode")
+    return Program(tuple(inputs), tuple(statements), returns, sweep, calls, ambient != "no_grad",
+                   ambient == "inference_mode")

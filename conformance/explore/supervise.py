@@ -23,10 +23,9 @@ from typing import Any
 
 import yaml
 
+from conformance.explore.layout import EXAMPLES, RUNNING, STATE
 from conformance.files import write_atomic
 
-STATE = "state.json"
-RUNNING = "running.yaml"
 RESTART_FLOOR = 5.0  # seconds of budget below which a dead worker is not started again
 STOP_GRACE = 120.0  # seconds a worker has after Ctrl-C to emit what it found
 
@@ -72,7 +71,7 @@ def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -
 
     from torch._logging import set_logs  # type: ignore[attr-defined]  # public API, not in the stub's exports
 
-    from conformance.explore.emit import emit, finding_record
+    from conformance.explore.emit import emit, finding_record, with_sightings
     from conformance.explore.engine import Explorer
     from conformance.selftest.faults import FAULTS
 
@@ -92,7 +91,7 @@ def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -
         write_atomic(out / STATE, json.dumps({
             **state, "programs": s.programs, "eager_rejected": s.rejected, "flaky": sorted(set(s.flaky)),
             "seconds_in_runs": s.seconds_in_runs, "seconds_compiling": s.seconds_compiling,
-            "findings": records}) + "\n")
+            "findings": [with_sightings(r, explorer) for r in records]}) + "\n")
 
     def found(f: Any) -> None:
         records.append(finding_record(emit(explorer, f), out))
@@ -108,6 +107,7 @@ def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -
     signal.signal(signal.SIGINT, stop)
     save()
     explorer.explore()
+    (out / RUNNING).unlink(missing_ok=True)  # ran to its end: no program was left running
     save(done=True, interrupted=explorer.interrupted)
 
 
@@ -157,8 +157,13 @@ class Totals:
         for found in state.get("findings", ()):
             f = rooted({**found, "found_after_s": round(found["found_after_s"] + offset, 1)}, root)
             old = self.findings.get(f["signature"])
+            if old is not None:  # the same cause in two workers or shards: its sightings add up
+                f["seen"] = f.get("seen", 1) + old.get("seen", 1)
+                f["examples"] = list(dict.fromkeys([*old.get("examples", []), *f.get("examples", [])]))[:EXAMPLES]
             if old is None or (f["statements"], f["found_after_s"]) < (old["statements"], old["found_after_s"]):
                 self.findings[f["signature"]] = f  # of two, the fewer statements, then the first found
+            else:
+                old.update(seen=f["seen"], examples=f["examples"])
         for crash in state.get("crashes", ()):
             if crash["signature"] in self.crashes:
                 self.crashes[crash["signature"]]["count"] += crash.get("count", 1)

@@ -259,6 +259,7 @@ class Case(Strict):
         "then backward through the outputs.",
     )
     grad_enabled: bool = Field(True, description="Grad mode around the call.")
+    inference_mode: bool = Field(False, description="torch.inference_mode() around the call (inside its grad mode).")
     expect: ExpectSpec = Field(default_factory=ExpectSpec)
     known_failures: tuple[KnownFailure, ...] = ()
 

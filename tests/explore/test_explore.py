@@ -33,8 +33,8 @@ def test_every_program_is_a_case_the_loader_accepts(program: Program, tmp_path: 
 
     lc = explorer.load(case_text(program))  # raises CaseLoadError with file:line if the grammar wrote garbage
     assert lc.case.program.startswith("def f(")
-    # up to three tensors (or TwoTensors), a view of one, and a module
-    assert len(program.statements) <= 8 and 1 <= len([i for i in program.inputs if not i.hidden]) <= 5
+    # up to three tensors (or TwoTensors), a view of one, a module and its optimizer
+    assert len(program.statements) <= 8 and 1 <= len([i for i in program.inputs if not i.hidden]) <= 6
 
 
 def test_the_control_finds_nothing(tmp_path: Path) -> None:
@@ -166,6 +166,43 @@ def test_the_cli_writes_findings_and_exits_by_them(tmp_path: Path) -> None:
     assert main(["explore", "-o", str(faulty), "--backends", "none", "--time-budget", "8", "-q",
                  "--fault", "input_mutation_dropped"]) == 1
     assert json.loads((faulty / "findings.json").read_text())["findings"]
+
+
+def test_an_exploration_leaves_no_file_per_program(tmp_path: Path) -> None:
+    out = tmp_path / "control"
+    assert main(["explore", "-o", str(out), "--backends", "none", "--time-budget", "3", "-q"]) == 0
+    programs = json.loads((out / "findings.json").read_text())["programs"]
+    files = [p for p in out.rglob("*") if p.is_file() and "hypothesis" not in p.parts]
+    assert programs > 5
+    assert len(files) <= 3, files  # findings.json, findings.md, the worker's state.json
+
+
+def test_the_report_says_so_when_no_corpus_results_were_compared(tmp_path: Path) -> None:
+    head = {"torch": "2.13.0", "backends": ["none"], "modes": ["inference"], "seed": 0, "programs": 9, "seconds": 1,
+            "programs_per_hour": 1, "valid_share": 1.0, "findings": [], "flaky": []}
+    assert "not compared with the corpus's known failures" in to_markdown(head)
+    assert "unlike any of the corpus's known failures" in to_markdown({**head, "known_from": "results.jsonl"})
+
+
+def test_a_finding_is_rerun_on_other_builds_and_told_history_when_a_newer_one_passes(tmp_path: Path) -> None:
+    """--builds: the seeded fault lives in this process only, so the same torch in a child process
+    (given as a build by the folder that holds it) passes the finding's case file."""
+    import torch
+
+    from conformance.explore.releases import FAILS, PASSES, history, in_words
+
+    faulty = tmp_path / "fault"
+    site = str(Path(torch.__file__).parent.parent)
+    assert main(["explore", "-o", str(faulty), "--backends", "none", "--time-budget", "8", "-q",
+                 "--fault", "input_mutation_dropped", "--builds", site]) == 1
+    found = json.loads((faulty / "findings.json").read_text())["findings"]
+    assert found and all(PASSES in f["releases"].values() for f in found), [f["releases"] for f in found]
+    assert "Builds: " in (faulty / "findings.md").read_text()
+    assert history("2.13.0", {"2.13.0": FAILS, "2.15.0": PASSES})
+    assert not history("2.13.0", {"2.13.0": FAILS, "2.14.1": PASSES, "2.15.0": FAILS})
+    assert not history("2.15.0", {"2.10.0": PASSES, "2.15.0": FAILS})  # an older build passing: a regression
+    assert in_words({"2.10.0": PASSES, "2.15.0": FAILS}) == "fails on 2.15.0; passes on 2.10.0"
+    assert main(["explore", "-o", str(tmp_path / "x"), "--builds", str(tmp_path)]) == 2  # no torch there
 
 
 @pytest.mark.slow
