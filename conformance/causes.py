@@ -21,6 +21,8 @@ from conformance.results import MismatchRecord, ResultRecord
 _CAUSED_BY = re.compile(r"\(caused by (?P<type>[\w.]+): (?P<message>.*?)\)?\s*$", re.DOTALL)
 _TYPE = re.compile(r"^(?P<type>[\w.]+): ?(?P<message>.*)$", re.DOTALL)
 _NORMALISE = (
+    # where in the case it was raised (the harness's ' at calls[0].after of cases/x.yaml:3'), cut or not
+    (re.compile(r"\s+at (?:program|calls\[\d+\]\.(?:before|after)|classes) of \S*(?::\d+)?\s*$"), ""),
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
     (re.compile(r"torch\.Size\(\[[^\]]*\]\)"), "torch.Size([?])"),
     (re.compile(r"[(\[]\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*[)\]]"), "(?)"),

@@ -52,6 +52,12 @@ def test_a_cause_is_apart_from_names_indices_and_numbers() -> None:
     expand = {**RAISES, "actual": "BackendCompilerFailed: backend='inductor' raised: (caused by RuntimeError: "
                                   "expand: the number of sizes provided (2) must be greater)"}
     assert cause_of(_fail("x/a", expand)) != a
+    # where in its case file a caller's action raised is no part of the cause
+    at = [{**RAISES, "path": "calls[0].after", "actual": f"RuntimeError: During the backward, we met a subclass at "
+                                                        f"calls[{i}].after of cases/x/{name}"}
+          for i, name in ((0, "one.yaml:3"), (1, "two.ya"))]
+    one, two = cause_of(_fail("x/a", at[0])), cause_of(_fail("x/b", at[1]))
+    assert one == two and one is not None and one.exception == "RuntimeError: During the backward, we met a subclass"
 
 
 def test_a_draft_is_plain_pytorch_with_a_short_title_and_the_versions_as_observed(tmp_path: Path) -> None:
