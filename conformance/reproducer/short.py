@@ -165,13 +165,12 @@ class _Calls:
     persisted: set[str] = field(default_factory=set)
     classes: dict[str, Any] = field(default_factory=dict)
     several: bool = False  # the case makes more than one call: each is labelled
-    single: bool = False  # the program returns one plain tensor (eager, first call): `out` is that tensor
+    single: bool = False  # the program returns one tensor (eager, first call): `out` is that tensor
 
     def body(self, points: list[CallPoint], upto: int) -> list[str]:
         self.classes = classes = load_classes(self.lc.case.classes, f"<classes of {self.lc.id}>")
         self.several = len(points) > 1
-        self.single = self.variant.mode == "training" and _plain_tensors(self.lc) and _one_tensor(
-            self.lc, self.variant, points[0], classes)
+        self.single = self.variant.mode == "training" and _one_tensor(self.lc, self.variant, points[0], classes)
         out = ["out = None"] if any(p.before for p in points[: upto + 1]) else []
         calls = [self._one(i, point, classes, last=i == upto) for i, point in enumerate(points[: upto + 1])]
         plain = calls if self.m is None else calls[:-1]  # the failing call keeps its own lines
@@ -247,15 +246,15 @@ class _Calls:
         backward_raises = raises and m is not None and m.path == "backward"
         if _plain_tensors(self.lc):
             s.names[call.plain_tangent] = "tangent"  # the harness's tangent of a plain tensor
-        if self.single and not backward_raises:
-            # what backward_outputs does with one output; where it needs no grad, backward raises (suppressed)
             s.need(call.plain_tangent)
-            step = [f"out.backward(tangent(out, torch.Generator().manual_seed({seed})))"]
-        elif _plain_tensors(self.lc):
-            s.need(state.flatten_outputs, call.plain_tangent, call.backward_outputs)
-            step = [f"backward_outputs(flatten_outputs(out), {seed})"]
         else:
-            s.need(state.flatten_outputs, state.is_subclass, call.tangent, call.plain_tangent, call.backward_outputs)
+            s.need(state.is_subclass, call.tangent, call.plain_tangent)
+        if self.single:
+            # what backward_outputs does with one output: a backward where it requires grad (only a float can)
+            step = [f"out.backward(tangent(out, torch.Generator().manual_seed({seed})))"]
+            step = ["if out.requires_grad:", f"    {step[0]}"] if backward_raises else step
+        else:
+            s.need(state.flatten_outputs, call.backward_outputs)
             step = [f"backward_outputs(flatten_outputs(out), {seed})"]
         if backward_raises:
             return lines + _try(step, s)
@@ -355,7 +354,7 @@ def _plain_tensors(lc: LoadedCase) -> bool:
 
 def _one_tensor(lc: LoadedCase, variant: Variant, point: CallPoint, classes: dict[str, Any]) -> bool:
     """Whether the program, called eagerly on the first call's inputs in training mode, returns one
-    plain tensor (then the script backwards through `out` itself); False where that call raises."""
+    tensor (then the script backwards through `out` itself); False where that call raises."""
     from conformance.core.compile import make_function
 
     try:
@@ -365,7 +364,7 @@ def _one_tensor(lc: LoadedCase, variant: Variant, point: CallPoint, classes: dic
             side = call.call(fn, inputs, lc.data)
     except Exception:  # whatever stops it, the general form serves
         return False
-    return side.exc is None and type(side.result) is torch.Tensor
+    return side.exc is None and isinstance(side.result, torch.Tensor)
 
 
 def _with_after(lines: list[str], point: CallPoint, m: MismatchRecord | None, s: _Script) -> list[str]:
