@@ -38,9 +38,10 @@ def test_fast_selftest_kills_every_reachable_fault_without_false_alarms(fast_ite
     # the one branch 2.13 cannot reach through public entry points (see BRIEF): said, not hidden
     unreached = {f.name for f in report.unreached}
     assert unreached <= {"epilogue_set_as_copy"}
-    if codegen_exec_targets():
-        assert {n for n, s in status.items() if s == "killed"} >= set(FAULTS) - {"epilogue_set_as_copy"}
     assert "| epilogue_statement_dropped | internals |" in report.to_markdown()
+    if not codegen_exec_targets():  # said, not passed: the generated-code faults have nothing to patch here
+        pytest.skip("this build executes no generated wrapper code: its faults cannot be seeded")
+    assert {n for n, s in status.items() if s == "killed"} >= set(FAULTS) - {"epilogue_set_as_copy"}
 
 
 def test_nothing_leaks_into_a_normal_run_after_the_selftest(fast_items: list) -> None:  # type: ignore[type-arg]

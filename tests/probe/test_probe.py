@@ -580,10 +580,9 @@ def test_end_to_end_installed_build_conforms(program: str) -> None:
         (out[0] if isinstance(out, tuple) else out).sum().backward()
     report = probe(cap, observe(fn, make()), keep_input_mutations=not aot)
     assert "diverges" not in report.statuses().values(), report.model_dump()
-    if cap.artifacts:  # the build generates wrappers: the ones this program needs conform
-        assert report["runtime_wrapper"].status == "conforms" or not cap.sources(
-            "runtime_wrapper_orchestration"
-        )
+    if not cap.artifacts:  # said, not passed: nothing here to hold to the reference
+        pytest.skip(f"torch {torch.__version__} generated no wrapper source for {program}")
+    assert report["runtime_wrapper"].status == "conforms" or not cap.sources("runtime_wrapper_orchestration")
 
 
 # -- the committed cases through the runner, on the installed torch --------------------------
@@ -746,8 +745,9 @@ def _run_committed(case_id: str, backend: str, mode: str, conforming: set[str]) 
     assert not probes.error, probes.error
     statuses = probes.statuses()
     assert "diverges" not in statuses.values(), [r for r in probes.results if r.status == "diverges"]
-    if probes.seen:  # the build generates wrappers: the ones this program needs conform
-        assert {b for b, s in statuses.items() if s == "conforms"} >= conforming, statuses
+    if not probes.seen:  # said, not passed: nothing here to hold to the reference
+        pytest.skip(f"torch {torch.__version__} generated no wrapper source for {case_id}")
+    assert {b for b, s in statuses.items() if s == "conforms"} >= conforming, statuses
     if case_id in PARTIAL:
         assert any(probes.partial) == PARTIAL[case_id], probes.partial
 
