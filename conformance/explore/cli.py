@@ -169,8 +169,9 @@ def _merge_parts(dirs: list[str]) -> tuple[list[str], list[tuple[Path, dict[str,
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    from conformance.explore.emit import discard_report, mark_known, write_report
-    from conformance.explore.supervise import Interrupts, WriteFailed, merge_into
+    from conformance.explore.findings import discard_report, mark_known, merge_into, write_report
+    from conformance.explore.layout import WriteFailed
+    from conformance.explore.supervise import Interrupts
 
     if args.coverage is not None:
         return _coverage(args)

@@ -12,19 +12,22 @@ import contextlib
 import json
 import multiprocessing
 import os
-import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from conformance.explore.layout import EXAMPLES, RUNNING, STATE
+from conformance.explore.emit import emit, finding_record, torch_version, with_sightings
+from conformance.explore.engine import Explorer
+from conformance.explore.findings import Totals, findings_report
+from conformance.explore.layout import RUNNING, STATE
 from conformance.files import write_atomic
+from conformance.loader import load_case
 
 RESTART_FLOOR = 5.0  # seconds of budget below which a dead worker is not started again
 STOP_GRACE = 120.0  # seconds a worker has after Ctrl-C to emit what it found
@@ -71,8 +74,6 @@ def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -
 
     from torch._logging import set_logs  # type: ignore[attr-defined]  # public API, not in the stub's exports
 
-    from conformance.explore.emit import emit, finding_record, with_sightings
-    from conformance.explore.engine import Explorer
     from conformance.selftest.faults import FAULTS
 
     set_logs(all=logging.CRITICAL)
@@ -122,64 +123,11 @@ def _signal_name(exitcode: int | None) -> str:
 
 def _run_case(case: str, fault: str | None) -> None:
     """In a fresh process: run every variant of one case file (does the process die again?)."""
-    from conformance.explore.engine import Explorer
-    from conformance.loader import load_case
     from conformance.selftest.faults import FAULTS
 
     path = Path(case)
     explorer = Explorer(path.parent, hooks=(FAULTS[fault].hook(),) if fault else ())
     explorer.records(load_case(path, path.parent))
-
-
-@dataclass
-class Totals:
-    """What the workers saved, summed over their lives."""
-
-    programs: int = 0
-    eager_rejected: int = 0
-    seconds_in_runs: float = 0.0
-    seconds_compiling: float = 0.0
-    flaky: set[str] = field(default_factory=set)
-    findings: dict[str, dict[str, Any]] = field(default_factory=dict)
-    crashes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    worker_errors: list[str] = field(default_factory=list)
-    interrupted: bool = False
-
-    def absorb(self, state: dict[str, Any], root: Path, offset: float = 0.0) -> None:
-        """A worker's saved state or a job's findings.json (paths in it relative to `root`)."""
-        self.programs += state.get("programs", 0)
-        self.eager_rejected += state.get("eager_rejected", 0)
-        self.seconds_in_runs += state.get("seconds_in_runs", 0.0)
-        self.seconds_compiling += state.get("seconds_compiling", 0.0)
-        self.flaky.update(state.get("flaky", ()))
-        self.worker_errors += state.get("worker_errors", [])
-        self.interrupted |= bool(state.get("interrupted"))
-        for found in state.get("findings", ()):
-            f = rooted({**found, "found_after_s": round(found["found_after_s"] + offset, 1)}, root)
-            old = self.findings.get(f["signature"])
-            if old is not None:  # the same cause in two workers or shards: its sightings add up
-                f["seen"] = f.get("seen", 1) + old.get("seen", 1)
-                f["examples"] = list(dict.fromkeys([*old.get("examples", []), *f.get("examples", [])]))[:EXAMPLES]
-            if old is None or (f["statements"], f["found_after_s"]) < (old["statements"], old["found_after_s"]):
-                self.findings[f["signature"]] = f  # of two, the fewer statements, then the first found
-            else:
-                old.update(seen=f["seen"], examples=f["examples"])
-        for crash in state.get("crashes", ()):
-            if crash["signature"] in self.crashes:
-                self.crashes[crash["signature"]]["count"] += crash.get("count", 1)
-            else:
-                self.crashes[crash["signature"]] = rooted(crash, root)
-
-
-def rooted(f: dict[str, Any], root: Path) -> dict[str, Any]:
-    """The finding's file paths made absolute (they are relative to the folder that wrote them); a
-    path that leads out of that folder (a findings.json from elsewhere is data) is dropped."""
-    out = dict(f)
-    for key in ("case", "reproducer"):
-        if f.get(key):
-            path = (root / str(f[key])).resolve()
-            out[key] = str(path) if path.is_relative_to(root.resolve()) else ""
-    return out
 
 
 class Interrupts:
@@ -201,14 +149,6 @@ class Interrupts:
     def __exit__(self, *_exc: object) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
-
-
-class WriteFailed(Exception):
-    """A file of the report that could not be written (a full disk, no permission)."""
-
-    def __init__(self, path: Path, exc: OSError) -> None:
-        super().__init__(f"cannot write {path}: {exc.strerror or exc}")
-        self.path = path
 
 
 def unmerged_states(out: Path) -> dict[Path, dict[str, Any]]:
@@ -378,63 +318,9 @@ def _crash(totals: Totals, d: Path, why: str, *, fault: str | None,
     }
 
 
-def merge_into(out: Path, parts: Sequence[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
-    """One report from several jobs' findings.json (shards of one exploration): findings by signature,
-    counts summed, the wall time the longest job's."""
-    totals = Totals()
-    for root, report in parts:
-        totals.absorb(report, root)
-    head = {k: parts[0][1].get(k) for k in ("torch", "backends", "modes", "seed")}
-    seconds = max(report.get("seconds", 0.0) for _, report in parts)
-    workers = sum(int(report.get("parts", 1)) for _, report in parts)  # each ran this many at once
-    return findings_report(out, head, totals, seconds, parts=workers, shard=(0, 1))
-
-
 def totals_report(config: Config, totals: Totals, seconds: float) -> dict[str, Any]:
-    from conformance.explore.emit import torch_version
-
     head = {"torch": torch_version(), "backends": list(config.backends), "modes": list(config.modes),
             "seed": config.seed}
     return findings_report(Path(config.out), head, totals, seconds, parts=config.workers, shard=config.shard)
 
 
-def _copied(f: dict[str, Any], out: Path) -> dict[str, Any]:
-    """A finding's files copied to out/findings/ (from a shard's folder), paths relative to out."""
-    f = dict(f)
-    for key in ("case", "reproducer"):
-        if not f.get(key):
-            continue
-        src = Path(f[key])
-        dst = out / "findings" / src.name
-        if src.exists() and src.resolve() != dst.resolve():
-            try:
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dst)
-            except OSError as exc:
-                raise WriteFailed(dst, exc) from exc
-        f[key] = dst.relative_to(out).as_posix() if dst.exists() else f[key]
-    return f
-
-
-def findings_report(out: Path, head: dict[str, Any], totals: Totals, seconds: float, *, parts: int,
-            shard: tuple[int, int]) -> dict[str, Any]:
-    t = totals
-    seconds = round(seconds, 1)  # 0, or at least 0.1: the rates below stay finite
-    return {
-        **head,
-        "shard": f"{shard[0] + 1}/{shard[1]}",
-        "parts": parts,
-        "seconds": seconds,
-        "programs": t.programs,
-        "eager_rejected": t.eager_rejected,
-        "seconds_in_runs": round(t.seconds_in_runs, 1),
-        "seconds_compiling": round(t.seconds_compiling, 1),
-        "valid_share": round(1 - t.eager_rejected / max(t.programs, 1), 3),
-        "programs_per_hour": round(t.programs / seconds * 3600) if seconds else 0,
-        "compile_share": round(t.seconds_compiling / (seconds * parts), 3) if seconds else 0.0,  # parts ran at once
-        "interrupted": t.interrupted,
-        "flaky": sorted(t.flaky),
-        "worker_errors": t.worker_errors,
-        "findings": sorted((_copied(f, out) for f in t.findings.values()), key=lambda f: f["found_after_s"]),
-        "crashes": sorted((_copied(c, out) for c in t.crashes.values()), key=lambda c: c["found_after_s"]),
-    }

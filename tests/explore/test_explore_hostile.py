@@ -20,8 +20,9 @@ import pytest
 from conformance.cli import main
 from conformance.explore import supervise as supervise_module
 from conformance.explore.cli import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE
+from conformance.explore.findings import Totals
 from conformance.explore.findings_file import read_findings
-from conformance.explore.supervise import STATE, Budget, Config, Totals, shard_dir, unmerged_states
+from conformance.explore.supervise import STATE, Budget, Config, shard_dir, unmerged_states
 from conformance.files import write_atomic
 
 
@@ -107,8 +108,7 @@ def test_every_usage_error_is_reported_at_once(tmp_path: Path, capsys: pytest.Ca
 def test_what_explore_writes_is_what_merge_reads(tmp_path: Path) -> None:
     """The writer and the declared shape agree (a crash, a finding not shrunk, marked known included),
     and the merged report is written as strict JSON."""
-    from conformance.explore.emit import write_report
-    from conformance.explore.supervise import findings_report
+    from conformance.explore.findings import findings_report, write_report
 
     crash = {"signature": "crash SIGSEGV", "program": "def f(a): ...", "case": "", "found_after_s": 3.0,
              "reproduces": False, "rerun": "a fresh process running the case ended with exit status 0", "count": 2}
@@ -205,15 +205,15 @@ def test_a_second_ctrl_c_during_the_shutdown_loses_nothing(
 
 def test_a_ctrl_c_while_the_findings_are_written_does_not_stop_the_writing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.explore import emit
+    from conformance.explore import findings
 
-    markdown = emit.to_markdown
+    markdown = findings.to_markdown
 
     def interrupted_markdown(report: dict[str, Any]) -> str:
         os.kill(os.getpid(), signal.SIGINT)
         return markdown(report)
 
-    monkeypatch.setattr(emit, "to_markdown", interrupted_markdown)
+    monkeypatch.setattr(findings, "to_markdown", interrupted_markdown)
     part = _folder(tmp_path / "part", json.dumps(_doc()))
     try:
         status = main(["explore", "--merge", str(part), "-o", str(tmp_path / "out")])
