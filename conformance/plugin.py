@@ -467,7 +467,7 @@ class CaseItem(pytest.Item):
 
     def _with_reproducer(self, record: ResultRecord) -> ResultRecord:
         """A failure's standalone script, written beside the results file (see conformance.reproducer)."""
-        from conformance.reproducer import attach
+        from conformance.reproducer.write import attach
 
         state = self.config.stash[_STATE]
         return attach(record, self.loaded, self.variant, state.results, self.config.invocation_params.dir,
