@@ -83,7 +83,8 @@ def _package(root: Path, files: dict[str, str]) -> Path:
     ({"__init__.py": "", "a.py": "from pkg.b import x\n",
       "b.py": "def x():\n    from pkg import a\n    return a\n"}, ["pkg.a", "pkg.b", "pkg.a"]),
     # relative imports resolve
-    ({"__init__.py": "", "a.py": "from .b import x\n", "b.py": "from . import a\nx = 1\n"}, ["pkg.a", "pkg.b", "pkg.a"]),
+    ({"__init__.py": "", "a.py": "from .b import x\n", "b.py": "from . import a\nx = 1\n"},
+     ["pkg.a", "pkg.b", "pkg.a"]),
     # an import only type checkers see is no cycle
     ({"__init__.py": "", "a.py": "from pkg.b import x\n",
       "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import a\nx = 1\n"}, None),
