@@ -28,6 +28,12 @@ _NORMALISE = (
     (re.compile(r"[(\[]\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*[)\]]"), "(?)"),
     (re.compile(r"'[^']*'|\"[^\"]*\""), "'?'"),
     (re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"), "N"),
+    # the program's own names: an input's in parentheses, the autograd node that made a tensor, the guard
+    # dynamo printed (with the program's line), a list of names
+    (re.compile(r"\(\w+\)"), "(?)"),
+    (re.compile(r"\b(output N of) [\w:]+"), r"\1 ?"),
+    (re.compile(r"(Guard fail reason:).*"), r"\1 ?"),
+    (re.compile(r"\['\?'(?:, '\?')*\]"), "[?]"),
     (re.compile(r"\s+"), " "),
 )
 
