@@ -1,0 +1,134 @@
+"""scripts/upstream_tests.py: the rule picks the right upstream tests, and coverage by the mapping is counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scripts import upstream_tests
+
+CODEGEN = """
+class TestCodegenThing(TestCase):
+    def _helper(self):
+        pass
+
+    def test_one(self):
+        pass
+
+    def test_two(self):
+        pass
+"""
+
+UNSPEC = """
+class UnspecTests(TestCase):
+    def test_unspec_float_input(self):
+        pass
+
+    @torch._dynamo.config.patch(specialize_float=False)
+    def test_plain(self):
+        pass
+
+    def test_other(self):
+        self.assertIn("specialize_float", "text is not code")
+
+    def helper_not_a_test(self):
+        pass
+
+
+def test_module_level():
+    pass
+"""
+
+MAPPING = """\
+revisions:
+  test/functorch/test_codegen_thing.py: abc
+  test/dynamo/test_unspec.py: abc
+tests:
+  - {file: test/functorch/test_codegen_thing.py, test: TestCodegenThing.test_one, cases: [some/case]}
+  - {file: test/dynamo/test_unspec.py, test: UnspecTests.test_plain, white_box: asserts graph text}
+  - {file: test/dynamo/test_unspec.py, test: UnspecTests.test_other, cases: [some/case]}
+  - {file: test/dynamo/test_unspec.py, test: UnspecTests.test_gone, cases: [some/case]}
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "test/functorch").mkdir(parents=True)
+    (tmp_path / "test/dynamo").mkdir(parents=True)
+    (tmp_path / "test/functorch/test_codegen_thing.py").write_text(CODEGEN)
+    (tmp_path / "test/dynamo/test_unspec.py").write_text(UNSPEC)
+    (tmp_path / "UPSTREAM.yaml").write_text(MAPPING)
+    return tmp_path
+
+
+def _reports(tree: Path) -> dict[str, upstream_tests.FileReport]:
+    mapping = upstream_tests.load_mapping(tree / "UPSTREAM.yaml")
+    files = upstream_tests.files_to_read(tree, mapping)
+    return {f: upstream_tests.report_file(tree, f, mapping) for f in files}
+
+
+def test_the_rule_picks_every_codegen_test_and_unspec_tests_by_name_or_code(tree: Path) -> None:
+    reports = _reports(tree)
+    assert reports["test/functorch/test_codegen_thing.py"].relevant == [
+        "TestCodegenThing.test_one",
+        "TestCodegenThing.test_two",
+    ]
+    unspec = reports["test/dynamo/test_unspec.py"]
+    assert unspec.tests == 4  # three methods named test*, one module-level test; the helper is not one
+    # by name, and by the keyword in its decorator; a string that says specialize_float is not code
+    assert unspec.relevant == ["UnspecTests.test_unspec_float_input", "UnspecTests.test_plain"]
+
+
+def test_coverage_counts_listed_mapped_missing_and_the_mappings_extra_entries(tree: Path) -> None:
+    reports = _reports(tree)
+    codegen, unspec = reports["test/functorch/test_codegen_thing.py"], reports["test/dynamo/test_unspec.py"]
+    assert (codegen.listed, codegen.mapped, codegen.missing) == (
+        ["TestCodegenThing.test_one"],
+        ["TestCodegenThing.test_one"],
+        ["TestCodegenThing.test_two"],
+    )
+    assert unspec.listed == ["UnspecTests.test_plain"]  # white_box still counts as listed
+    assert unspec.mapped == []
+    assert unspec.missing == ["UnspecTests.test_unspec_float_input"]
+    assert unspec.outside_rule == ["UnspecTests.test_other"]
+    assert unspec.not_in_tree == ["UnspecTests.test_gone"]
+    assert not reports["test/functorch/test_aotdispatch.py"].present  # named by a rule, absent here: no error
+
+
+def test_the_summary_line_and_json(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert upstream_tests.main([str(tree), "--against", str(tree / "UPSTREAM.yaml")]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[-1] == "listed 2 of 4 relevant (50%), mapped 1 (25%)"
+    assert "  missing TestCodegenThing.test_two" in text
+    assert "  not in the tree UnspecTests.test_gone" in text
+
+    assert upstream_tests.main([str(tree), "--against", str(tree / "UPSTREAM.yaml"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {k: data["summary"][k] for k in ("relevant", "listed", "mapped", "listed_pct", "mapped_pct")} == {
+        "relevant": 4,
+        "listed": 2,
+        "mapped": 1,
+        "listed_pct": 50.0,
+        "mapped_pct": 25.0,
+    }
+
+
+def test_without_a_mapping_it_lists_the_relevant_tests(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert upstream_tests.main([str(tree)]) == 0
+    out = capsys.readouterr().out
+    assert "test/dynamo/test_unspec.py: 2 relevant of 4 tests\n  UnspecTests.test_unspec_float_input\n" in out
+    assert "listed" not in out
+
+
+def test_a_folder_without_test_is_a_usage_error_that_says_what_to_give(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        upstream_tests.main([str(tmp_path)])
+    assert exc.value.code == 2
+
+
+def test_the_docstring_states_a_rule_for_every_file_in_rules() -> None:
+    doc = upstream_tests.__doc__ or ""
+    for rule in upstream_tests.RULES:
+        assert rule.files in doc, f"the module docstring does not state the rule for {rule.files}"
