@@ -13,7 +13,7 @@ import fcntl
 import json
 import os
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal
+from typing import IO, Annotated, Any, Literal, get_args
 
 import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,7 +23,7 @@ from conformance.schema.case import KnownFailureKind
 
 RESULT_SCHEMA = "torch-conformance.result/2"
 Status = Literal["pass", "fail", "xfail", "xpass", "skip", "error"]
-STATUSES: tuple[str, ...] = ("pass", "fail", "xfail", "xpass", "skip", "error")
+STATUSES: tuple[str, ...] = get_args(Status)
 
 
 class _Record(BaseModel):
@@ -68,7 +68,7 @@ class MismatchRecord(_Record):
         return sentence(self.check, self.where, self.expected, self.actual, detail=self.detail, source=self.source)
 
 
-ProbeStatus = Literal["conforms", "diverges", "absent", "unknown-form"]
+ProbeStatus = Literal["conforms", "diverges", "unknown-form", "absent"]
 
 
 @pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(extra="forbid"))

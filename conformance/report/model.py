@@ -35,6 +35,7 @@ from conformance.report.read import (
 from conformance.results import (
     STATUSES,
     Fingerprint,
+    ProbeStatus,
     ResultRecord,
     RunManifest,
     manifest_path,
@@ -45,7 +46,7 @@ from conformance.versions import version_key
 FAILING = ("fail", "error", "xpass")
 COMPARED = ("pass", "fail", "xfail", "xpass")  # the item compared compiled with eager
 RAN = ("pass", "fail", "xfail", "xpass", "error")
-PROBE_STATUSES = ("conforms", "diverges", "unknown-form", "absent")
+PROBE_STATUSES: tuple[str, ...] = get_args(ProbeStatus)
 NO_DEVICE = "case file"  # the column of records that belong to no device (a case file that does not load)
 
 
