@@ -36,12 +36,9 @@ def storage_key(t: torch.Tensor) -> tuple[str, int] | None:
     """Identity of a dense tensor's storage (device, data_ptr), None if it has none to share."""
     if is_subclass(t) or t.device.type == "meta":
         return None
-    try:
+    try:  # a wrapper subclass without the flatten protocol has a storage that refuses its pointer
         st = t.untyped_storage()
-        if st.nbytes() == 0:
-            return None
-        # a wrapper subclass without the flatten protocol has a storage that refuses its pointer
-        return (str(t.device), st.data_ptr())
+        return (str(t.device), st.data_ptr()) if st.nbytes() else None
     except (RuntimeError, NotImplementedError):
         return None
 

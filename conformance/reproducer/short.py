@@ -169,7 +169,7 @@ class _Calls:
 
     def body(self, points: list[CallPoint], upto: int) -> list[str]:
         self.classes = classes = load_classes(self.lc.case.classes, f"<classes of {self.lc.id}>")
-        self.several = len(points) > 1
+        self.several = upto > 0  # more than one call in the script: each is labelled
         self.single = self.variant.mode == "training" and _one_tensor(self.lc, self.variant, points[0], classes)
         out = ["out = None"] if any(p.before for p in points[: upto + 1]) else []
         calls = [self._one(i, point, classes, last=i == upto) for i, point in enumerate(points[: upto + 1])]
