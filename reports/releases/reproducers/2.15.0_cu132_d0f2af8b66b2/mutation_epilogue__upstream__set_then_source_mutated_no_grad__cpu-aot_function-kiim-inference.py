@@ -15,9 +15,7 @@ def storage_key(t):
         return None
     try:
         st = t.untyped_storage()
-        if st.nbytes() == 0:
-            return None
-        return (str(t.device), st.data_ptr())
+        return (str(t.device), st.data_ptr()) if st.nbytes() else None
     except (RuntimeError, NotImplementedError):
         return None
 

@@ -24,7 +24,6 @@ def f(x):
 
 
 def run(fn, compiled):
-    # call 1
     g = torch.Generator().manual_seed(0)
     x_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
     x = non_leaf(x_leaf)

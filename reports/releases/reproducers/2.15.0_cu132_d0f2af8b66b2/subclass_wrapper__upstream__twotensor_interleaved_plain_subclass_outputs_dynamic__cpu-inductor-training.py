@@ -20,7 +20,6 @@ def f(t):
 
 
 def run(fn, compiled):
-    # call 1
     g = torch.Generator().manual_seed(0)
     t = TwoTensor(torch.randn((3, 4), generator=g, dtype=torch.float32), torch.randn((3, 4), generator=g, dtype=torch.float32)).requires_grad_()
     out = fn(t)

@@ -24,7 +24,7 @@ def run(fn, compiled):
     base = TwoTensor(torch.randn((1, 2, 4), generator=g, dtype=torch.float32), torch.randn((1, 2, 4), generator=g, dtype=torch.float32)).requires_grad_()
     x = base.clone()
     out = fn(x)
-    t = flatten_outputs(out)[0]
+    t = out
     tensors = {'base': base, 'x': x}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
