@@ -21,6 +21,13 @@ from reference_impl.subclass_wrapper import subclass_meta_of
 Symbolic = tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]
 
 
+def _version(t: torch.Tensor) -> int | None:
+    try:
+        return t._version
+    except RuntimeError:  # an inference tensor (made under inference_mode) has no version counter
+        return None
+
+
 @dataclass(frozen=True)
 class GraphInput:
     """What one input (or output) of a compiled region is, in the program's terms.
@@ -104,9 +111,9 @@ class CompileCounter(CountingBackend):
         out: dict[int, Any] = {}
         for t in tensors_of(self._current.named).values():
             try:
-                out[id(t)] = (t.untyped_storage().data_ptr(), t.size(), t.stride(), t.storage_offset(), t._version)
+                out[id(t)] = (t.untyped_storage().data_ptr(), t.size(), t.stride(), t.storage_offset(), _version(t))
             except (RuntimeError, NotImplementedError):  # a wrapper subclass has no storage
-                out[id(t)] = (t.size(), t.stride(), t._version)
+                out[id(t)] = (t.size(), t.stride(), _version(t))
         return out
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:

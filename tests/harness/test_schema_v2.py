@@ -255,12 +255,16 @@ def test_bad_values_are_line_errors(tmp_path: Path, values: str, extra: str, mes
 
 
 def test_every_v1_case_of_the_corpus_still_says_version_1_semantics() -> None:
-    """The corpus predates v2: every file loads, and its plain data has every v2 key at its default."""
+    """A case file that writes none of the v2 input keys loads with each of them at its default."""
+    checked = 0
     for path in discover([ROOT / "cases"]):
+        if any(key in path.read_text(encoding="utf-8") for key in ("persist:", "optimizer:", "subclass:")):
+            continue
         lc = load_case(path, ROOT / "cases")
-        if lc.case.classes is None and "/client/" not in path.as_posix():
-            assert all(not s["persist"] and s["optimizer"] is None and s["subclass"] is None
-                       for s in lc.data["inputs"].values()), path
+        checked += 1
+        assert all(not s["persist"] and s["optimizer"] is None and s["subclass"] is None
+                   for s in lc.data["inputs"].values()), path
+    assert checked > 300  # most of the corpus
 
 
 # ----------------------------------------------------------------------------- what v2 builds
