@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | AssertionError: aot_autograd() does not yet handle non-differentiable view input mutations. Aliased inputs share storage but have mixed autograd ._base states: ['?'] have ._bas): compiled differs from eager.
+On torch 2.13.0+cpu the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From /work/runs/rediscover-2.13/shards/0/findings/torch_compile_exception_the_call_compiled_cdf03b.yaml."""
+import sys
+
+import torch
+
+
+def f(a):
+    v0 = a * 2 + a
+    v3 = a.view(-1)
+    v0.data = a
+    v0.mul_(2)
+    return v3
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn((), generator=g, dtype=torch.float32)
+    try:
+        out = fn(a)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return raised
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)

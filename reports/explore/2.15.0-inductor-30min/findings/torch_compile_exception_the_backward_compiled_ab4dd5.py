@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | exception | the backward | compiled raises where eager does not | RuntimeError: During the backward, we encountered a tensor subclass where we guessed its): compiled differs from eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at backward: exception (exit 3; 0 where they agree, 4 without the device).
+From /work/runs/discover-2.15-inductor/shards/1/findings/torch_compile_exception_the_backward_compiled_ab4dd5.yaml."""
+import sys
+
+import torch
+from torch.testing._internal.two_tensor import TwoTensor
+
+
+def non_leaf(leaf):
+    t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
+    with torch.no_grad():
+        t.set_(torch.zeros(nbytes // leaf.element_size(), dtype=leaf.dtype, device=leaf.device).untyped_storage(), leaf.storage_offset(), leaf.shape, leaf.stride())
+    with torch.enable_grad():
+        return t.copy_(leaf)
+
+def is_subclass(t):
+    return type(t) is not torch.Tensor and hasattr(type(t), '__tensor_flatten__')
+
+def tangent(out, gen):
+    if is_subclass(out):
+        names, ctx = type(out).__tensor_flatten__(out)
+        inner = {n: tangent(getattr(out, n), gen) for n in names}
+        return type(out).__tensor_unflatten__(inner, ctx, out.size(), out.stride())
+    return plain_tangent(out, gen)
+
+def plain_tangent(out, gen):
+    dtype = torch.complex64 if out.is_complex() else torch.float32
+    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
+
+def f(a, b):
+    a.add_(b, alpha=0.5)
+    return a
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(2)
+    a = TwoTensor(torch.randn((3, 4), generator=g, dtype=torch.float32), torch.randn((3, 4), generator=g, dtype=torch.float32))
+    b_leaf = torch.randn((3, 4), generator=g, dtype=torch.float32).requires_grad_()
+    b = non_leaf(b_leaf)
+    out = fn(a, b)
+    try:
+        if out.requires_grad:
+            out.backward(tangent(out, torch.Generator().manual_seed(7921)))
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return raised
+
+
+compiled_f = torch.compile(f, backend='inductor')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: backward: exception differs from eager')
+sys.exit(0 if same else 3)

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | RuntimeError: expand: attempting to expand a dimension of length N -> N!): compiled differs from eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at call 1: call: exception (exit 3; 0 where they agree, 4 without the device).
+From /work/runs/discover-2.15-inductor/shards/0/findings/torch_compile_exception_the_call_compiled_04841c.yaml."""
+import sys
+
+import torch
+
+
+def f(b, lr):
+    with torch.no_grad():
+        b.mul_(lr)
+    torch.ops.aten.t_.default(b)
+
+
+def run(fn, compiled):
+    # call 1: lr=0.1
+    g = torch.Generator().manual_seed(2)
+    b = torch.randn((3, 4), generator=g, dtype=torch.float32)
+    lr = 0.1
+    try:
+        with torch.set_grad_enabled(True):
+            out = fn(b, lr)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return raised
+
+
+compiled_f = torch.compile(f, backend='inductor')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call 1: call: exception differs from eager')
+sys.exit(0 if same else 3)

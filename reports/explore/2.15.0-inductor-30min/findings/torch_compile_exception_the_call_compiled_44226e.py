@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | AssertionError: Guard failed on the same frame it was created. This is a bug - please create an issue.Guard fail reason: N/N: a.stride()(?) == a.size()(?) # (unknown source a.s): compiled differs from eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at call 2: call: exception (exit 3; 0 where they agree, 4 without the device).
+From /work/runs/discover-2.15-inductor/shards/1/findings/torch_compile_exception_the_call_compiled_44226e.yaml."""
+import sys
+
+import torch
+
+
+def f(a, b):
+    torch.ops.aten.t_.default(a)
+    b.set_(b.untyped_storage(), b.storage_offset(), b.size(), b.stride())
+    torch.ops.aten.t_.default(a)
+
+
+def run(fn, compiled):
+    # call 1
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn((0, 3), generator=g, dtype=torch.float32)
+    b = torch.randn((0, 3), generator=g, dtype=torch.float32)
+    out = fn(a, b)
+    # call 2: b: a
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn((0, 3), generator=g, dtype=torch.float32)
+    b = a
+    try:
+        out = fn(a, b)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return raised
+
+
+compiled_f = torch.compile(f, backend='inductor')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call 2: call: exception differs from eager')
+sys.exit(0 if same else 3)
