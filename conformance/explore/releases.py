@@ -62,13 +62,13 @@ def rerun(cases: list[Path], root: Path, site: Path) -> tuple[str, list[Any]]:
 
 def outcome(signature: str, records: list[Any]) -> str:
     """What one build did with a finding's case: fails (the same cause), passes, or what else."""
-    from conformance.causes import read_again
+    from conformance.causes import same_cause
     from conformance.explore.engine import signature_of
 
     if not records:
         return "not run"
     seen = [signature_of(r) for r in records if r.status in ("fail", "error")]
-    if read_again(signature) in map(read_again, seen):
+    if any(same_cause(signature, s) for s in seen):
         return FAILS
     if seen:
         return f"fails otherwise: {seen[0]}"
