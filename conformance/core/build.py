@@ -268,7 +268,8 @@ def _dense_expr(spec: Spec, device: str, code: InputCode) -> str:
     stride, offset = geometry(spec)
     shape = tuple(spec["shape"])
     where = spec["device"] or device
-    fresh = spec["init"] != "arange" or spec["values"] is not None  # arange's reshape is a view
+    # arange's reshape is a view, and stays one where `.to` has nothing to convert (float64)
+    fresh = spec["init"] != "arange" or spec["values"] is not None or spec["dtype"] != "float64"
     if fresh and stride == contiguous_strides(shape) and offset == 0:
         return draw_expr(spec, code.gen) + (f".to({where!r})" if where != "cpu" else "")
     return (f"{code.need('place')}({draw_expr(spec, code.gen)}, {stride}, {offset}, "
@@ -316,8 +317,8 @@ def _module_lines(name: str, spec: Spec, device: str, *, training: bool, classes
     return [
         "with torch.random.fork_rng(devices=[]):",
         f"    torch.manual_seed(int(torch.randint(0, 1 << 62, (1,), generator={code.gen})))",
-        f"    {name} = {cls}({', '.join(args)})",
-        f"{name}.to({to}).train({spec['train']})" + ("" if training else ".requires_grad_(False)"),
+        f"    {name} = {cls}({', '.join(args)}).to({to}).train({spec['train']})"  # each returns the module
+        + ("" if training else ".requires_grad_(False)"),
     ]
 
 

@@ -32,7 +32,6 @@ from conformance.core.state import (
     TensorState,
     ambient,
     flatten_outputs,
-    is_subclass,
     output_structure,
     relations,
     restore,
@@ -168,20 +167,15 @@ def snapshot(side: Side) -> None:
     side.rebound = {n for n, t in tensors.items() if n in side.objects and side.objects[n] is not t}
 
 
-def plain_tangent(out: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """A seeded gradient shaped like the plain tensor `out`."""
-    dtype = torch.complex64 if out.is_complex() else torch.float32
-    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
-
-
 def tangent(out: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """A seeded gradient shaped like `out`; for a subclass, the same subclass built from inner
     tangents, so the backward sees what a user's backward of that output would."""
-    if is_subclass(out):
+    if hasattr(type(out), "__tensor_flatten__"):  # what is_subclass asks: torch.Tensor itself has none
         names, ctx = type(out).__tensor_flatten__(out)  # type: ignore[attr-defined]  # subclass protocol
         inner = {n: tangent(getattr(out, n), gen) for n in names}
         return type(out).__tensor_unflatten__(inner, ctx, out.size(), out.stride())  # type: ignore[attr-defined, no-any-return]  # subclass protocol
-    return plain_tangent(out, gen)
+    dtype = torch.complex64 if out.is_complex() else torch.float32
+    return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
 
 
 def backward_outputs(outputs: list[Any], seed: int) -> None:

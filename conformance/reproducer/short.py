@@ -6,6 +6,7 @@ case wrote it (its classes inlined), its inputs built by the very statements the
 what the caller does around it, the compiled call with the case's backend, options and config, and
 the one check that differs, rendered from its declaration (conformance/core/checks.py) at the
 mismatch's structured location (never parsed from its sentence). It prints both sides' values.
+One blank line between definitions: a reproducer is read in an issue, where length counts.
 
 `render_short` returns None only where plain torch cannot show the difference (a record without
 a located mismatch, such as an error, or a diverging internals probe under --strict-internals);
@@ -55,6 +56,7 @@ class _Script:
     stdlib: set[str] = field(default_factory=lambda: {"sys"})  # modules the script imports before torch
     imports: list[str] = field(default_factory=list)
     names: dict[Any, str] = field(default_factory=dict)  # a helper carried under another name
+    plain: bool = False  # no tensor can be a subclass: helpers carry no subclass branch
 
     def need(self, *functions: Any) -> None:
         for fn in functions:
@@ -62,15 +64,21 @@ class _Script:
                 self.helpers.append(fn)
 
     def helper_source(self) -> list[str]:
-        return [part for fn in self.helpers for part in (_plain(fn, self.names.get(fn)), "")]
+        return [part for fn in self.helpers for part in (_plain(fn, self.names.get(fn), plain=self.plain), "")]
 
 
 class _Unannotated(ast.NodeTransformer):
+    def __init__(self, *, plain: bool) -> None:
+        self.plain = plain
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         node.returns = None
         first = node.body[0]
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
             node.body = node.body[1:] or [ast.Pass()]
+        if self.plain:  # the branch a subclass takes: `if hasattr(type(t), '__tensor_flatten__'):`
+            node.body = [n for n in node.body
+                         if not (isinstance(n, ast.If) and "__tensor_flatten__" in ast.unparse(n.test))]
         for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
             if arg is not None:
                 arg.annotation = None
@@ -83,10 +91,11 @@ class _Unannotated(ast.NodeTransformer):
         return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
 
 
-def _plain(fn: Any, name: str | None = None) -> str:
+def _plain(fn: Any, name: str | None = None, *, plain: bool = False) -> str:
     """A function of the harness's as a script carries it: its own source, without annotations
-    (they name the harness's types) or docstring, under `name` where given."""
-    tree = _Unannotated().visit(ast.parse(textwrap.dedent(inspect.getsource(fn))))
+    (they name the harness's types) or docstring, under `name` where given; for a script of plain
+    tensors only, without the branches a subclass takes."""
+    tree = _Unannotated(plain=plain).visit(ast.parse(textwrap.dedent(inspect.getsource(fn))))
     if name is not None:
         tree.body[0].name = name
     return ast.unparse(ast.fix_missing_locations(tree))
@@ -130,6 +139,8 @@ def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script,
     if m.check == "exists":
         return ["try:", f"    {var} = {subject}", "except (KeyError, IndexError, AttributeError):", f"    {var} = None",
                 f"return {observe}"]
+    if not named and m.check not in RELATIONS and _primary(subject) and len(re.findall(rf"\b{var}\b", observe)) == 1:
+        observe, named = re.sub(rf"\b{var}\b", lambda _: subject, observe), True  # read once: no name for it
     lines = [] if named else [f"{var} = {subject}"]
     if m.check == "stride":
         s.need(checks.significant_strides)
@@ -146,6 +157,16 @@ def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script,
             lines.append("tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)"
                          f"[:{m.subject[4:-1]}])}})")
     return [*lines, f"return {observe}"]
+
+
+def _primary(expr: str) -> bool:
+    """Whether `expr` is a name, attribute, call or subscript: text that stays one operand wherever
+    it is put."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
 
 
 def _try(lines: list[str], s: _Script) -> list[str]:
@@ -171,7 +192,8 @@ class _Calls:
         self.classes = classes = load_classes(self.lc.case.classes, f"<classes of {self.lc.id}>")
         self.several = upto > 0  # more than one call in the script: each is labelled
         self.single = self.variant.mode == "training" and _one_tensor(self.lc, self.variant, points[0], classes)
-        out = ["out = None"] if any(p.before for p in points[: upto + 1]) else []
+        # a caller's action before a call sees the last call's `out` (None before the first)
+        out = ["out = None"] if any(re.search(r"\bout\b", p.before or "") for p in points[: upto + 1]) else []
         calls = [self._one(i, point, classes, last=i == upto) for i, point in enumerate(points[: upto + 1])]
         plain = calls if self.m is None else calls[:-1]  # the failing call keeps its own lines
         for first, run in _runs(plain):
@@ -244,11 +266,8 @@ class _Calls:
             return lines
         seed = case["seed"] + call.TANGENT_SEED_OFFSET
         backward_raises = raises and m is not None and m.path == "backward"
-        if _plain_tensors(self.lc):
-            s.names[call.plain_tangent] = "tangent"  # the harness's tangent of a plain tensor
-            s.need(call.plain_tangent)
-        else:
-            s.need(state.is_subclass, call.tangent, call.plain_tangent)
+        s.plain = _plain_tensors(self.lc)
+        s.need(call.tangent)
         if self.single:
             # what backward_outputs does with one output: a backward where it requires grad (only a float can)
             step = [f"out.backward(tangent(out, torch.Generator().manual_seed({seed})))"]
@@ -387,10 +406,10 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
     backend = repr(variant.backend)
     lines: list[str] = []
     if count:
-        lines += ["graphs = []", "", "",
+        lines += ["graphs = []", "",
                   "def backend(gm, example_inputs):  # counts the graphs it compiled, not those dynamo aborted",
                   f"    compiled = torch._dynamo.lookup_backend({backend})(gm, example_inputs)",
-                  "    graphs.append(gm)", "    return compiled", "", ""]
+                  "    graphs.append(gm)", "    return compiled", ""]
         backend = "backend"
     defaults = {"dynamic": None, "fullgraph": False}  # torch.compile's own: dynamic=False is not the default
     extra = "".join(f", {k}={options[k]!r}" for k, default in defaults.items() if options[k] is not default)
@@ -476,12 +495,12 @@ def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str 
         *(["", f"if not torch.{device.split(':')[0]}.is_available():", f"    print('no {device} here')",
            f"    sys.exit({REPRO_CANNOT_TELL})"] if device != "cpu" else []),
         *(["os.environ['TORCHINDUCTOR_CACHE_DIR'] = tempfile.mkdtemp()  # caches of its own, cold"] if warm else []),
-        "", "",
-        *([classes, "", ""] if classes else []),
+        "",
+        *([classes, ""] if classes else []),
         *s.helper_source(),
-        lc.case.program.strip("\n"), *([f"f = {name}"] if name != "f" else []), "", "",
+        lc.case.program.strip("\n"), *([f"f = {name}"] if name != "f" else []), "",
         "def run(fn, compiled):",
-        *((f"    {line}" if line else "") for line in body), "", "",
+        *((f"    {line}" if line else "") for line in body), "",
         *compile_lines,
         *main,
         *_verdict_lines(lc, m),

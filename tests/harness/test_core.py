@@ -316,3 +316,24 @@ def test_a_refusal_is_compared_by_kind_not_by_the_node_that_made_the_view() -> N
     assert eager.startswith("raises RuntimeError: A view's output is a view and its base")
     assert refusal(RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")) != eager
     assert refusal(ValueError(f"Output 1 of Unbind{tail}")) != eager  # the type is part of the kind
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_an_arange_input_is_a_tensor_of_its_own_not_a_view_of_the_range(dtype: str, tmp_path: Path) -> None:
+    """Its values and geometry as declared, in a storage of exactly its elements, with no `_base`
+    (a program that mutates it must not write into a hidden range)."""
+    import torch
+
+    from conformance.core.build import build_inputs, input_code
+    from conformance.loader import load_case
+
+    path = tmp_path / "a.yaml"
+    path.write_text("behavior: mutation_epilogue\nsummary: s\nupstream: [https://github.com/pytorch/pytorch/pull/179600]\n"
+                    "program: |\n  def f(x):\n      return x + 1\n"
+                    f"inputs:\n  x: {{tensor: {{shape: [2, 3], init: arange, dtype: {dtype}}}}}\n")
+    lc = load_case(path, tmp_path)
+    x = build_inputs(lc.data, "cpu", "inference").named["x"]
+    assert x._base is None and x.untyped_storage().nbytes() == 6 * x.element_size(), x
+    assert x.tolist() == [[0, 1, 2], [3, 4, 5]] and x.dtype == getattr(torch, dtype)
+    code = "\n".join(input_code(lc.data, "cpu", "inference", None, persisted=set(), classes={}).lines)
+    assert ("place(" in code) == (dtype == "float64"), code  # only float64's `.to` leaves the view

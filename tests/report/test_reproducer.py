@@ -181,7 +181,7 @@ def test_short_reproducers_of_known_failing_corpus_items_are_short_and_reproduce
             continue  # fixed on this build: nothing to reproduce
         text = render_short(lc, variant, record)
         assert text is not None, f"{case_id}: no short form for {record.mismatches[0].message()}"
-        assert len(text.splitlines()) < 120, (case_id, len(text.splitlines()))
+        assert len(text.splitlines()) <= 60, (case_id, len(text.splitlines()))  # the goal for every item
         path = tmp_path / script_name(lc.id, variant.label)
         path.write_text(text)
         procs.append((case_id, record.mismatches[0], _run(path, tmp_path)))
@@ -262,3 +262,54 @@ def test_a_program_that_returns_one_tensor_is_backwarded_through_it_without_the_
     assert "out.backward(tangent(out, torch.Generator().manual_seed(" in text, text
     assert "def backward_outputs" not in text and "def flatten_outputs" not in text, text
     assert "t = out\n" in text or "return out" in text, text  # the subject is the output itself
+
+
+def test_a_script_of_plain_tensors_carries_the_tangent_without_its_subclass_branch() -> None:
+    """The same function either way: the branch left out is the one only a subclass takes."""
+    import torch
+
+    from conformance.core import call
+    from conformance.reproducer.short import _plain
+
+    plain, full = _plain(call.tangent, plain=True), _plain(call.tangent)
+    assert "__tensor_flatten__" not in plain and "__tensor_flatten__" in full, (plain, full)
+    scope: dict[str, object] = {"torch": torch}
+    exec(plain, scope)  # the harness's own function, as a script carries it
+    for x in (torch.randn(3, 2, dtype=torch.float64), torch.randn(2, dtype=torch.complex64)):
+        ours = scope["tangent"](x, torch.Generator().manual_seed(5))  # type: ignore[operator]  # exec'd above
+        torch.testing.assert_close(ours, call.tangent(x, torch.Generator().manual_seed(5)))
+
+
+def _short(case_id: str, backend: str, mode: str, m: dict[str, object]) -> str:
+    lc = next(c for c in CORPUS if c.id == case_id)
+    variant = variants_of(lc.case, devices=["cpu"], backends=[backend], modes=[mode])[0]
+    rec = ResultRecord.model_validate({"case_id": lc.id, "variant": variant.label, "status": "fail", "mismatches": [m]})
+    text = render_short(lc, variant, rec)
+    assert text is not None
+    compile(text, "repro.py", "exec")
+    return text
+
+
+def test_the_subclass_branch_and_the_previous_out_are_carried_only_where_a_case_needs_them() -> None:
+    grad = {"check": "values", "where": "grad of x", "path": "grad of x", "role": "grad", "subject": "x",
+            "expected": "[1.0]", "actual": "[2.0]"}
+    plain = _short("mutation_epilogue/upstream/custom_op_backward_zeroes_input", "aot_eager", "training", grad)
+    assert "__tensor_flatten__" not in plain, plain
+    create = _short("mutation_epilogue/upstream/custom_op_backward_mutation_create_graph", "aot_eager", "inference",
+                    {"check": "exception", "where": "call", "path": "call", "role": "", "subject": "",
+                     "expected": "no exception", "actual": "RuntimeError: x", "call": 2})
+    assert "# the caller, before the call" in create and "out = None" not in create, create  # no action reads it
+    two = _short("subclass_wrapper/upstream/twotensor_metadata_then_data_mutation", "aot_eager", "training",
+                 {**grad, "where": "grad of abase", "path": "grad of abase", "subject": "abase"})
+    assert "__tensor_flatten__" in two, two
+    caller = _short("runtime_wrapper/client/caller_writes_returned_view", "aot_eager", "inference",
+                    {"check": "values", "where": "input x", "path": "input x", "role": "input", "subject": "x",
+                     "expected": "[1.0]", "actual": "[2.0]", "call": 2})
+    assert "out = None" in caller, caller  # its first `before` reads the previous call's out
+
+
+def test_a_subject_read_once_is_read_in_place() -> None:
+    grad = {"check": "values", "where": "grad of x", "path": "grad of x", "role": "grad", "subject": "x",
+            "expected": "[1.0]", "actual": "[2.0]"}
+    text = _short("mutation_epilogue/upstream/custom_op_backward_zeroes_input", "aot_eager", "training", grad)
+    assert "return x.grad.detach()" in text and "t = x.grad" not in text, text
