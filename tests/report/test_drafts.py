@@ -85,7 +85,7 @@ def test_a_draft_is_plain_pytorch_with_a_short_title_and_the_versions_as_observe
                                                build="2.13.0")])
     (text,) = found.values()
     title = text.splitlines()[0].removeprefix("# ")
-    assert len(title) <= 90 and title.startswith("[torch.compile (inductor)]"), title
+    assert len(title) < 90 and title.startswith("[torch.compile (inductor)]"), title
     assert "### 🐛 Describe the bug" in text and "### Versions" in text
     assert "```python\nimport torch\n\n\ndef f(x):\n    return x + 1\n```" in text
     assert "Docstring naming" not in text
@@ -172,3 +172,19 @@ def test_only_a_known_bug_gets_a_draft_not_a_benign_or_by_design_difference(tmp_
     known = KnownFailureRef(reason="r", link="https://github.com/pytorch/pytorch/pull/1", source="x", kind=kind)
     found = _drafts(tmp_path, [changed(_fail("mutation_epilogue/a", VALUES), status="xfail", known_failure=known)])
     assert bool(found) == drafted
+
+
+@pytest.mark.parametrize(("actual", "expected", "says"), [("False", "True", "stays where eager's moves"),
+                                                          ("True", "False", "moves where eager's stays")])
+def test_a_version_counter_title_says_which_way_in_words(actual: str, expected: str, says: str) -> None:
+    from conformance.report.drafts import title
+    from conformance.results import ResultRecord
+
+    m = {"check": "_version moved", "where": "input a", "path": "input a", "role": "input", "subject": "a",
+         "expected": expected, "actual": actual}
+    rec = ResultRecord.model_validate({"case_id": "c", "variant": "cpu-aot_eager-training", "status": "fail",
+                                       "backend": "aot_eager", "mismatches": [m]})
+    cause = cause_of(rec)
+    assert cause is not None
+    text = title(cause, ["aot_eager", "inductor"])
+    assert text.endswith(f"an input's version counter {says}") and len(text) < 90, text
