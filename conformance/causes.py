@@ -32,6 +32,9 @@ _NORMALISE = (
     # dynamo printed (with the program's line), a list of names
     (re.compile(r"\(\w+\)"), "(?)"),
     (re.compile(r"\b(output N of) [\w:]+"), r"\1 ?"),
+    # autograd's saved tensor modified in place: which tensor (its type and shape, the node that made
+    # it, if any) is the program's
+    (re.compile(r"\[torch\.\w+ (?:\(\?\)|\[\])\](?:, which is output N of \?,)?"), "[?]"),
     (re.compile(r"(Guard fail reason:).*"), r"\1 ?"),
     (re.compile(r"\['\?'(?:, '\?')*\]"), "[?]"),
     (re.compile(r"\s+"), " "),

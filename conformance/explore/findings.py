@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.causes import read_again, same_cause
 from conformance.explore.emit import finding_record, torch_version, with_sightings
 from conformance.explore.engine import Explorer, Finding
 from conformance.explore.layout import EXAMPLES, WriteFailed
@@ -44,6 +45,9 @@ class Totals:
         self.interrupted |= bool(state.get("interrupted"))
         for found in state.get("findings", ()):
             f = rooted({**found, "found_after_s": round(found["found_after_s"] + offset, 1)}, root)
+            # a key an older run wrote groups as today's normalisation groups it
+            sig = read_again(f["signature"])
+            f["signature"] = next((k for k in self.findings if same_cause(k, sig)), sig)
             old = self.findings.get(f["signature"])
             if old is not None:  # the same cause in two workers or shards: its sightings add up
                 f["seen"] = f.get("seen", 1) + old.get("seen", 1)

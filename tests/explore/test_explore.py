@@ -316,6 +316,24 @@ def test_shards_merge_into_one_report_one_finding_per_signature(tmp_path: Path) 
     assert kept["same"]["case"] == "findings/b.yaml"
 
 
+def test_merge_groups_keys_an_older_run_wrote_as_todays_normalisation_does(tmp_path: Path) -> None:
+    """A findings.json of an older run keeps the program's guard text, or a key cut at a length before
+    a later normalisation shortened it: merged, each is one finding with today's key."""
+    head = "torch.compile | exception | the call | compiled raises where eager does not | AssertionError: "
+    guard = head + "Guard failed. Guard fail reason: N/N: "
+    parts = [_part(tmp_path / "a", guard + "a.size()(?) != N # (x.py:N)", 4, 10),
+             _part(tmp_path / "b", guard + "c.stride()(?) <= N # a.mul_(N)", 2, 10),
+             _part(tmp_path / "c", head + "modified: [torch.FloatTensor (?)], which is output N of Clamp, is at vers",
+                   3, 10),
+             _part(tmp_path / "d", head + "modified: [torch.FloatTensor []] is at version N; expected", 3, 10),
+             _part(tmp_path / "e", head + "another message", 1, 10)]
+    report = merge_into(tmp_path / "merged", parts)
+    kept = {f["signature"]: f for f in report["findings"]}
+    one = head + "Guard failed. Guard fail reason: ?"
+    assert sorted(kept) == sorted([one, head + "modified: [?] is at vers", head + "another message"]), kept
+    assert kept[one]["statements"] == 2 and kept[one]["seen"] == 2
+
+
 def test_the_cli_merges_shards_and_refuses_what_it_cannot_read(tmp_path: Path) -> None:
     parts = (_part(tmp_path / "a", "same", 4, 100), _part(tmp_path / "b", "other", 1, 5))
     for shard, (root, report) in enumerate(parts):  # shards 1/2 and 2/2 of one exploration

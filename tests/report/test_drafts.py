@@ -64,6 +64,9 @@ def test_a_cause_is_apart_from_names_indices_and_numbers() -> None:
          "is at version 2",
          "RuntimeError: modified by an inplace operation: [torch.FloatTensor [4]], which is output 0 "
          "of torch::autograd::CopySlices, is at version 1"),
+        ("RuntimeError: modified by an inplace operation: [torch.FloatTensor []], which is output 0 of Fill1, "
+         "is at version 2",
+         "RuntimeError: modified by an inplace operation: [torch.DoubleTensor [3, 3]] is at version 2"),  # a leaf
         ("AssertionError: Guard failed. Guard fail reason: 0/0: a.size()[0] != 3 # (_functorch/x.py:12)",
          "AssertionError: Guard failed. Guard fail reason: 0/1: c.stride()[1] <= 2 # a.mul_(2) # <program of y>"),
         ("AssertionError: mixed ._base states: ['a', 'b'] have", "AssertionError: mixed ._base states: ['c'] have"),

@@ -7,13 +7,10 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def f(x):
     return x.clone()
 
-
 def run(fn, compiled):
-    out = None
     # call 1
     g = torch.Generator().manual_seed(0)
     x = TwoTensor(torch.randn((4,), generator=g, dtype=torch.float32), torch.randn((4,), generator=g, dtype=torch.float32))
@@ -41,7 +38,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='aot_eager', fullgraph=True)
 eager = run(f, compiled=False)

@@ -7,13 +7,10 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def f(a, b):
     return (a * 2) / (b + 3), b + b
 
-
 def run(fn, compiled):
-    out = None
     # call 1
     g = torch.Generator().manual_seed(0)
     a = TwoTensor(torch.randn((3, 3), generator=g, dtype=torch.float32), torch.randn((3, 3), generator=g, dtype=torch.float32))
@@ -37,7 +34,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

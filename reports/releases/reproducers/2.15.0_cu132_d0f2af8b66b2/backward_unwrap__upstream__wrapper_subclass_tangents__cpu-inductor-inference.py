@@ -7,16 +7,12 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 from torch.testing._internal.subclasses import WrapperSubclass
-
 
 def f(x, y):
     return x.clone(), y.clone()
 
-
 def run(fn, compiled):
-    out = None
     # call 1
     g = torch.Generator().manual_seed(0)
     x = TwoTensor(torch.randn((4,), generator=g, dtype=torch.float32), torch.randn((4,), generator=g, dtype=torch.float32))
@@ -39,7 +35,6 @@ def run(fn, compiled):
     ty = WrapperSubclass(torch.ones(4, device=y.device))
     gx, gy = torch.autograd.grad([out[0], out[1]], [x, y], grad_outputs=[tx, ty])
     return f'{type(gx).__module__}.{type(gx).__qualname__}'
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

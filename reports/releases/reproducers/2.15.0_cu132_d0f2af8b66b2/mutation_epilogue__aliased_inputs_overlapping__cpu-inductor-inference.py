@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -16,16 +15,13 @@ def f(a, b):
     a.mul_(2)
     return b * 1
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     base = torch.randn((10,), generator=g, dtype=torch.float32)
     a = base[0:6]
     b = base[3:9]
     out = fn(a, b)
-    t = flatten_outputs(out)[0]
-    return t.storage_offset()
-
+    return flatten_outputs(out)[0].storage_offset()
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -18,7 +17,6 @@ def f(a, b):
     a.mul_(2)
     return b * 1
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     base_leaf = torch.randn((10,), generator=g, dtype=torch.float32).requires_grad_()
@@ -27,7 +25,6 @@ def run(fn, compiled):
     b = base[3:9]
     out = fn(a, b)
     return out.storage_offset()
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -23,7 +22,6 @@ def f(a, b):
     b.mul_(a)
     return a + b
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     base_leaf = torch.randn((8,), generator=g, dtype=torch.float32).requires_grad_()
@@ -38,7 +36,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

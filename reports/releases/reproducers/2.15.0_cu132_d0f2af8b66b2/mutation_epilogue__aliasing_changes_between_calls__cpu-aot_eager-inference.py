@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -16,7 +15,6 @@ def f(a, b):
     a.mul_(3)
     b.mul_(2)
     return a.clone().view(-1) + b.clone().view(-1)
-
 
 def run(fn, compiled):
     # call 1
@@ -33,9 +31,7 @@ def run(fn, compiled):
     a = mid.as_strided((2, 4, 3), (110, 24, 4), 5)
     b = mid[195:219]
     out = fn(a, b)
-    t = flatten_outputs(out)[0]
-    return t.detach()
-
+    return flatten_outputs(out)[0].detach()
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -6,23 +6,18 @@ import sys
 
 import torch
 
-
 def f(bn, x):
     return bn(x)
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(torch.randint(0, 1 << 62, (1,), generator=g)))
-        bn = torch.nn.BatchNorm1d(4, momentum=0.3)
-    bn.to(device='cpu').train(True).requires_grad_(False)
+        bn = torch.nn.BatchNorm1d(4, momentum=0.3).to(device='cpu').train(True).requires_grad_(False)
     x = torch.randn((8, 4), generator=g, dtype=torch.float32)
     v0, s0 = bn.get_buffer('running_mean')._version, bn.get_buffer('running_mean').untyped_storage()
     out = fn(bn, x)
-    t = bn.get_buffer('running_mean')
-    return t._version - v0
-
+    return bn.get_buffer('running_mean')._version - v0
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -7,7 +7,6 @@ import sys
 
 import torch
 
-
 def tangent(out, gen):
     dtype = torch.complex64 if out.is_complex() else torch.float32
     return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
@@ -15,21 +14,17 @@ def tangent(out, gen):
 def f(bn, x):
     return bn(x)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(torch.randint(0, 1 << 62, (1,), generator=g)))
-        bn = torch.nn.BatchNorm1d(4, momentum=0.3)
-    bn.to(device='cpu').train(True)
+        bn = torch.nn.BatchNorm1d(4, momentum=0.3).to(device='cpu').train(True)
     x = torch.randn((8, 4), generator=g, dtype=torch.float32)
     v0, s0 = bn.get_buffer('running_mean')._version, bn.get_buffer('running_mean').untyped_storage()
     out = fn(bn, x)
     with contextlib.suppress(Exception):  # what a backward raises is its own check
         out.backward(tangent(out, torch.Generator().manual_seed(7919)))
-    t = bn.get_buffer('running_mean')
-    return t._version - v0
-
+    return bn.get_buffer('running_mean')._version - v0
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -7,7 +7,6 @@ import sys
 
 import torch
 
-
 class Counted(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -18,7 +17,6 @@ class Counted(torch.nn.Module):
         self.steps += 1
         return self.lin(x) / self.steps
 
-
 def tangent(out, gen):
     dtype = torch.complex64 if out.is_complex() else torch.float32
     return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
@@ -26,20 +24,16 @@ def tangent(out, gen):
 def f(m, x):
     return m(x)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(torch.randint(0, 1 << 62, (1,), generator=g)))
-        m = Counted()
-    m.to(device='cpu').train(True)
+        m = Counted().to(device='cpu').train(True)
     x = torch.randn((2, 4), generator=g, dtype=torch.float32)
     out = fn(m, x)
     with contextlib.suppress(Exception):  # what a backward raises is its own check
         out.backward(tangent(out, torch.Generator().manual_seed(7919)))
-    t = m.get_parameter('lin.weight').grad
-    return t.detach()
-
+    return m.get_parameter('lin.weight').grad.detach()
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

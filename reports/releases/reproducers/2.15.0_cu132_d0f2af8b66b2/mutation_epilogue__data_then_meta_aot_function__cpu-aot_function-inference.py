@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -24,7 +23,6 @@ def f(a, b, c):
     c.unsqueeze_(0)
     return a * b, c.sum()
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = torch.randn((4,), generator=g, dtype=torch.float32)
@@ -33,7 +31,6 @@ def run(fn, compiled):
     out = fn(a, b, c)
     outs = flatten_outputs(out)
     return output_structure(out)
-
 
 from functorch.compile import aot_function, nop
 

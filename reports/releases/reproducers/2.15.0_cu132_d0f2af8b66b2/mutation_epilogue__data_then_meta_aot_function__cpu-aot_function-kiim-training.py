@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -31,7 +30,6 @@ def f(a, b, c):
     c.unsqueeze_(0)
     return a * b, c.sum()
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_()
@@ -42,7 +40,6 @@ def run(fn, compiled):
     out = fn(a, b, c)
     outs = flatten_outputs(out)
     return output_structure(out)
-
 
 from functorch.compile import aot_function, nop
 

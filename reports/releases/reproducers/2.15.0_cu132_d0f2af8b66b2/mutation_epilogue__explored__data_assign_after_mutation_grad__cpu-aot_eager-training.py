@@ -7,7 +7,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -24,7 +23,6 @@ def f(a):
     a.data = a * 2
     return a
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a_leaf = torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_()
@@ -34,7 +32,6 @@ def run(fn, compiled):
     with contextlib.suppress(Exception):  # what a backward raises is its own check
         out.backward(tangent(out, torch.Generator().manual_seed(7919)))
     return a._version - v0
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

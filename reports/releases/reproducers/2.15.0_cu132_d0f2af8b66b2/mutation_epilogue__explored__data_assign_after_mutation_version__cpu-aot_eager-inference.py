@@ -6,11 +6,9 @@ import sys
 
 import torch
 
-
 def f(a):
     a.mul_(2)
     a.data = a * 2
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -18,7 +16,6 @@ def run(fn, compiled):
     v0, s0 = a._version, a.untyped_storage()
     out = fn(a)
     return a._version - v0
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -6,10 +6,8 @@ import sys
 
 import torch
 
-
 def f(a):
     a.detach().mul_(3)
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -21,7 +19,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def place(values, stride, offset, numel, device):
     out = torch.empty(0, dtype=values.dtype, device=device)
     with torch.no_grad():
@@ -18,13 +17,11 @@ def f(a):
     a.mul_(2)
     torch.ops.aten.t_.default(a)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = place(torch.randn((3, 4), generator=g, dtype=torch.float32), (4, 1), 3, 15, 'cpu')
     out = fn(a)
     return a.storage_offset()
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -6,10 +6,8 @@ import sys
 
 import torch
 
-
 def f(a):
     torch.ops.aten.unsqueeze_.default(a, 0)
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -20,7 +18,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

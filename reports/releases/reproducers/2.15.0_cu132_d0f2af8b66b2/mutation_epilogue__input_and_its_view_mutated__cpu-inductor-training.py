@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -19,7 +18,6 @@ def f(x, xt):
     xt[0].add_(1)
     return x.sum() + xt.sum()
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x_leaf = torch.randn((3, 4), generator=g, dtype=torch.float32).requires_grad_()
@@ -31,7 +29,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

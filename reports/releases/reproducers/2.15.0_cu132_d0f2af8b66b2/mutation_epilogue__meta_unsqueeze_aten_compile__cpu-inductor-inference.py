@@ -6,11 +6,9 @@ import sys
 
 import torch
 
-
 def f(x):
     torch.ops.aten.unsqueeze_.default(x, 0)
     return x * 2
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -21,7 +19,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

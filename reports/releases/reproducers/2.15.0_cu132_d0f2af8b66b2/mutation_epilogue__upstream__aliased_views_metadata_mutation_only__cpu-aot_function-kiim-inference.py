@@ -6,11 +6,9 @@ import sys
 
 import torch
 
-
 def f(a, b):
     a.t_()
     return a + b
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -21,7 +19,6 @@ def run(fn, compiled):
     v0, s0 = mid._version, mid.untyped_storage()
     out = fn(a, b)
     return mid._version - v0
-
 
 from functorch.compile import aot_function, nop
 

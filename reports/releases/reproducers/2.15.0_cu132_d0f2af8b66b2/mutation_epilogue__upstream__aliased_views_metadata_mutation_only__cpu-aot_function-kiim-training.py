@@ -7,7 +7,6 @@ import sys
 
 import torch
 
-
 def tangent(out, gen):
     dtype = torch.complex64 if out.is_complex() else torch.float32
     return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
@@ -15,7 +14,6 @@ def tangent(out, gen):
 def f(a, b):
     a.t_()
     return a + b
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -28,7 +26,6 @@ def run(fn, compiled):
     with contextlib.suppress(Exception):  # what a backward raises is its own check
         out.backward(tangent(out, torch.Generator().manual_seed(7919)))
     return mid._version - v0
-
 
 from functorch.compile import aot_function, nop
 

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 class TransposeSavedInBackward(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, b):
@@ -19,7 +18,6 @@ class TransposeSavedInBackward(torch.autograd.Function):
         b.transpose_(1, 0)
         return grad_a.clone(), grad_b.clone()
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -30,7 +28,6 @@ def non_leaf(leaf):
 def f(a, b):
     a2, b2 = TransposeSavedInBackward.apply(a, b)
     return a2 * b2
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -43,7 +40,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 from functorch.compile import aot_function, nop
 

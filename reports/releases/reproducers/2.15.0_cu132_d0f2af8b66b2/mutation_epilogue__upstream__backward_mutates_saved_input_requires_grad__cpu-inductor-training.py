@@ -7,7 +7,6 @@ import sys
 
 import torch
 
-
 class DoubleSavedInBackward(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -19,7 +18,6 @@ class DoubleSavedInBackward(torch.autograd.Function):
         (x,) = ctx.saved_tensors
         x.mul_(2)
         return grad.clone()
-
 
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
@@ -35,7 +33,6 @@ def tangent(out, gen):
 def f(a, b):
     return a * DoubleSavedInBackward.apply(b)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
@@ -47,7 +44,6 @@ def run(fn, compiled):
     with contextlib.suppress(Exception):  # what a backward raises is its own check
         out.backward(tangent(out, torch.Generator().manual_seed(7919)))
     return b._version - v0
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -7,7 +7,6 @@ import sys
 
 import torch
 
-
 class BumpBufferInBackward(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, buf):
@@ -20,14 +19,12 @@ class BumpBufferInBackward(torch.autograd.Function):
             ctx.buf.add_(grad.detach().sum())
         return grad * 2, None
 
-
 def tangent(out, gen):
     dtype = torch.complex64 if out.is_complex() else torch.float32
     return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
 
 def f(x, buf):
     return BumpBufferInBackward.apply(x, buf) * 3
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -38,7 +35,6 @@ def run(fn, compiled):
     with contextlib.suppress(Exception):  # what a backward raises is its own check
         out.backward(tangent(out, torch.Generator().manual_seed(7919)))
     return buf._version - v0
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 if not hasattr(torch.ops.tcaotd, "clone_zero_bw_cg"):  # this block runs for every item: the op is registered once
     @torch.library.custom_op("tcaotd::clone_zero_bw_cg", mutates_args=())
     def clone_zero_bw_cg(x: torch.Tensor, x1: torch.Tensor) -> torch.Tensor:
@@ -19,13 +18,10 @@ if not hasattr(torch.ops.tcaotd, "clone_zero_bw_cg"):  # this block runs for eve
         return grad * 2, None
     clone_zero_bw_cg.register_autograd(backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "x1", inputs[1]))
 
-
 def f(x, x1):
     return torch.ops.tcaotd.clone_zero_bw_cg(x, x1)
 
-
 def run(fn, compiled):
-    out = None
     # call 1
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3,), generator=g, dtype=torch.float32)
@@ -47,7 +43,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -7,7 +7,6 @@ import sys
 
 import torch
 
-
 if not hasattr(torch.ops.tcaotd, "clone_zero_bw"):  # this block runs for every item: the op is registered once
     @torch.library.custom_op("tcaotd::clone_zero_bw", mutates_args=())
     def clone_zero_bw(x: torch.Tensor, x1: torch.Tensor) -> torch.Tensor:
@@ -20,7 +19,6 @@ if not hasattr(torch.ops.tcaotd, "clone_zero_bw"):  # this block runs for every 
         return grad * 2, None
     clone_zero_bw.register_autograd(backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "x1", inputs[1]))
 
-
 def tangent(out, gen):
     dtype = torch.complex64 if out.is_complex() else torch.float32
     return torch.randn(tuple(out.shape), generator=gen, dtype=dtype).to(device=out.device, dtype=out.dtype)
@@ -28,7 +26,6 @@ def tangent(out, gen):
 def f(x, x1, x2):
     x2.mul_(5)
     return torch.ops.tcaotd.clone_zero_bw(x, x1) + x2
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -40,7 +37,6 @@ def run(fn, compiled):
     with contextlib.suppress(Exception):  # what a backward raises is its own check
         out.backward(tangent(out, torch.Generator().manual_seed(7919)))
     return x1._version - v0
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -23,7 +22,6 @@ def f(x, y):
     x.t_()
     return (x + y,)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3, 3), generator=g, dtype=torch.float32)
@@ -31,7 +29,6 @@ def run(fn, compiled):
     out = fn(x, y)
     outs = flatten_outputs(out)
     return output_structure(out)
-
 
 from functorch.compile import aot_function, nop
 

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -30,7 +29,6 @@ def f(x, y):
     x.t_()
     return (x + y,)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
@@ -39,7 +37,6 @@ def run(fn, compiled):
     out = fn(x, y)
     outs = flatten_outputs(out)
     return output_structure(out)
-
 
 from functorch.compile import aot_function, nop
 

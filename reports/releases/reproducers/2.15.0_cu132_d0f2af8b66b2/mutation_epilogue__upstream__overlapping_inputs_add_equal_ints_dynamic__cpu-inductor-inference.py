@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -14,7 +13,6 @@ def flatten_outputs(out):
 
 def f(t0, t1, s0, s1):
     return t0.add_(s0), t1.add_(s1)
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -27,7 +25,6 @@ def run(fn, compiled):
     tensors = {'t0': t0, 't1': t1}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return next((n for n, x in tensors.items() if x is t), None)
-
 
 compiled_f = torch.compile(f, backend='inductor', dynamic=True)
 eager = run(f, compiled=False)

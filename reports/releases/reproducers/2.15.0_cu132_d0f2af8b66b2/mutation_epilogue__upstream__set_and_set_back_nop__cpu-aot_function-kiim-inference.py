@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def f(x):
     src = torch.arange(9, dtype=x.dtype, device=x.device)
     keep = torch.ops.aten.alias.default(x)
@@ -15,7 +14,6 @@ def f(x):
         x.set_(keep)
     return x + src.view(3, 3)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3, 3), generator=g, dtype=torch.float32)
@@ -23,7 +21,6 @@ def run(fn, compiled):
     with torch.set_grad_enabled(True):
         out = fn(x)
     return x._version - v0
-
 
 from functorch.compile import aot_function, nop
 

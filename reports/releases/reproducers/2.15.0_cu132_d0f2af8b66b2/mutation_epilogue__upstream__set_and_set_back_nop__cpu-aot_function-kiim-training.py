@@ -7,7 +7,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -27,7 +26,6 @@ def f(x):
         x.set_(keep)
     return x + src.view(3, 3)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
@@ -38,7 +36,6 @@ def run(fn, compiled):
     with contextlib.suppress(Exception):  # what a backward raises is its own check
         out.backward(tangent(out, torch.Generator().manual_seed(7919)))
     return x._version - v0
-
 
 from functorch.compile import aot_function, nop
 

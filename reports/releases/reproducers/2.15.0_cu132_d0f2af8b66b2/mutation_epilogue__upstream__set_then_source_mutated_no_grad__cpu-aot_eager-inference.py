@@ -6,13 +6,11 @@ import sys
 
 import torch
 
-
 def f(a, b):
     with torch.no_grad():
         a.set_(b)
         b.mul_(2)
     return a + b
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -22,7 +20,6 @@ def run(fn, compiled):
     with torch.set_grad_enabled(True):
         out = fn(a, b)
     return b._version - v0
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def is_subclass(t):
     return type(t) is not torch.Tensor and hasattr(type(t), '__tensor_flatten__')
 
@@ -25,7 +24,6 @@ def f(a, b):
         b.mul_(2)
     return a + b
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = torch.randn((3, 3), generator=g, dtype=torch.float32)
@@ -35,7 +33,6 @@ def run(fn, compiled):
     t = a
     tensors = {'a': a, 'b': b}
     return sorted(n for n, x in tensors.items() if x is not t and storage_key(x) is not None and storage_key(x) == storage_key(t))
-
 
 from functorch.compile import aot_function, nop
 

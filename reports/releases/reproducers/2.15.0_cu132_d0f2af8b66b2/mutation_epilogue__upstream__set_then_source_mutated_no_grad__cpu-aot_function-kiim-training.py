@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -32,7 +31,6 @@ def f(a, b):
         b.mul_(2)
     return a + b
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
@@ -44,7 +42,6 @@ def run(fn, compiled):
     t = a
     tensors = {'a': a, 'b': b}
     return sorted(n for n, x in tensors.items() if x is not t and storage_key(x) is not None and storage_key(x) == storage_key(t))
-
 
 from functorch.compile import aot_function, nop
 

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -22,7 +21,6 @@ def f(x):
         flat.mul_(2)
     return x + fresh
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
@@ -34,7 +32,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 from functorch.compile import aot_function, nop
 

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -16,7 +15,6 @@ def f(x, y):
     x.add_(1)
     y.add_(1)
     return x
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -28,7 +26,6 @@ def run(fn, compiled):
     tensors = {'base': base, 'x': x, 'y': y}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return next((n for n, x in tensors.items() if x is t), None)
-
 
 compiled_f = torch.compile(f, backend='inductor', dynamic=True)
 eager = run(f, compiled=False)

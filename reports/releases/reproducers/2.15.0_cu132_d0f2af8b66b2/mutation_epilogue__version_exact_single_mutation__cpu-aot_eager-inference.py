@@ -6,12 +6,10 @@ import sys
 
 import torch
 
-
 def f(x, y):
     x.mul_(2)
     y.copy_(x + 1)
     return x + y
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -20,7 +18,6 @@ def run(fn, compiled):
     v0, s0 = x._version, x.untyped_storage()
     out = fn(x, y)
     return x._version - v0
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

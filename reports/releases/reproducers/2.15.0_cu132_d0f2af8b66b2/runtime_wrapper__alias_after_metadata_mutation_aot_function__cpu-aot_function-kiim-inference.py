@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -23,14 +22,12 @@ def f(x):
     x.t_()
     return x[0], x * 2
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3, 5), generator=g, dtype=torch.float32)
     out = fn(x)
     outs = flatten_outputs(out)
     return output_structure(out)
-
 
 from functorch.compile import aot_function, nop
 

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -18,7 +17,6 @@ def f(x):
     x.t_()
     return x[0], x * 2
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x_leaf = torch.randn((3, 5), generator=g, dtype=torch.float32).requires_grad_()
@@ -29,7 +27,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 from functorch.compile import aot_function, nop
 

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -17,15 +16,12 @@ def f(a):
         v = a.unsqueeze(0)
     return a, v
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_()
     with torch.set_grad_enabled(True):
         out = fn(a)
-    t = flatten_outputs(out)[1]
-    return t.is_leaf
-
+    return flatten_outputs(out)[1].is_leaf
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

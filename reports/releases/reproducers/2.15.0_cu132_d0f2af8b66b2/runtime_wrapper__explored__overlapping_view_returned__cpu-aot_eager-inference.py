@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -15,7 +14,6 @@ def flatten_outputs(out):
 def f(a, b):
     a.mul_(2)
     return b
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -27,7 +25,6 @@ def run(fn, compiled):
     tensors = {'base': base, 'a': a, 'b': b}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return next((n for n, x in tensors.items() if x is t), None)
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

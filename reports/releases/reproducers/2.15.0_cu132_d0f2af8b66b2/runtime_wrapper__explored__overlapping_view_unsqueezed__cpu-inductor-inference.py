@@ -6,12 +6,10 @@ import sys
 
 import torch
 
-
 def f(a, b):
     a.mul_(2)
     v = b.unsqueeze(0)
     return a, v
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -24,7 +22,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -17,14 +16,11 @@ def f(a):
     a.data = a * 2
     return a, v
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = torch.randn((4,), generator=g, dtype=torch.float32)
     out = fn(a)
-    t = flatten_outputs(out)[1]
-    return t.detach()
-
+    return flatten_outputs(out)[1].detach()
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

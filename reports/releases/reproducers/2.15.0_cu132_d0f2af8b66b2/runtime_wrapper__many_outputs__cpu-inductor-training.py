@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -19,7 +18,6 @@ def f(x, y):
         outs.append(y[i:] if i % 2 else x[:i + 1])
     return tuple(outs)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((6,), generator=g, dtype=torch.float32).requires_grad_()
@@ -29,7 +27,6 @@ def run(fn, compiled):
     tensors = {'x': x, 'y': y}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -23,14 +22,12 @@ def f(x):
     y = (x + 1).transpose(0, 1)
     return y.detach(), y
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
     out = fn(x)
     t = flatten_outputs(out)[0]
     return significant_strides(tuple(t.shape), t.stride())
-
 
 compiled_f = torch.compile(f, backend='aot_eager', fullgraph=True)
 eager = run(f, compiled=False)

@@ -8,7 +8,6 @@ import torch
 import torch._functorch.config
 torch._functorch.config.view_replay_for_aliased_outputs = True
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -25,7 +24,6 @@ def f(x):
     y = (x + 1).transpose(0, 1)
     return y.detach(), y
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
@@ -34,7 +32,6 @@ def run(fn, compiled):
     out = fn(x)
     t = flatten_outputs(out)[0]
     return significant_strides(tuple(t.shape), t.stride())
-
 
 compiled_f = torch.compile(f, backend='inductor', fullgraph=True)
 eager = run(f, compiled=False)

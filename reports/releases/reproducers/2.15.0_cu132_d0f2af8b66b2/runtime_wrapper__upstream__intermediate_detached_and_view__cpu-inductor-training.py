@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -16,14 +15,11 @@ def f(x):
     y = x + 1
     return y.detach(), y.view(-1)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
     out = fn(x)
-    t = flatten_outputs(out)[1]
-    return t.is_leaf
-
+    return flatten_outputs(out)[1].is_leaf
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -16,15 +15,12 @@ def f(a, b):
     a.requires_grad_(True)
     return [a.mul(3), b.mul(4)]
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = torch.randn((3, 3), generator=g, dtype=torch.float32)
     b = torch.randn((3, 3), generator=g, dtype=torch.float32)
     out = fn(a, b)
-    t = flatten_outputs(out)[0]
-    return t.requires_grad
-
+    return flatten_outputs(out)[0].requires_grad
 
 from functorch.compile import aot_function, nop
 

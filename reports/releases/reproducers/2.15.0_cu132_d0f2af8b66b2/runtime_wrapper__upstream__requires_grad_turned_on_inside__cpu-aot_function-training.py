@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -18,7 +17,6 @@ def f(a, b):
     a.requires_grad_(True)
     return [a.mul(3), b.mul(4)]
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = torch.randn((3, 3), generator=g, dtype=torch.float32)
@@ -26,7 +24,6 @@ def run(fn, compiled):
     b = non_leaf(b_leaf)
     out = fn(a, b)
     return a.requires_grad
-
 
 from functorch.compile import aot_function, nop
 

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def non_leaf(leaf):
     t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
     with torch.no_grad():
@@ -22,7 +21,6 @@ def flatten_outputs(out):
 def f(x):
     return list(x.unbind(0))
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
@@ -32,7 +30,6 @@ def run(fn, compiled):
     tensors = {'x': x}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -16,7 +15,6 @@ def f(x):
     rows = x.unbind(0)
     return rows[2].unsqueeze(1), x.sin(), rows[0].unsqueeze(0)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((4, 3), generator=g, dtype=torch.float32).requires_grad_()
@@ -25,7 +23,6 @@ def run(fn, compiled):
     tensors = {'x': x}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

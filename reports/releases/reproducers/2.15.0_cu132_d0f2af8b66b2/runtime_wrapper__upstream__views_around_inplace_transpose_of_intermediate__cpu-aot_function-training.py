@@ -6,14 +6,12 @@ import sys
 
 import torch
 
-
 def f(x):
     y = x * 3
     v1 = y.unsqueeze(0)
     y.t_()
     v2 = y.unsqueeze(0)
     return [v1, y, v2]
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -24,7 +22,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 from functorch.compile import aot_function, nop
 

@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -17,7 +16,6 @@ def f(x):
     q = x * 4
     return [p.view(-1), q.transpose(1, 0), p.transpose(1, 0)]
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     x = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
@@ -26,7 +24,6 @@ def run(fn, compiled):
     tensors = {'x': x}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:1])})
     return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
-
 
 from functorch.compile import aot_function, nop
 

@@ -6,11 +6,9 @@ import sys
 
 import torch
 
-
 def f(t0, ta):
     t0.add_(100)
     return ta[0], ta.view(-1)
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -22,7 +20,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

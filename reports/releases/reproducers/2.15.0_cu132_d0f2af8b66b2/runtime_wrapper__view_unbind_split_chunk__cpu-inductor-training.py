@@ -6,7 +6,6 @@ import sys
 
 import torch
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -14,7 +13,6 @@ def flatten_outputs(out):
 
 def f(x):
     return x.unbind(0), x.split(2, dim=1), x.chunk(3, dim=1)
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -24,7 +22,6 @@ def run(fn, compiled):
     tensors = {'x': x}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -8,7 +8,6 @@ import torch
 import torch._dynamo.config
 torch._dynamo.config.specialize_float = False
 
-
 def f(p, g, m, v, lr, beta1):
     m.lerp_(g, 1 - beta1)
     v.mul_(0.999).addcmul_(g, g, value=1 - 0.999)
@@ -16,7 +15,6 @@ def f(p, g, m, v, lr, beta1):
     denom = (v.sqrt() / (1 - 0.999 ** 2) ** 0.5).add_(1e-8)
     p.addcdiv_(m, denom, value=-step_size)
     return p
-
 
 def run(fn, compiled):
     for lr, beta1 in [(0.001, 0.9), (0.0005, 0.8), (0.01, 0.95), (0.003, 0.85), (0.1, 0.5)]:  # calls 1 to 5
@@ -27,15 +25,12 @@ def run(fn, compiled):
         v = torch.zeros((16,), dtype=torch.float32)
         out = fn(p, g, m, v, lr, beta1)
 
-
 graphs = []
-
 
 def backend(gm, example_inputs):  # counts the graphs it compiled, not those dynamo aborted
     compiled = torch._dynamo.lookup_backend('aot_eager')(gm, example_inputs)
     graphs.append(gm)
     return compiled
-
 
 compiled_f = torch.compile(f, backend=backend)
 run(compiled_f, compiled=True)

@@ -8,7 +8,6 @@ import torch
 import torch._dynamo.config
 torch._dynamo.config.specialize_float = False
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -16,7 +15,6 @@ def flatten_outputs(out):
 
 def f(buf, m):
     return buf * m
-
 
 def run(fn, compiled):
     # call 1: m=1.0
@@ -28,7 +26,6 @@ def run(fn, compiled):
     tensors = {'buf': buf}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return next((n for n, x in tensors.items() if x is t), None)
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

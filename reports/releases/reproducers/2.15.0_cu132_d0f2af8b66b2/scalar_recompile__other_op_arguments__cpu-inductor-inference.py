@@ -8,11 +8,9 @@ import torch
 import torch._dynamo.config
 torch._dynamo.config.specialize_float = False
 
-
 def f(x, v, lr):
     v.addcmul_(x, x, value=lr)
     return torch.nn.functional.leaky_relu(x, negative_slope=lr), torch.full_like(x, lr) + x, v
-
 
 def run(fn, compiled):
     for lr in [0.1, 0.01, 0.5, 1.5, 3.0]:  # calls 1 to 5
@@ -21,15 +19,12 @@ def run(fn, compiled):
         v = torch.randn((8,), generator=g, dtype=torch.float32)
         out = fn(x, v, lr)
 
-
 graphs = []
-
 
 def backend(gm, example_inputs):  # counts the graphs it compiled, not those dynamo aborted
     compiled = torch._dynamo.lookup_backend('inductor')(gm, example_inputs)
     graphs.append(gm)
     return compiled
-
 
 compiled_f = torch.compile(f, backend=backend)
 run(compiled_f, compiled=True)

@@ -8,11 +8,9 @@ import torch
 import torch._dynamo.config
 torch._dynamo.config.specialize_float = False
 
-
 def f(p, g, lr):
     p.add_(g, alpha=-lr)
     return p
-
 
 def run(fn, compiled):
     for lr in [0.1, 0.05, 0.01, 0.005, 0.001]:  # calls 1 to 5
@@ -21,15 +19,12 @@ def run(fn, compiled):
         g = torch.randn((16,), generator=gen, dtype=torch.float32)
         out = fn(p, g, lr)
 
-
 graphs = []
-
 
 def backend(gm, example_inputs):  # counts the graphs it compiled, not those dynamo aborted
     compiled = torch._dynamo.lookup_backend('aot_eager')(gm, example_inputs)
     graphs.append(gm)
     return compiled
-
 
 compiled_f = torch.compile(f, backend=backend)
 run(compiled_f, compiled=True)

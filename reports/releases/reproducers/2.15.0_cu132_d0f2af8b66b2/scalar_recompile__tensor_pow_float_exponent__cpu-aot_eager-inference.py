@@ -8,10 +8,8 @@ import torch
 import torch._dynamo.config
 torch._dynamo.config.specialize_float = False
 
-
 def f(x, lr):
     return x ** lr
-
 
 def run(fn, compiled):
     for lr in [0.1, 0.01, 0.5, 1.5, 3.0]:  # calls 1 to 5
@@ -19,15 +17,12 @@ def run(fn, compiled):
         x = (torch.rand((8,), generator=g, dtype=torch.float32) + 0.5)
         out = fn(x, lr)
 
-
 graphs = []
-
 
 def backend(gm, example_inputs):  # counts the graphs it compiled, not those dynamo aborted
     compiled = torch._dynamo.lookup_backend('aot_eager')(gm, example_inputs)
     graphs.append(gm)
     return compiled
-
 
 compiled_f = torch.compile(f, backend=backend)
 run(compiled_f, compiled=True)

@@ -6,16 +6,13 @@ import sys
 
 import torch
 
-
 from torch.testing._internal.two_tensor import TwoTensor
 
 class MyTwo(TwoTensor):
     pass
 
-
 def f(x):
     return x.sin() * 2
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -26,7 +23,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -7,10 +7,8 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def f(x):
     return x * 2, x.sum(0)
-
 
 def run(fn, compiled):
     # call 1
@@ -22,15 +20,12 @@ def run(fn, compiled):
     x = TwoTensor(TwoTensor(torch.randn((7, 3), generator=g, dtype=torch.float32), torch.randn((7, 3), generator=g, dtype=torch.float32)), TwoTensor(torch.randn((7, 3), generator=g, dtype=torch.float32), torch.randn((7, 3), generator=g, dtype=torch.float32)))
     out = fn(x)
 
-
 graphs = []
-
 
 def backend(gm, example_inputs):  # counts the graphs it compiled, not those dynamo aborted
     compiled = torch._dynamo.lookup_backend('inductor')(gm, example_inputs)
     graphs.append(gm)
     return compiled
-
 
 compiled_f = torch.compile(f, backend=backend, dynamic=True)
 run(compiled_f, compiled=True)

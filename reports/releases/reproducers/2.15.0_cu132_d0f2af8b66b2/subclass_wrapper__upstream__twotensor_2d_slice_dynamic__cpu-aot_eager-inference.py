@@ -7,10 +7,8 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def f(v):
     return v * 2
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -22,7 +20,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='aot_eager', dynamic=True, fullgraph=True)
 eager = run(f, compiled=False)

@@ -7,12 +7,10 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def f(a, b):
     a.mul_(2)
     b.t_()
     return a.mul(b)
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -26,7 +24,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 from functorch.compile import aot_function, nop
 

@@ -7,11 +7,9 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def f(a, b, c):
     a.mul_(2)
     return [b + 1, c + 1]
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -27,7 +25,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -7,7 +7,6 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -17,7 +16,6 @@ def f(t):
     c = t.clone()
     return c.view(c.shape[1], c.shape[0])
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     t = TwoTensor(torch.randn((3, 4), generator=g, dtype=torch.float32), torch.randn((3, 4), generator=g, dtype=torch.float32)).requires_grad_()
@@ -26,7 +24,6 @@ def run(fn, compiled):
     tensors = {'t': t}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return None if t_._base is None else next((n for n, x in tensors.items() if x is t_._base or x._base is t_._base), '<intermediate>')
-
 
 compiled_f = torch.compile(f, backend='inductor', dynamic=True, fullgraph=True)
 eager = run(f, compiled=False)

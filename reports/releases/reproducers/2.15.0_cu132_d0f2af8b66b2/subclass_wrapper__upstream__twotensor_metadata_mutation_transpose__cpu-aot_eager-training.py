@@ -7,7 +7,6 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -18,7 +17,6 @@ def f(x):
     y = x.mul(2)
     return y.transpose(1, 0)
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     base = TwoTensor(torch.randn((1, 2, 4), generator=g, dtype=torch.float32), torch.randn((1, 2, 4), generator=g, dtype=torch.float32)).requires_grad_()
@@ -28,7 +26,6 @@ def run(fn, compiled):
     tensors = {'base': base, 'x': x}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), '<intermediate>')
-
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -7,14 +7,6 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
-def place(values, stride, offset, numel, device):
-    out = torch.empty(0, dtype=values.dtype, device=device)
-    with torch.no_grad():
-        out.set_(torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
-        out.copy_(values.to(device))
-    return out
-
 def f(a, b):
     a.t_()
     b.unsqueeze_(0)
@@ -22,12 +14,11 @@ def f(a, b):
     b.mul_(3)
     return a + b
 
-
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    abase = place(torch.arange(9, dtype=torch.float64).reshape((3, 3)).to(torch.float32), (3, 1), 0, 9, 'cpu').requires_grad_()
+    abase = torch.arange(9, dtype=torch.float64).reshape((3, 3)).to(torch.float32).requires_grad_()
     a = abase + 1
-    bbase = TwoTensor(place(torch.arange(9, dtype=torch.float64).reshape((3, 3)).to(torch.float32), (3, 1), 0, 9, 'cpu'), place(torch.arange(9, dtype=torch.float64).reshape((3, 3)).to(torch.float32), (3, 1), 0, 9, 'cpu')).requires_grad_()
+    bbase = TwoTensor(torch.arange(9, dtype=torch.float64).reshape((3, 3)).to(torch.float32), torch.arange(9, dtype=torch.float64).reshape((3, 3)).to(torch.float32)).requires_grad_()
     b = bbase + 1
     try:
         out = fn(a, b)
@@ -35,7 +26,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

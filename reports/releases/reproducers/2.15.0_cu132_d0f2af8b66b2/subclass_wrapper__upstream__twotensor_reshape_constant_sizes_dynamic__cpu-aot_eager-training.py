@@ -7,7 +7,6 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def flatten_outputs(out):
     if isinstance(out, dict):
         out = [out[k] for k in sorted(out, key=str)]
@@ -15,7 +14,6 @@ def flatten_outputs(out):
 
 def f(t):
     return t.clone().view(3, 2, 4)
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -25,7 +23,6 @@ def run(fn, compiled):
     tensors = {'t': t}
     tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)[:0])})
     return None if t_._base is None else next((n for n, x in tensors.items() if x is t_._base or x._base is t_._base), '<intermediate>')
-
 
 compiled_f = torch.compile(f, backend='aot_eager', dynamic=True, fullgraph=True)
 eager = run(f, compiled=False)

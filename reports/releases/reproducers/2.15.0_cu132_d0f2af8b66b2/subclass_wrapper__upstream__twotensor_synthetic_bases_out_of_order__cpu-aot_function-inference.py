@@ -7,12 +7,10 @@ import sys
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-
 def f(a, b, c, d):
     b.add_(1)
     d.unsqueeze_(0)
     return [a + c + d, b.view(-1)]
-
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
@@ -30,7 +28,6 @@ def run(fn, compiled):
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
     return raised
-
 
 from functorch.compile import aot_function, nop
 
