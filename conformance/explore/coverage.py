@@ -24,7 +24,8 @@ EXPECTED = (
     "shape:size-1", "shape:0-d", "shape:empty",
     *(f"statement:{k}" for k in FLOAT_KINDS),
     "sweep", "sweep:comes back to a value",
-    "input:two_tensor", "input:module", "input:optimizer", "input:view",
+    "input:two_tensor", "input:nested_two_tensor", "input:user_subclass", "input:module", "input:optimizer",
+    "input:view",
     "ambient:no_grad", "ambient:inference_mode",
 )
 

@@ -51,9 +51,14 @@ class Input:
     # a view input: an expression over earlier inputs (the same tensor twice, overlapping views)
     view: str | None = None
     hidden: bool = False
-    two: bool = False  # a TwoTensor of two such tensors
+    subclass: str = ""  # a wrapper subclass of two such tensors: one of SUBCLASSES
     module: bool = False  # an nn.Linear over the last dim (its parameters requires_grad)
     optimizer: bool = False  # an SGD with momentum over the module's parameters (the input named `opt`)
+
+    @property
+    def two(self) -> bool:
+        """Whether the input is a wrapper subclass (a TwoTensor, nested or subclassed)."""
+        return bool(self.subclass)
 
 
 @dataclass(frozen=True)
@@ -136,9 +141,10 @@ class Program:
             others = self.inputs[:k] + self.inputs[k + 1:]
             if not re.search(rf"\b{re.escape(i.name)}\b", named):
                 yield replace(self, inputs=others)
-            for change in ({"layout": "contiguous"}, {"requires_grad": False, "leaf": True}, {"two": False}):
+            for change in ({"layout": "contiguous"}, {"requires_grad": False, "leaf": True}, {"subclass": ""},
+                           {"subclass": "TwoTensor"}):
                 if any(getattr(i, f) != v for f, v in change.items()) and i.view is None and not i.module \
-                        and not i.optimizer:
+                        and not i.optimizer and (i.two or "subclass" not in change or not change["subclass"]):
                     yield replace(self, inputs=(*self.inputs[:k], replace(i, **change), *self.inputs[k + 1:]))
 
     def ingredients(self) -> set[str]:
@@ -148,8 +154,8 @@ class Program:
         out |= {"shape:size-1" for sh in shapes if 1 in sh} | {"shape:0-d" for sh in shapes if sh == ()}
         out |= {"shape:empty" for sh in shapes if 0 in sh}
         out |= {f"input:{kind}" for i in self.inputs
-                for kind, on in (("two_tensor", i.two), ("module", i.module), ("optimizer", i.optimizer),
-                                 ("view", i.view is not None)) if on}
+                for kind, on in (*((SUBCLASSES[c], i.subclass == c) for c in SUBCLASSES), ("module", i.module),
+                                 ("optimizer", i.optimizer), ("view", i.view is not None)) if on}
         if self.sweep is not None:
             out.add("sweep")
             if len(set(self.sweep)) < len(self.sweep):
@@ -174,9 +180,13 @@ class Program:
                 spec["leaf"] = False
         if i.layout != "contiguous":
             spec["layout"] = i.layout
+        inner = [{"tensor": spec}, {"tensor": {**spec, "shape": list(i.shape)}}]
+        if i.subclass == "nested TwoTensor":  # a TwoTensor whose halves are TwoTensors
+            inner = [{"two_tensor": {"a": {"tensor": dict(spec)}, "b": {"tensor": dict(spec)}}} for _ in "ab"]
+        if i.subclass == USER_CLASS:
+            return {"subclass": {"class": USER_CLASS, "args": inner, "requires_grad": i.requires_grad}}
         if i.two:
-            return {"two_tensor": {"a": {"tensor": spec}, "b": {"tensor": {**spec, "shape": list(i.shape)}},
-                                   "requires_grad": i.requires_grad}}
+            return {"two_tensor": {"a": inner[0], "b": inner[1], "requires_grad": i.requires_grad}}
         return {"tensor": spec}
 
     def _call_spec(self, call: Call) -> dict[str, Any]:
@@ -230,6 +240,8 @@ class Program:
             extra["grad_enabled"] = False
         if self.inference_mode:
             extra["inference_mode"] = True
+        if any(i.subclass == USER_CLASS for i in self.inputs):
+            extra["classes"] = USER_CLASSES
         return {
             "version": 2,
             "behavior": self.behavior(),
@@ -244,6 +256,19 @@ class Program:
             **expect,
         }
 
+
+# the wrapper subclasses an input may be, and the ingredient each is counted as
+SUBCLASSES = {"TwoTensor": "two_tensor", "nested TwoTensor": "nested_two_tensor", "MyTwo": "user_subclass"}
+USER_CLASS = "MyTwo"
+# a user's subclass, as a case's classes block defines it: a TwoTensor that rebuilds as itself
+USER_CLASSES = """from torch.testing._internal.two_tensor import TwoTensor
+
+
+class MyTwo(TwoTensor):
+    @staticmethod
+    def __tensor_unflatten__(inner, meta, outer_size, outer_stride):
+        return MyTwo(inner["a"], inner["b"], outer_size, outer_stride)
+"""
 
 UPSTREAM = {
     "subclass_wrapper": "https://github.com/pytorch/pytorch/pull/176741",
@@ -368,7 +393,8 @@ def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa:
         layouts = LAYOUTS if len(shape) >= 2 else ("contiguous", "strided", "offset")
         layout = "contiguous" if odd else draw(st.sampled_from(layouts), label=f"{name}.layout")
         two = not odd and draw(st.integers(0, 9), label=f"{name}.two_tensor") == 0
-        inputs.append(Input(name, shape, requires, leaf, "contiguous" if two else layout, two=two))
+        sub = draw(st.sampled_from(("TwoTensor", "TwoTensor", *SUBCLASSES)), label=f"{name}.subclass") if two else ""
+        inputs.append(Input(name, shape, requires, leaf, "contiguous" if two else layout, subclass=sub))
     if aliasing == "same":
         inputs.append(Input("d", shape, False, True, "contiguous", view="a"))
     elif aliasing == "overlap" and len(shape) == 1 and shape[0] >= 2:
@@ -378,7 +404,7 @@ def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa:
                   Input("a", shape, False, True, "contiguous", view=f"base[:{n}]"),
                   Input("b", shape, False, True, "contiguous", view=f"base[{n // 2}:]"),
                   *(replace(i, name="cd"[k]) for k, i in enumerate(inputs[1:]))]
-    module = shape and not odd and draw(st.integers(0, 7), label="module") == 0
+    module = shape and not odd and draw(st.integers(0, 4), label="module") == 0
     optimizer = module and draw(st.booleans(), label="optimizer")
     if module:
         inputs.append(Input("m", shape, True, True, "contiguous", module=True))
@@ -393,8 +419,9 @@ def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa:
     twos = {i.name for i in inputs if i.two}  # TwoTensors, and views of them, and what is computed from them
     twos |= {i.name for i in inputs if i.view is not None and any(re.search(rf"\b{t}\b", i.view) for t in twos)}
     for j in range(draw(st.integers(1, 8), label="statements")):
-        # a sweep's first statement uses the float: a sweep nothing reads tells nothing
-        kind = draw(st.sampled_from(FLOAT_KINDS if sweep is not None and j == 0 else kinds), label="kind")
+        # a sweep's first statement uses the float, a module's the module: one nothing reads tells nothing
+        first = FLOAT_KINDS if sweep is not None else tuple(k for k in MODULE_KINDS if k in kinds)
+        kind = draw(st.sampled_from(first if j == 0 and first else kinds), label="kind")
         target = draw(st.sampled_from(sorted(shapes)), label="target")
         new = _new_shape(kind, shapes[target])
         if new is None or (kind in NOT_ON_SUBCLASSES and target in twos):

@@ -497,3 +497,30 @@ def test_an_optimizer_stepped_under_inference_mode_is_no_harness_error(tmp_path:
     explorer = Explorer(tmp_path)
     records = [r for _, r in explorer.records(explorer.load(INFERENCE_STEP))]
     assert records and all(r.status == "pass" for r in records), [(r.variant, r.status, r.reason) for r in records]
+
+
+@pytest.mark.parametrize(("subclass", "ingredient"), [("TwoTensor", "two_tensor"),
+                                                      ("nested TwoTensor", "nested_two_tensor"),
+                                                      ("MyTwo", "user_subclass")])
+def test_a_wrapper_subclass_input_is_built_as_drawn_and_shrinks_towards_a_plain_tensor(
+        subclass: str, ingredient: str, tmp_path: Path) -> None:
+    """A TwoTensor, a TwoTensor of TwoTensors, or a user's subclass (its class in the case's classes
+    block): each builds as that type, and shrinking offers the simpler input (a plain TwoTensor, then
+    a plain tensor)."""
+    from dataclasses import replace
+
+    from conformance.core.build import Env, build_inputs, load_classes
+    from conformance.explore.engine import case_text
+    from conformance.explore.grammar import Input, Statement
+
+    a = Input("a", (3, 4), True, True, "contiguous", subclass=subclass)
+    program = Program((a,), (Statement("mul_", "a"), Statement("fresh_sin", "a", out="v1")), ("v1",))
+    lc = Explorer(tmp_path).load(case_text(program))
+    env = Env(dict(load_classes(lc.case.classes, "<classes>")))
+    built = build_inputs(lc.data, "cpu", "training", None, env).named["a"]
+    assert type(built).__name__ == ("MyTwo" if subclass == "MyTwo" else "TwoTensor") and built.requires_grad
+    assert (type(built.a).__name__ == "TwoTensor") == (subclass == "nested TwoTensor")
+    assert f"input:{ingredient}" in program.ingredients()
+    simpler = {p.inputs[0].subclass for p in program.reductions()  # the reductions of the subclass alone
+               if len(p.inputs) == 1 and p.inputs[0] != a and p.inputs[0] == replace(a, subclass=p.inputs[0].subclass)}
+    assert "" in simpler and (("TwoTensor" in simpler) == (subclass != "TwoTensor")), simpler
