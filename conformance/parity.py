@@ -3,7 +3,11 @@
 The mapping is data, `cases/UPSTREAM.yaml`: per upstream test file the revision read, and per test
 either the case ids that check its scenario black-box, or why none does (`white_box`: it asserts
 generated source or graph text only; `not_portable`: it needs what a case cannot be). `validate`
-checks every case id it names; the report counts, per build, how many mapped tests pass.
+checks every case id it names. Each mapped test also says what upstream's test itself asserts
+(`expects`), and the report counts two things per build, never one in place of the other: whether
+the cases conform to eager (`outcome`), and whether the build behaves as upstream's test asserts
+(`asserted`: a test that expects an error holds where compiled raises it, a compile count where the
+case's cold pass compiled that many graphs; generated source cannot be checked black-box).
 """
 
 from __future__ import annotations
@@ -12,9 +16,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+if TYPE_CHECKING:
+    from conformance.results import ResultRecord
 
 PARITY_FILE = "UPSTREAM.yaml"
 
@@ -26,6 +33,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_ASSERTS = r"(?:eager|runs|source|error [A-Za-z_]\w*|count (?:==|<=) \d+)"
+EXPECTS = rf"^{_ASSERTS}(?: and {_ASSERTS})*$"
+
+
 class UpstreamTest(_Strict):
     file: Annotated[str, StringConstraints(pattern=r"^test/.+\.py$")]
     test: Annotated[str, StringConstraints(pattern=r"^([A-Za-z_]\w*\.)?test\w*$")]
@@ -33,12 +44,18 @@ class UpstreamTest(_Strict):
     white_box: _Text | None = Field(None, description="why it has no behaviour to port (asserts generated text)")
     not_portable: _Text | None = Field(None, description="what a case cannot express for it")
     note: _Text | None = Field(None, description="how the case departs from the upstream scenario")
+    expects: Annotated[str, StringConstraints(pattern=EXPECTS)] | None = Field(
+        None, description="what the upstream test itself asserts, one or more of: eager (compiled equals eager), "
+        "runs (the call does not raise), error <Type> (it raises that), count == N / count <= N (compiles), "
+        "source (generated text only), joined by ' and '; required where cases are given")
 
     @model_validator(mode="after")
     def _one_kind(self) -> UpstreamTest:
         given = [k for k in ("cases", "white_box", "not_portable") if getattr(self, k)]
         if len(given) != 1:
             raise ValueError(f"give exactly one of cases, white_box, not_portable (got {', '.join(given) or 'none'})")
+        if self.cases and self.expects is None:
+            raise ValueError("a mapped test says what upstream asserts: expects (eager, runs, error <Type>, count ...)")
         return self
 
     @property
@@ -122,13 +139,55 @@ def outcome(statuses: Iterable[str]) -> str:
     return "known" if any(s == "xfail" for s in ran) else "pass"
 
 
-def table(mapping: ParityFile, statuses: Mapping[str, Mapping[str, list[str]]]) -> list[dict[str, Any]]:
-    """`summary` with, per build, how the mapped tests fare: statuses[build][case_id] -> item statuses."""
+HOLDS, FAILS, NOT_CHECKED = "holds", "fails", "not checked"
+
+
+def _holds(part: str, ran: list[ResultRecord]) -> bool | None:
+    """Whether one thing upstream asserts holds over the items that ran; None where records cannot tell."""
+    raised = [m.actual for r in ran for m in r.mismatches if m.check == "exception" and m.actual != "no exception"]
+    if part == "eager":
+        return all(r.status in ("pass", "xpass") for r in ran)
+    if part == "runs":
+        return not raised and all(r.status != "error" for r in ran)
+    if part.startswith("error "):
+        kind = part.removeprefix("error ")
+        return any(kind == "Exception" or kind in a.replace(":", " ").split() for a in raised)
+    if part.startswith("count "):
+        op, n = part.split()[1:]
+        counts = [c for r in ran if r.backend not in ("eager", "none")
+                  if (c := r.compile_counts.get("cold_graphs")) is not None]
+        if not counts:
+            return None
+        return all(c == int(n) if op == "==" else c <= int(n) for c in counts)
+    return None  # source: generated text, not black-box behaviour
+
+
+def asserted(expects: str | None, records: Iterable[ResultRecord]) -> str:
+    """One mapped test on one build: `holds` where every part of what upstream asserts that the records
+    can tell holds, `fails` where one does not, `not checked` where none can be told (generated source
+    only), `not run` where no item ran."""
+    ran = [r for r in records if r.status != "skip"]
+    if not ran:
+        return "not run"
+    told = [h for h in (_holds(p, ran) for p in (expects or "").split(" and ") if p) if h is not None]
+    if not told:
+        return NOT_CHECKED
+    return HOLDS if all(told) else FAILS
+
+
+def table(mapping: ParityFile, records: Mapping[str, Mapping[str, list[ResultRecord]]]) -> list[dict[str, Any]]:
+    """`summary` with, per build, how the mapped tests fare (records[build][case_id] -> its items there):
+    `builds`, conforming to eager (`outcome`), and `asserts`, behaving as upstream's test asserts."""
     rows = summary(mapping)
     for row in rows:
         tests = [t for t in mapping.tests if t.cases and row["file"] in (t.file, "total")]
         row["builds"] = {
-            build: dict(Counter(outcome(s for cid in t.cases for s in by_case.get(cid, ())) for t in tests))
-            for build, by_case in statuses.items()
+            build: dict(Counter(outcome(r.status for cid in t.cases for r in by_case.get(cid, ())) for t in tests))
+            for build, by_case in records.items()
+        }
+        row["asserts"] = {
+            build: dict(Counter(asserted(t.expects, [r for cid in t.cases for r in by_case.get(cid, ())])
+                                for t in tests))
+            for build, by_case in records.items()
         }
     return rows

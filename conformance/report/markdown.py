@@ -248,7 +248,8 @@ def _parity(report: Report) -> list[str]:
     builds = report.builds
     out = ["", "## Upstream parity", "",
            "PyTorch's own tests for these changes (`cases/UPSTREAM.yaml`): mapped = a case here checks the test's "
-           "scenario black-box; per build, how many mapped tests pass / are known failures / fail / did not run.", "",
+           "scenario black-box. Conforms to eager: per build, how many mapped tests pass / are known failures / fail / "
+           "did not run.", "",
            "| upstream file | revision | tests | behavioural | mapped | white-box | not portable | "
            + " | ".join(_esc(b.label) for b in builds) + " |",
            "|---|---|---:|---:|---:|---:|---:|" + "---|" * len(builds)]
@@ -261,6 +262,17 @@ def _parity(report: Report) -> list[str]:
         name = "**total**" if r["file"] == "total" else f"`{_esc(r['file'])}`"
         out.append(f"| {name} | {_esc(r['revision'])} | {r['tests']} | {r['behavioural']} | {r['mapped']}{share} | "
                    f"{r['white_box']} | {r['not_portable']} | " + " | ".join(cells) + " |")
+    out += ["", "Behaves as upstream's test asserts (`expects`: eager's result, no error, an error of a type, a "
+            "compile count): per build, mapped tests where it holds / does not hold / cannot be told black-box "
+            "(generated source only) / did not run. Not the same count as the one above: a test that expects an "
+            "error holds where the case, comparing with eager, fails.", "",
+            "| upstream file | mapped | " + " | ".join(_esc(b.label) for b in builds) + " |",
+            "|---|---:|" + "---|" * len(builds)]
+    for r in rows:
+        kinds = ("holds", "fails", "not checked", "not run")
+        cells = [" / ".join(str(r["asserts"].get(b.id, {}).get(k, 0)) for k in kinds) for b in builds]
+        name = "**total**" if r["file"] == "total" else f"`{_esc(r['file'])}`"
+        out.append(f"| {name} | {r['mapped']} | " + " | ".join(cells) + " |")
     return out
 
 

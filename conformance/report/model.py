@@ -219,13 +219,14 @@ class Report:
 
     def parity_rows(self) -> list[dict[str, Any]]:
         """Per upstream test file and in total: tests, behavioural, mapped; per build, the mapped tests
-        whose cases pass / are known failures / fail / did not run there."""
+        whose cases pass / are known failures / fail / did not run there, and those where the build
+        behaves as upstream's test asserts / does not / cannot be told."""
         if self.parity is None:
             return []
-        statuses: dict[str, dict[str, list[str]]] = {b.id: {} for b in self.builds}
+        records: dict[str, dict[str, list[ResultRecord]]] = {b.id: {} for b in self.builds}
         for s in self.records:
-            statuses.setdefault(s.build, {}).setdefault(s.record.case_id, []).append(s.record.status)
-        return parity_table(self.parity, statuses)
+            records.setdefault(s.build, {}).setdefault(s.record.case_id, []).append(s.record)
+        return parity_table(self.parity, records)
 
     # ------------------------------------------------------------------ derived views
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ GOOD = """\
 revisions:
   test/functorch/test_x.py: abc123
 tests:
-  - {file: test/functorch/test_x.py, test: test_mapped, cases: [mutation_epilogue/a]}
+  - {file: test/functorch/test_x.py, test: test_mapped, cases: [mutation_epilogue/a], expects: eager}
   - {file: test/functorch/test_x.py, test: T.test_source_text, white_box: asserts the generated source only}
   - {file: test/functorch/test_x.py, test: test_dist, not_portable: needs torch.distributed}
 """
@@ -65,6 +66,10 @@ def test_validate_checks_the_mapping_beside_the_cases(tmp_path: Path, capsys: py
     ("{file: test/functorch/test_y.py, test: test_unread, not_portable: x}", "no revision given"),
     ("{file: test/functorch/test_x.py, test: test_mapped, not_portable: x}", "tests listed twice"),
     ("{file: test/functorch/test_x.py, test: test_typo, cases: [mutation_epilogue/a], cass: []}", "cass"),
+    ("{file: test/functorch/test_x.py, test: test_unsaid, cases: [mutation_epilogue/a]}", "what upstream asserts"),
+    ("{file: test/functorch/test_x.py, test: test_vague, cases: [mutation_epilogue/a], expects: works}", "expects"),
+    ("{file: test/functorch/test_x.py, test: test_vague, cases: [mutation_epilogue/a], expects: count = 2}",
+     "expects"),
 ])
 def test_a_bad_mapping_entry_is_an_error_at_a_line(entry: str, message: str, tmp_path: Path) -> None:
     path = tmp_path / PARITY_FILE
@@ -90,8 +95,8 @@ def test_a_mapped_test_passes_only_when_every_item_that_ran_passed() -> None:
 
 
 def test_the_report_shows_the_parity_table_per_build(tmp_path: Path) -> None:
-    mapping = load_parity(_cases_with(tmp_path, GOOD + "  - {file: test/functorch/test_x.py, test: test_other, "
-                                      "cases: [mutation_epilogue/b]}\n") / PARITY_FILE).mapping
+    other = "  - {file: test/functorch/test_x.py, test: test_other, cases: [mutation_epilogue/b], expects: error X}\n"
+    mapping = load_parity(_cases_with(tmp_path, GOOD + other) / PARITY_FILE).mapping
     results = write_results(tmp_path / "r.jsonl", [
         record("mutation_epilogue/a", "cpu-aot_eager-inference", "pass"),
         record("mutation_epilogue/a", "cpu-inductor-inference", "pass"),
@@ -100,7 +105,43 @@ def test_the_report_shows_the_parity_table_per_build(tmp_path: Path) -> None:
     rows = {r["file"]: r for r in report.parity_rows()}
     assert rows["total"]["tests"] == 4 and rows["total"]["behavioural"] == 3 and rows["total"]["mapped"] == 2
     assert rows["total"]["builds"][report.builds[0].id] == {"pass": 1, "fail": 1}
+    # b fails against eager by a mismatch of values, not by raising: upstream's expected error does not hold
+    assert rows["total"]["asserts"][report.builds[0].id] == {"holds": 1, "fails": 1}
     write_report(report, tmp_path / "out")
     md = (tmp_path / "out" / "compat.md").read_text()
-    assert "## Upstream parity" in md and "| 1 / 0 / 1 / 0 |" in md and "2 (67%)" in md
+    assert "## Upstream parity" in md and "| 1 / 0 / 1 / 0 |" in md and "2 (67%)" in md and "| 1 / 1 / 0 / 0 |" in md
     assert 'id="parity"' in (tmp_path / "out" / "index.html").read_text()
+
+
+def _rec(status: str, *, raised: str = "", graphs: int | None = None, backend: str = "aot_eager") -> Any:
+    from conformance.results import ResultRecord
+
+    m = [{"check": "exception", "where": "call", "expected": "no exception", "actual": raised}] if raised else []
+    return ResultRecord.model_validate({"case_id": "c", "variant": f"cpu-{backend}-inference", "status": status,
+                                        "backend": backend, "mismatches": m,
+                                        "compile_counts": {} if graphs is None else {"cold_graphs": graphs}})
+
+
+@pytest.mark.parametrize(("expects", "records", "verdict"), [
+    ("eager", [_rec("pass"), _rec("skip")], "holds"),
+    ("eager", [_rec("pass"), _rec("xfail")], "fails"),  # a known failure is not what upstream's assertEqual accepts
+    ("runs", [_rec("fail", raised="RuntimeError: boom")], "fails"),
+    ("runs", [_rec("xfail")], "holds"),  # a wrong value, but nothing raised: upstream only calls it
+    ("error RuntimeError", [_rec("xfail", raised="BackendCompilerFailed: backend='aot_eager' raised: RuntimeError: x")],
+     "holds"),
+    ("error RuntimeError", [_rec("pass")], "fails"),  # conforms to eager, where upstream expects the error
+    ("error AssertionError", [_rec("fail", raised="RuntimeError: x")], "fails"),
+    ("error Exception", [_rec("fail", raised="TypeError: x")], "holds"),
+    ("count == 2", [_rec("pass", graphs=2), _rec("pass", graphs=2, backend="inductor")], "holds"),
+    ("count <= 2", [_rec("pass", graphs=3)], "fails"),
+    ("count == 1", [_rec("pass")], "not checked"),  # no count recorded
+    ("eager and count == 1", [_rec("pass", graphs=2)], "fails"),
+    ("eager and source", [_rec("pass")], "holds"),
+    ("source", [_rec("pass")], "not checked"),
+    ("eager", [_rec("skip")], "not run"),
+])
+def test_what_upstream_asserts_is_told_apart_from_conforming_to_eager(expects: str, records: list[Any],
+                                                                      verdict: str) -> None:
+    from conformance.parity import asserted
+
+    assert asserted(expects, records) == verdict
