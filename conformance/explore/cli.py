@@ -26,9 +26,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="generate programs from the contracts' ingredients, run each eagerly and compiled, and report "
         "every distinct discrepancy, shrunk, as a case file, a reproducer and findings.md",
         description="Draw programs (in-place data and metadata ops, storage moving between inputs, views "
-        "written through, grad-mode contexts, aliased inputs, odd shapes, TwoTensor and module inputs, floats in "
-        "every position, later calls with other inputs) with Hypothesis, run each as a case through the runner "
-        "and oracles, confirm each discrepancy by a second run, shrink it, and write one finding per signature. "
+        "written through, grad-mode contexts, aliased inputs, odd shapes, TwoTensors (nested too) and a user's "
+        "subclass, module and optimizer inputs, floats in every position, later calls with other inputs) with "
+        "Hypothesis, run each as a case through the runner "
+        "and oracles, confirm each discrepancy by a second run, shrink it, and write one finding per cause. "
         "Each worker runs in its own process. Exit status 1 when a finding or crash was written, 2 on bad usage, "
         "3 when nothing was explored or a worker failed, 4 when findings.json or findings.md could not be "
         "written (neither is left then), 130 when interrupted (what was found is written all the same; Ctrl-C "
