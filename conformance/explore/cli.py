@@ -59,8 +59,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "a folder given twice, or two of the same rounds, is refused")
     p.add_argument("--known", metavar="RESULTS",
                    help="a results file of a corpus run on this build: a finding that one of its known failures "
-                   "shows the same way (entry point, mode, first check and place) is marked probably known (default: "
-                   "results/results.jsonl when it exists)")
+                   "shows the same way (the same cause: entry point, first check, kind of place, direction and "
+                   "exception) is marked probably known (default: results/results.jsonl when it exists)")
     p.add_argument("--builds", metavar="LIST",
                    help="after exploring (or merging), rerun each finding's case file on these builds too, "
                    "comma-separated: a folder holding torch, an environment, or the name of the matrix's environment "

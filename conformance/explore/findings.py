@@ -172,7 +172,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         out += [f"Known failures read from `{report['known_from']}`.", ""]
     for i, f in enumerate(report["findings"], 1):
         known = (f"**Probably known**: the corpus's known failure(s) {', '.join(f'`{k}`' for k in f['known_by'])} "
-                 "fail the same way on this build (same entry point and mode, same first check at the same place); "
+                 "fail the same way on this build (the same cause: entry point, first check, kind of place, direction "
+                 "and exception); "
                  "compare the programs before filing." if f.get("known_by") else "")
         out += [
             f"## {i}. {f['signature']}",
