@@ -187,11 +187,14 @@ class _Calls:
     classes: dict[str, Any] = field(default_factory=dict)
     several: bool = False  # the case makes more than one call: each is labelled
     single: bool = False  # the program returns one tensor (eager, first call): `out` is that tensor
+    nothing: bool = False  # no call returns a tensor (eager): a backward would do nothing
 
     def body(self, points: list[CallPoint], upto: int) -> list[str]:
         self.classes = classes = load_classes(self.lc.case.classes, f"<classes of {self.lc.id}>")
         self.several = upto > 0  # more than one call in the script: each is labelled
-        self.single = self.variant.mode == "training" and _one_tensor(self.lc, self.variant, points[0], classes)
+        kinds = [_eager_result(self.lc, self.variant, p, classes) for p in points[: upto + 1]]
+        self.single = self.variant.mode == "training" and kinds[0] == "one"
+        self.nothing = all(k == "no tensor" for k in kinds)  # no call returns a tensor: no backward to write
         # a caller's action before a call sees the last call's `out` (None before the first)
         out = ["out = None"] if any(re.search(r"\bout\b", p.before or "") for p in points[: upto + 1]) else []
         calls = [self._one(i, point, classes, last=i == upto) for i, point in enumerate(points[: upto + 1])]
@@ -266,6 +269,8 @@ class _Calls:
             return lines
         seed = case["seed"] + call.TANGENT_SEED_OFFSET
         backward_raises = raises and m is not None and m.path == "backward"
+        if self.nothing and not backward_raises:
+            return lines  # backward_outputs of no tensor does nothing
         s.plain = _plain_tensors(self.lc)
         s.need(call.tangent)
         if self.single:
@@ -371,9 +376,10 @@ def _plain_tensors(lc: LoadedCase) -> bool:
             and not _SUBCLASS_DEF.search(text))
 
 
-def _one_tensor(lc: LoadedCase, variant: Variant, point: CallPoint, classes: dict[str, Any]) -> bool:
-    """Whether the program, called eagerly on the first call's inputs in training mode, returns one
-    tensor (then the script backwards through `out` itself); False where that call raises."""
+def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: dict[str, Any]) -> str:
+    """What the program returns, called eagerly on a call's inputs: `one` tensor (the script then
+    backwards through `out` itself), `no tensor` (nothing to backward), `several`, or `unknown` where
+    that call raises."""
     from conformance.core.compile import make_function
 
     try:
@@ -382,8 +388,12 @@ def _one_tensor(lc: LoadedCase, variant: Variant, point: CallPoint, classes: dic
             inputs = build.build_inputs(lc.data, "cpu", variant.mode, point, build.Env(dict(classes)))
             side = call.call(fn, inputs, lc.data)
     except Exception:  # whatever stops it, the general form serves
-        return False
-    return side.exc is None and isinstance(side.result, torch.Tensor)
+        return "unknown"
+    if side.exc is not None:
+        return "unknown"
+    if isinstance(side.result, torch.Tensor):
+        return "one"
+    return "several" if any(isinstance(o, torch.Tensor) for o in state.flatten_outputs(side.result)) else "no tensor"
 
 
 def _with_after(lines: list[str], point: CallPoint, m: MismatchRecord | None, s: _Script) -> list[str]:

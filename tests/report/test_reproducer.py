@@ -313,3 +313,12 @@ def test_a_subject_read_once_is_read_in_place() -> None:
             "expected": "[1.0]", "actual": "[2.0]"}
     text = _short("mutation_epilogue/upstream/custom_op_backward_zeroes_input", "aot_eager", "training", grad)
     assert "return x.grad.detach()" in text and "t = x.grad" not in text, text
+
+
+def test_a_program_that_returns_no_tensor_gets_no_backward() -> None:
+    """backward_outputs of no tensor does nothing, so the script writes none (and none of its helpers)."""
+    m = {"check": "exception", "where": "call", "path": "call", "role": "", "subject": "", "call": 2,
+         "expected": "no exception", "actual": "BackendCompilerFailed: x"}
+    text = _short("subclass_wrapper/explored/twotensor_mutated_then_transposed_call", "inductor", "training", m)
+    assert "backward" not in text and "def tangent" not in text and "contextlib" not in text, text
+    assert text.count("out = fn(a, b)") == 2, text  # both calls still made
