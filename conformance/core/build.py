@@ -156,11 +156,10 @@ def storage_numel(shape: tuple[int, ...], stride: tuple[int, ...], offset: int) 
 
 def place(values: torch.Tensor, stride: tuple[int, ...], offset: Any, numel: int, device: str) -> torch.Tensor:
     """`values` with that exact geometry, in a zeroed storage of `numel` elements of its own."""
-    out = torch.empty(0, dtype=values.dtype, device=device)
     with torch.no_grad():
-        out.set_(torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
-        out.copy_(values.to(device))
-    return out
+        out = torch.empty(0, dtype=values.dtype, device=device).set_(
+            torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
+        return out.copy_(values.to(device))
 
 
 def non_leaf(leaf: torch.Tensor) -> torch.Tensor:

@@ -169,6 +169,44 @@ def _primary(expr: str) -> bool:
     return isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
 
 
+_NO_EXCEPTION = "    raised = 'no exception'"
+_NON_LEAF = re.compile(r"(\w+) = non_leaf\((\w+_leaf)\)")
+
+
+def _unnamed_leaves(calls: list[list[str]]) -> list[list[str]]:
+    """The calls' lines with a leaf that is named only to make a non-leaf input built inside that
+    input's line (`b = non_leaf(torch.randn(...).requires_grad_())`): the same objects, one line fewer."""
+    out = []
+    for k, lines in enumerate(calls):
+        kept: list[str] = []
+        for i, line in enumerate(lines):
+            m = _NON_LEAF.fullmatch(line)
+            later = [lines[i + 1:], *calls[k + 1:]]
+            if m and kept and kept[-1].startswith(f"{m[2]} = ") and not _read_later(m[2], later):
+                kept[-1] = f"{m[1]} = non_leaf({kept[-1].split(' = ', 1)[1]})"
+                continue
+            kept.append(line)
+        out.append(kept)
+    return out
+
+
+def _read_later(name: str, blocks: list[list[str]]) -> bool:
+    """Whether `name` is read in these lines before it is bound again."""
+    for line in (x.strip() for block in blocks for x in block):
+        if line.startswith(f"{name} = "):
+            return False
+        if re.search(rf"\b{name}\b", line):
+            return True
+    return False
+
+
+def _returned_at_once(lines: list[str]) -> list[str]:
+    """A try whose success is returned at once returns it after the try: one line fewer."""
+    if len(lines) >= 4 and lines[-4] == _NO_EXCEPTION and lines[-1] == "return raised":
+        return [*lines[:-4], *lines[-3:-1], "return 'no exception'"]
+    return lines
+
+
 def _try(lines: list[str], s: _Script) -> list[str]:
     """`lines`, run so that what they raise is what this side shows."""
     return ["try:", *(f"    {line}" for line in lines), "    raised = 'no exception'", "except Exception as exc:",
@@ -197,7 +235,9 @@ class _Calls:
         self.nothing = all(k == "no tensor" for k in kinds)  # no call returns a tensor: no backward to write
         # a caller's action before a call sees the last call's `out` (None before the first)
         out = ["out = None"] if any(re.search(r"\bout\b", p.before or "") for p in points[: upto + 1]) else []
-        calls = [self._one(i, point, classes, last=i == upto) for i, point in enumerate(points[: upto + 1])]
+        calls = _unnamed_leaves([self._one(i, point, classes, last=i == upto)
+                                 for i, point in enumerate(points[: upto + 1])])
+        calls[-1] = _returned_at_once(calls[-1])
         plain = calls if self.m is None else calls[:-1]  # the failing call keeps its own lines
         for first, run in _runs(plain):
             out += _loop(first, run) if len(run) > 1 else run[0]

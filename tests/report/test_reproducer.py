@@ -322,3 +322,20 @@ def test_a_program_that_returns_no_tensor_gets_no_backward() -> None:
     text = _short("subclass_wrapper/explored/twotensor_mutated_then_transposed_call", "inductor", "training", m)
     assert "backward" not in text and "def tangent" not in text and "contextlib" not in text, text
     assert text.count("out = fn(a, b)") == 2, text  # both calls still made
+
+
+def test_a_leaf_named_only_to_make_a_non_leaf_is_built_in_place_and_a_read_leaf_keeps_its_name() -> None:
+    from conformance.reproducer.short import _returned_at_once, _unnamed_leaves
+
+    call = ["b_leaf = torch.randn((3,), generator=g).requires_grad_()", "b = non_leaf(b_leaf)", "out = fn(b)"]
+    assert _unnamed_leaves([call, call]) == [
+        ["b = non_leaf(torch.randn((3,), generator=g).requires_grad_())", "out = fn(b)"]] * 2
+    read = [*call, "return b_leaf.grad.detach()"]
+    assert _unnamed_leaves([read]) == [read]  # the check reads the leaf
+    assert _unnamed_leaves([call, ["out = fn(b)", "return b_leaf.grad"]])[0] == call  # a later call reads it
+    tried = ["try:", "    out = fn(b)", "    raised = 'no exception'", "except Exception as exc:",
+             "    return f'{type(exc).__name__}'", "return raised"]
+    assert _returned_at_once(tried) == ["try:", "    out = fn(b)", "except Exception as exc:",
+                                        "    return f'{type(exc).__name__}'", "return 'no exception'"]
+    after = [*tried[:-1], "# the caller, after the call", "out.add_(1)", "return raised"]
+    assert _returned_at_once(after) == after
