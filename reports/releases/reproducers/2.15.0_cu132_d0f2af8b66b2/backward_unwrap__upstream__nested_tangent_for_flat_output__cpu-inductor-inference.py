@@ -27,10 +27,9 @@ def run(fn, compiled):
     out = fn(x)
     try:
         gx = torch.autograd.grad((out + nested).sum(), x)[0]
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

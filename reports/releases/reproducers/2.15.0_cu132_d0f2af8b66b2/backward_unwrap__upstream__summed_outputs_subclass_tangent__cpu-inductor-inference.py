@@ -30,10 +30,9 @@ def run(fn, compiled):
     out = fn(a, b)
     try:
         ga, gb = torch.autograd.grad((out[0] + out[1]).sum(), [a, b])
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -19,8 +19,7 @@ def f(a, b):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    base_leaf = torch.randn((10,), generator=g, dtype=torch.float32).requires_grad_()
-    base = non_leaf(base_leaf)
+    base = non_leaf(torch.randn((10,), generator=g, dtype=torch.float32).requires_grad_())
     a = base[0:6]
     b = base[3:9]
     out = fn(a, b)

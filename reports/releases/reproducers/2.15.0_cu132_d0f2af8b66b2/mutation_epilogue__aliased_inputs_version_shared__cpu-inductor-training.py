@@ -24,18 +24,16 @@ def f(a, b):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    base_leaf = torch.randn((8,), generator=g, dtype=torch.float32).requires_grad_()
-    base = non_leaf(base_leaf)
+    base = non_leaf(torch.randn((8,), generator=g, dtype=torch.float32).requires_grad_())
     a = base[:4]
     b = base[4:]
     out = fn(a, b)
     try:
         if out.requires_grad:
             out.backward(tangent(out, torch.Generator().manual_seed(7919)))
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

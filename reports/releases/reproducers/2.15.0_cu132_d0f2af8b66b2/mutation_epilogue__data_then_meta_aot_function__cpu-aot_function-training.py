@@ -33,10 +33,8 @@ def f(a, b, c):
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_()
-    b_leaf = torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_()
-    b = non_leaf(b_leaf)
-    c_leaf = torch.randn((2, 4), generator=g, dtype=torch.float32).requires_grad_()
-    c = non_leaf(c_leaf)
+    b = non_leaf(torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_())
+    c = non_leaf(torch.randn((2, 4), generator=g, dtype=torch.float32).requires_grad_())
     out = fn(a, b, c)
     outs = flatten_outputs(out)
     return output_structure(out)

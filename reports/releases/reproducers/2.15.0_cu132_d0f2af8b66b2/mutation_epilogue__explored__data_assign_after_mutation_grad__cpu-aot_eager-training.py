@@ -25,8 +25,7 @@ def f(a):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    a_leaf = torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_()
-    a = non_leaf(a_leaf)
+    a = non_leaf(torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_())
     v0, s0 = a._version, a.untyped_storage()
     out = fn(a)
     with contextlib.suppress(Exception):  # what a backward raises is its own check

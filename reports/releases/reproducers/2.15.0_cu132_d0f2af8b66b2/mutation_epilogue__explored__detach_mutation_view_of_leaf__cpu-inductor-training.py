@@ -15,10 +15,9 @@ def run(fn, compiled):
     a = base[:4]
     try:
         out = fn(a)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

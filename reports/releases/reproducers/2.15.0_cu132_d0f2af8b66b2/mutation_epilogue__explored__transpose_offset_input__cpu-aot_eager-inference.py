@@ -7,11 +7,9 @@ import sys
 import torch
 
 def place(values, stride, offset, numel, device):
-    out = torch.empty(0, dtype=values.dtype, device=device)
     with torch.no_grad():
-        out.set_(torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
-        out.copy_(values.to(device))
-    return out
+        out = torch.empty(0, dtype=values.dtype, device=device).set_(torch.zeros(numel, dtype=values.dtype, device=device).untyped_storage(), offset, values.shape, stride)
+        return out.copy_(values.to(device))
 
 def f(a):
     a.mul_(2)

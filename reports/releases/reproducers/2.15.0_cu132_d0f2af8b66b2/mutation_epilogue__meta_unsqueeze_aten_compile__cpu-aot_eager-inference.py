@@ -15,10 +15,9 @@ def run(fn, compiled):
     x = torch.randn((3, 4), generator=g, dtype=torch.float32)
     try:
         out = fn(x)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

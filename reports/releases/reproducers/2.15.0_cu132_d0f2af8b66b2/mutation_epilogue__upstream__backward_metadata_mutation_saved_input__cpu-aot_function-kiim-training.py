@@ -31,15 +31,13 @@ def f(a, b):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    a_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    a = non_leaf(a_leaf)
+    a = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
     b = torch.randn((3, 3), generator=g, dtype=torch.float32)
     try:
         out = fn(a, b)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 from functorch.compile import aot_function, nop
 

@@ -35,10 +35,8 @@ def f(a, b):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    a_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    a = non_leaf(a_leaf)
-    b_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    b = non_leaf(b_leaf)
+    a = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
+    b = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
     v0, s0 = b._version, b.untyped_storage()
     out = fn(a, b)
     with contextlib.suppress(Exception):  # what a backward raises is its own check

@@ -39,10 +39,9 @@ def run(fn, compiled):
     out = fn(x, x1)
     try:
         gx = torch.autograd.grad(out.sum(), x, create_graph=True)[0].detach()
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -31,8 +31,7 @@ def f(x, y):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    x_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    x = non_leaf(x_leaf)
+    x = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
     y = x
     out = fn(x, y)
     outs = flatten_outputs(out)

@@ -28,8 +28,7 @@ def f(x):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    x_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    x = non_leaf(x_leaf)
+    x = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
     v0, s0 = x._version, x.untyped_storage()
     with torch.set_grad_enabled(True):
         out = fn(x)

@@ -21,17 +21,14 @@ def f(a, b):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    a_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    a = non_leaf(a_leaf)
-    b_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    b = non_leaf(b_leaf)
+    a = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
+    b = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
     try:
         with torch.set_grad_enabled(True):
             out = fn(a, b)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -33,10 +33,8 @@ def f(a, b):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    a_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    a = non_leaf(a_leaf)
-    b_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    b = non_leaf(b_leaf)
+    a = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
+    b = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
     with torch.set_grad_enabled(True):
         out = fn(a, b)
     t = a

@@ -19,14 +19,12 @@ def f(x):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    x_leaf = torch.randn((3, 5), generator=g, dtype=torch.float32).requires_grad_()
-    x = non_leaf(x_leaf)
+    x = non_leaf(torch.randn((3, 5), generator=g, dtype=torch.float32).requires_grad_())
     try:
         out = fn(x)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 from functorch.compile import aot_function, nop
 

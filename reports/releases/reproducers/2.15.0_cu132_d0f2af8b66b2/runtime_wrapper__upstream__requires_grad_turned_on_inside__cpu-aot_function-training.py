@@ -20,8 +20,7 @@ def f(a, b):
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
     a = torch.randn((3, 3), generator=g, dtype=torch.float32)
-    b_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    b = non_leaf(b_leaf)
+    b = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
     out = fn(a, b)
     return a.requires_grad
 

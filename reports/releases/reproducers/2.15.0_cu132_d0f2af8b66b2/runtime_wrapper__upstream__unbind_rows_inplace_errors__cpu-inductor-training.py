@@ -23,8 +23,7 @@ def f(x):
 
 def run(fn, compiled):
     g = torch.Generator().manual_seed(0)
-    x_leaf = torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_()
-    x = non_leaf(x_leaf)
+    x = non_leaf(torch.randn((3, 3), generator=g, dtype=torch.float32).requires_grad_())
     out = fn(x)
     t = flatten_outputs(out)[0]
     tensors = {'x': x}

@@ -18,10 +18,9 @@ def run(fn, compiled):
     x = torch.randn((2, 4), generator=g, dtype=torch.float32).requires_grad_()
     try:
         out = fn(x)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 from functorch.compile import aot_function, nop
 

@@ -16,10 +16,9 @@ def run(fn, compiled):
     ta = t0[1:]
     try:
         out = fn(t0, ta)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='aot_eager')
 eager = run(f, compiled=False)

@@ -16,10 +16,9 @@ def run(fn, compiled):
     v = base[2:3, 5:9]
     try:
         out = fn(v)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='inductor', dynamic=True, fullgraph=True)
 eager = run(f, compiled=False)

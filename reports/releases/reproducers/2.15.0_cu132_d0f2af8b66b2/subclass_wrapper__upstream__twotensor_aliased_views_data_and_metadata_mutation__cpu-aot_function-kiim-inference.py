@@ -20,10 +20,9 @@ def run(fn, compiled):
     b = mid[0]
     try:
         out = fn(a, b)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 from functorch.compile import aot_function, nop
 

@@ -30,10 +30,9 @@ def run(fn, compiled):
     try:
         if out.requires_grad:
             out.backward(tangent(out, torch.Generator().manual_seed(7919)))
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -24,10 +24,9 @@ def run(fn, compiled):
     d = m2.view(-1)
     try:
         out = fn(a, b, c, d)
-        raised = 'no exception'
     except Exception as exc:
         return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
-    return raised
+    return 'no exception'
 
 compiled_f = torch.compile(f, backend='inductor')
 eager = run(f, compiled=False)

@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Two overlapping views of a leaf that requires grad, both mutated in place under no_grad before one of them is used, compile in training and give eager's output and gradient (found by the explorer).
+On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From cases/mutation_epilogue/explored/overlapping_views_no_grad_mutated_training.yaml."""
+import sys
+
+import torch
+
+def f(a, b):
+    with torch.no_grad():
+        a.mul_(2)
+        b.mul_(2)
+    return b * 2
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(1)
+    base = torch.randn((6,), generator=g, dtype=torch.float32).requires_grad_()
+    a = base[:4]
+    b = base[2:]
+    try:
+        with torch.set_grad_enabled(True):
+            out = fn(a, b)
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return 'no exception'
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Called under inference_mode, a function that enables grad around clamp_min of an input that requires grad returns an inference tensor without error, as in eager (found by the explorer).
+On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From cases/runtime_wrapper/explored/enable_grad_under_inference_mode.yaml."""
+import sys
+
+import torch
+
+def non_leaf(leaf):
+    t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
+    with torch.no_grad():
+        t.set_(torch.zeros(nbytes // leaf.element_size(), dtype=leaf.dtype, device=leaf.device).untyped_storage(), leaf.storage_offset(), leaf.shape, leaf.stride())
+    with torch.enable_grad():
+        return t.copy_(leaf)
+
+def f(b):
+    with torch.enable_grad():
+        v1 = b.clamp_min(0.1)
+    return v1
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(1)
+    b = non_leaf(torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_())
+    try:
+        with torch.set_grad_enabled(True):
+            with torch.inference_mode():
+                out = fn(b)
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return 'no exception'
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)
