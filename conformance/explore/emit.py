@@ -38,7 +38,7 @@ def emit(explorer: Explorer, finding: Finding) -> Finding:
     header = (f"# found by `torch-conformance explore` on torch {torch_version()} ({platform.machine()})\n"
               f"# {finding.signature}\n")
     write_atomic(case_path, header + yaml.safe_dump(data, sort_keys=False, width=120))
-    lc = load_case(case_path, folder)
+    lc = load_case(case_path, folder, display=f"findings/{case_path.name}")  # where the report keeps it
     ran = explorer.records(lc)
     reproduces = finding.signature in Ran(finding.program, "", [r for _, r in ran]).discrepancies()
     script = ""

@@ -57,7 +57,9 @@ def test_a_seeded_fault_is_found_shrunk_and_reproduced_by_its_case_file(fault: s
     assert emitted.reproduces, emitted
     assert len(emitted.program.statements) <= 6
     load_case(Path(emitted.case_path), Path(emitted.case_path).parent)  # the case file validates
-    assert Path(emitted.reproducer_path).read_text().startswith(('"""', "#"))
+    script = Path(emitted.reproducer_path).read_text()
+    assert script.startswith(('"""', "#"))
+    assert f"From findings/{Path(emitted.case_path).name}." in script and str(tmp_path) not in script, script
     report = write_findings(explorer, [emitted])
     assert report["findings"][0]["reproduces"] is True
     assert (tmp_path / "findings.md").read_text().count("## 1.") == 1

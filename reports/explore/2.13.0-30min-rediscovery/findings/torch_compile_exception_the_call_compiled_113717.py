@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | RuntimeError: Expected !size_bytes_is_heap_allocated_ to be true, but got false. (Could this error message be improved? If so, please report an enhancement request to PyTorch): compiled differs from eager.
 On torch 2.13.0+cpu the compiled call differs from eager at call 2: call: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/rediscover-2.13/shards/0/findings/torch_compile_exception_the_call_compiled_113717.yaml."""
+From findings/torch_compile_exception_the_call_compiled_113717.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | AssertionError: aot_autograd() does not yet handle non-differentiable view input mutations. input N (b) and input N (a) share storage but are not differentiable views of each o): compiled differs from eager.
 On torch 2.13.0+cpu the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/rediscover-2.13/shards/1/findings/torch_compile_exception_the_call_compiled_174f29.yaml."""
+From findings/torch_compile_exception_the_call_compiled_174f29.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | RuntimeError: Function MulBackwardN returned an invalid gradient at index N - got (?) but expected shape compatible with (?)): compiled differs from eager.
 On torch 2.13.0+cpu the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/rediscover-2.13/shards/0/findings/torch_compile_exception_the_call_compiled_ee0187.yaml."""
+From findings/torch_compile_exception_the_call_compiled_ee0187.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | requires_grad | an output | compiled False, eager True): compiled differs from eager.
 On torch 2.13.0+cpu the compiled call differs from eager at out[0]: requires_grad (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/rediscover-2.13/shards/1/findings/torch_compile_requires_grad_an_output_9d7867.yaml."""
+From findings/torch_compile_requires_grad_an_output_9d7867.yaml."""
 import sys
 
 import torch

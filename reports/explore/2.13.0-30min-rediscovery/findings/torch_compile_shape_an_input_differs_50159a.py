@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | shape | an input | differs): compiled differs from eager.
 On torch 2.13.0+cpu the compiled call differs from eager at input a: shape (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/rediscover-2.13/shards/1/findings/torch_compile_shape_an_input_differs_50159a.yaml."""
+From findings/torch_compile_shape_an_input_differs_50159a.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | shape | an output | differs): compiled differs from eager.
 On torch 2.13.0+cpu the compiled call differs from eager at call 1: out[0]: shape (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/rediscover-2.13/shards/0/findings/torch_compile_shape_an_output_differs_2c72c2.yaml."""
+From findings/torch_compile_shape_an_output_differs_2c72c2.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | storage swapped (set_) | an input | compiled True, eager False): compiled differs from eager.
 On torch 2.13.0+cpu the compiled call differs from eager at input a: storage swapped (set_) (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/rediscover-2.13/shards/1/findings/torch_compile_storage_swapped_set_an_20b2fd.yaml."""
+From findings/torch_compile_storage_swapped_set_an_20b2fd.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | values | an output | differs): compiled differs from eager.
 On torch 2.13.0+cpu the compiled call differs from eager at out[0]: values (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/rediscover-2.13/shards/0/findings/torch_compile_values_an_output_differs_967b41.yaml."""
+From findings/torch_compile_values_an_output_differs_967b41.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | view of (_base) | an output | compiled not a view, eager a view of an intermediate): compiled differs from eager.
 On torch 2.13.0+cpu the compiled call differs from eager at out[0]: view of (_base) (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/rediscover-2.13/shards/0/findings/torch_compile_view_of_base_an_5ffeb5.yaml."""
+From findings/torch_compile_view_of_base_an_5ffeb5.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor (?)], which is output N of torch::autograd::C): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-aot_eager/shards/0/findings/torch_compile_exception_the_call_compiled_036895.yaml."""
+From findings/torch_compile_exception_the_call_compiled_036895.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | AssertionError: incorrect out shape after application of ViewMeta sequence: (?) (actual) vs (?) (expected)): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-aot_eager/shards/1/findings/torch_compile_exception_the_call_compiled_252cc3.yaml."""
+From findings/torch_compile_exception_the_call_compiled_252cc3.yaml."""
 import sys
 
 import torch

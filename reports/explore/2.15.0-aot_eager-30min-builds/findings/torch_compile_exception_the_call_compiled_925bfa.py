@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | RuntimeError: shape '?' is invalid for input of size N): the sweep compiles other than the 2 graph(s) the reference predicts.
 On torch 2.15.0+cu132 the compiled call differs from eager at call 1: call: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-aot_eager/shards/1/findings/torch_compile_exception_the_call_compiled_925bfa.yaml."""
+From findings/torch_compile_exception_the_call_compiled_925bfa.yaml."""
 import sys
 
 import torch

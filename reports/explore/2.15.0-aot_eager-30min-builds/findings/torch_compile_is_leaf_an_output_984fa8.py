@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | is_leaf | an output | compiled True, eager False): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at out[0]: is_leaf (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-aot_eager/shards/1/findings/torch_compile_is_leaf_an_output_984fa8.yaml."""
+From findings/torch_compile_is_leaf_an_output_984fa8.yaml."""
 import sys
 
 import torch

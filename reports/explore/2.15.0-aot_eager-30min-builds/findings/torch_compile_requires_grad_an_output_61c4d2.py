@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | requires_grad | an output | compiled True, eager False): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call 1: out[0]: requires_grad (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-aot_eager/shards/1/findings/torch_compile_requires_grad_an_output_61c4d2.yaml."""
+From findings/torch_compile_requires_grad_an_output_61c4d2.yaml."""
 import sys
 
 import torch

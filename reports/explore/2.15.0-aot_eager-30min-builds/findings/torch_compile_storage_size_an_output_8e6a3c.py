@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | storage size | an output | differs): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call 1: out[0]: storage size (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-aot_eager/shards/1/findings/torch_compile_storage_size_an_output_8e6a3c.yaml."""
+From findings/torch_compile_storage_size_an_output_8e6a3c.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | _version moved | an input | compiled True, eager False): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at input a: _version moved (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-aot_eager/shards/0/findings/torch_compile_version_moved_an_input_d6d635.yaml."""
+From findings/torch_compile_version_moved_an_input_d6d635.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | view of (_base) | an output | compiled a view of an intermediate, eager not a view): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call 1: out[0]: view of (_base) (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-aot_eager/shards/1/findings/torch_compile_view_of_base_an_2af613.yaml."""
+From findings/torch_compile_view_of_base_an_2af613.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the backward | compiled raises where eager does not | RuntimeError: During the backward, we encountered a tensor subclass where we guessed its): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at backward: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-inductor/shards/1/findings/torch_compile_exception_the_backward_compiled_ab4dd5.yaml."""
+From findings/torch_compile_exception_the_backward_compiled_ab4dd5.yaml."""
 import sys
 
 import torch

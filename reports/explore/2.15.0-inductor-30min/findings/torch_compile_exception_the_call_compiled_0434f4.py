@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | RuntimeError: !self.requires_grad() || self.is_contiguous() INTERNAL ASSERT FAILED at '?':N, please report a bug to PyTorch. as_strided_scatter is currently only supported fo): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call 2: call: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-inductor/shards/0/findings/torch_compile_exception_the_call_compiled_0434f4.yaml."""
+From findings/torch_compile_exception_the_call_compiled_0434f4.yaml."""
 import contextlib
 import sys
 

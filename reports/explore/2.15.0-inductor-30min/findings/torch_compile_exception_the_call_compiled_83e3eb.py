@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | RuntimeError: Function torch::autograd::CopyBackwards returned an invalid gradient at index N - got (?) but expected shape compatible with (?)): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-inductor/shards/1/findings/torch_compile_exception_the_call_compiled_83e3eb.yaml."""
+From findings/torch_compile_exception_the_call_compiled_83e3eb.yaml."""
 import sys
 
 import torch

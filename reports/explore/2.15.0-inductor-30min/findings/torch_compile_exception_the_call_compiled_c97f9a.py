@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | AssertionError: Encountered a set_ on a graph input, but the input has other mutations that we cannot): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call 1: call: exception (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-inductor/shards/0/findings/torch_compile_exception_the_call_compiled_c97f9a.yaml."""
+From findings/torch_compile_exception_the_call_compiled_c97f9a.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | .grad | an input's gradient | compiled has a tensor, eager None): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at grad of b.leaf: .grad (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-inductor/shards/0/findings/torch_compile_grad_an_input_s_6e3c17.yaml."""
+From findings/torch_compile_grad_an_input_s_6e3c17.yaml."""
 import contextlib
 import sys
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | graphs compiled | the pass | more graphs than expected): the sweep compiles other than the 2 graph(s) the reference predicts.
 On torch 2.15.0+cu132 the compiled call differs from eager at cold pass over 3 call(s): graphs compiled (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-inductor/shards/1/findings/torch_compile_graphs_compiled_the_pass_d0f678.yaml."""
+From findings/torch_compile_graphs_compiled_the_pass_d0f678.yaml."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | stride | an input | differs): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at call 1: input a: stride (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-inductor/shards/1/findings/torch_compile_stride_an_input_differs_d8176c.yaml."""
+From findings/torch_compile_stride_an_input_differs_d8176c.yaml."""
 import sys
 
 import torch

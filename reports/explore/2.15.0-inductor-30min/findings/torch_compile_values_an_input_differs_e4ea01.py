@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Explorer finding (torch.compile | values | an input | differs): compiled differs from eager.
 On torch 2.15.0+cu132 the compiled call differs from eager at input b: values (exit 3; 0 where they agree, 4 without the device).
-From /work/runs/discover-2.15-inductor/shards/0/findings/torch_compile_values_an_input_differs_e4ea01.yaml."""
+From findings/torch_compile_values_an_input_differs_e4ea01.yaml."""
 import sys
 
 import torch

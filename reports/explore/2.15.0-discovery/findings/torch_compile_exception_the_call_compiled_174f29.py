@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | AssertionError: aot_autograd() does not yet handle non-differentiable view input mutations. input N (b) and input N (a) share storage but are not differentiable views of each o): compiled differs from eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From findings/torch_compile_exception_the_call_compiled_174f29.yaml."""
+import sys
+
+import torch
+
+
+def non_leaf(leaf):
+    t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
+    with torch.no_grad():
+        t.set_(torch.zeros(nbytes // leaf.element_size(), dtype=leaf.dtype, device=leaf.device).untyped_storage(), leaf.storage_offset(), leaf.shape, leaf.stride())
+    with torch.enable_grad():
+        return t.copy_(leaf)
+
+def f(a, b):
+    a.set_(b)
+    b.mul_(2)
+    a.mul_(2)
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn((), generator=g, dtype=torch.float32)
+    b_leaf = torch.randn((), generator=g, dtype=torch.float32).requires_grad_()
+    b = non_leaf(b_leaf)
+    try:
+        out = fn(a, b)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return raised
+
+
+compiled_f = torch.compile(f, backend='inductor')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)

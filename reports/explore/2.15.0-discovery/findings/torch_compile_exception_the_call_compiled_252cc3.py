@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | AssertionError: incorrect out shape after application of ViewMeta sequence: (?) (actual) vs (?) (expected)): compiled differs from eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From findings/torch_compile_exception_the_call_compiled_252cc3.yaml."""
+import sys
+
+import torch
+
+
+def f(a, b):
+    v1 = a.view(-1)
+    b.mul_(2)
+    return v1
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(1)
+    base = torch.randn((6,), generator=g, dtype=torch.float32)
+    a = base[:4]
+    b = base[2:]
+    try:
+        out = fn(a, b)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return raised
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)

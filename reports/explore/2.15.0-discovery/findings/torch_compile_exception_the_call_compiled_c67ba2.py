@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor (?)], which is output N of ClampN, is at vers): compiled differs from eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at call 1: call: exception (exit 3; 0 where they agree, 4 without the device).
+From findings/torch_compile_exception_the_call_compiled_c67ba2.yaml."""
+import sys
+
+import torch
+
+
+def non_leaf(leaf):
+    t, nbytes = (torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes())
+    with torch.no_grad():
+        t.set_(torch.zeros(nbytes // leaf.element_size(), dtype=leaf.dtype, device=leaf.device).untyped_storage(), leaf.storage_offset(), leaf.shape, leaf.stride())
+    with torch.enable_grad():
+        return t.copy_(leaf)
+
+def f(a, lr):
+    v0 = a.clamp_min(lr)
+    a.clamp_(min=-0.5, max=0.5)
+    return v0
+
+
+def run(fn, compiled):
+    # call 1: lr=2.0
+    g = torch.Generator().manual_seed(1)
+    a_leaf = torch.randn((4,), generator=g, dtype=torch.float32).requires_grad_()
+    a = non_leaf(a_leaf)
+    lr = 2.0
+    try:
+        out = fn(a, lr)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return raised
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call 1: call: exception differs from eager')
+sys.exit(0 if same else 3)

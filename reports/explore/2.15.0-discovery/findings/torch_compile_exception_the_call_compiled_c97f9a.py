@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | AssertionError: Encountered a set_ on a graph input, but the input has other mutations that we cannot): compiled differs from eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From findings/torch_compile_exception_the_call_compiled_c97f9a.yaml."""
+import sys
+
+import torch
+
+
+def f(a):
+    a.mul_(2)
+    a.data = a
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn((4,), generator=g, dtype=torch.float32)
+    try:
+        out = fn(a)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return raised
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | exception | the call | compiled raises where eager does not | RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.): compiled differs from eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at call: exception (exit 3; 0 where they agree, 4 without the device).
+From findings/torch_compile_exception_the_call_compiled_ef8b34.yaml."""
+import sys
+
+import torch
+from torch.testing._internal.two_tensor import TwoTensor
+
+
+def f(b):
+    with torch.no_grad():
+        torch.ops.aten.t_.default(b)
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(1)
+    b = TwoTensor(torch.randn((3, 4), generator=g, dtype=torch.float32), torch.randn((3, 4), generator=g, dtype=torch.float32)).requires_grad_()
+    try:
+        with torch.set_grad_enabled(True):
+            out = fn(b)
+        raised = 'no exception'
+    except Exception as exc:
+        return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    return raised
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: call: exception differs from eager')
+sys.exit(0 if same else 3)

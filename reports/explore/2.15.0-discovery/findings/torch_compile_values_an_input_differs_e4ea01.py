@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Explorer finding (torch.compile | values | an input | differs): compiled differs from eager.
+On torch 2.15.0+cu132 the compiled call differs from eager at input a: values (exit 3; 0 where they agree, 4 without the device).
+From findings/torch_compile_values_an_input_differs_e4ea01.yaml."""
+import sys
+
+import torch
+from torch.testing._internal.two_tensor import TwoTensor
+
+
+def f(a, b):
+    a.addcmul_(b, b, value=0.5)
+
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn((4,), generator=g, dtype=torch.float32)
+    b = TwoTensor(torch.randn((4,), generator=g, dtype=torch.float32), torch.randn((4,), generator=g, dtype=torch.float32))
+    out = fn(a, b)
+    return a.detach()
+
+
+compiled_f = torch.compile(f, backend='aot_eager')
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+try:
+    torch.testing.assert_close(compiled.cpu(), eager.cpu(), equal_nan=True, check_device=False, check_stride=False)
+except AssertionError as exc:
+    sys.exit(print('MISMATCH: input a: values differs from eager:', str(exc).splitlines()[0]) or 3)
+sys.exit(print('MATCHES: compiled behaves like eager here') or 0)
