@@ -93,12 +93,18 @@ def same_cause(a: str, b: str) -> bool:
 def innermost(summary: str) -> tuple[str, str]:
     """(type, normalised message) of the innermost exception in an exception summary (the
     harness's `Type: first line (caused by Type: first line)`)."""
+    kind, message = innermost_as_raised(summary)
+    return kind, normalise(message)
+
+
+def innermost_as_raised(summary: str) -> tuple[str, str]:
+    """(type, message) of the innermost exception, its message as the build wrote it."""
     found = _CAUSED_BY.search(summary)
     if found is None:
         found = _TYPE.match(summary.strip())
     if found is None:
-        return "", normalise(summary)
-    return found["type"].rsplit(".", 1)[-1], normalise(found["message"])
+        return "", summary
+    return found["type"].rsplit(".", 1)[-1], found["message"]
 
 
 def place(m: MismatchRecord) -> str:

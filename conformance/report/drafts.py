@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conformance.causes import Cause, cause_of
+from conformance.causes import Cause, cause_of, innermost_as_raised
 from conformance.core.entry import in_user_words
 from conformance.report.history import BAD, in_release_order
 from conformance.report.scripts import reproducer_text
@@ -143,7 +143,12 @@ def _text(report: Report, cause: Cause, items: list[Sourced], builds: Sequence[B
     else:
         lines.append(f"The compiled call cannot run: {record.reason.splitlines()[0] if record.reason else '?'}")
     if cause.exception:
-        lines += ["", f"The innermost error: `{cause.exception}`."]
+        # as the build wrote it (the cause's key has its numbers and names normalised away)
+        summary = record.reason.split(": ", 1)[-1] if m is None else (
+            m.actual if m.actual != "no exception" else m.expected)
+        kind, message = innermost_as_raised(summary)
+        error = f"{kind}: {message.strip()}" if kind else cause.exception
+        lines += ["", f"The innermost error: `{error}`."]
     shown = sorted({f"{in_user_words(s.record.backend or '?')} ({s.record.mode})" for s in items})
     lines += ["", f"Seen with {', '.join(shown)}" + (f", in {len({s.record.case_id for s in items})} programs"
                                                     if len({s.record.case_id for s in items}) > 1 else "") + "."]

@@ -191,3 +191,11 @@ def test_a_version_counter_title_says_which_way_in_words(actual: str, expected: 
     assert cause is not None
     text = title(cause, ["aot_eager", "inductor"])
     assert text.endswith(f"an input's version counter {says}") and len(text) < 90, text
+
+
+def test_a_draft_quotes_the_innermost_error_as_the_build_wrote_it(tmp_path: Path) -> None:
+    """The cause's key normalises numbers and shapes away; the maintainer reads the message itself."""
+    raised = {**RAISES, "actual": "InductorError: AssertionError: size=[12], stride=[4, 1] "
+                                  "(caused by AssertionError: size=[12], stride=[4, 1])"}
+    (text,) = _drafts(tmp_path, [_fail("mutation_epilogue/a", raised)]).values()
+    assert "The innermost error: `AssertionError: size=[12], stride=[4, 1]`." in text, text
