@@ -209,7 +209,7 @@ def _returned_at_once(lines: list[str]) -> list[str]:
 
 def _try(lines: list[str], s: _Script) -> list[str]:
     """`lines`, run so that what they raise is what this side shows."""
-    return ["try:", *(f"    {line}" for line in lines), "    raised = 'no exception'", "except Exception as exc:",
+    return ["try:", *(f"    {line}" for line in lines), _NO_EXCEPTION, "except Exception as exc:",
             "    return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')"]
 
 
