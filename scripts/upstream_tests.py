@@ -29,9 +29,12 @@ the rule's excluded classes. Per file:
   test/dynamo/test_aot_autograd.py: name has mutat, dupe, requires_grad, alias, overlap, set_,
       grad_mode, tangent or leaf; or code names set_grad_enabled or no_grad.
   test/dynamo/test_subclasses.py: class TestNestedTensor or TestTwoTensorSubclass (njt and TwoTensor
-      compile tests); or name has subclass, guard, recompil, view, tensorify, two_tensor, njt,
-      nested, jagged, static or param; or code names TwoTensor or __tensor_flatten__; not class
-      TestIssubclass (the issubclass() builtin).
+      compile tests); or name has tensorify, two_tensor, njt, jagged, nested_tensor or
+      wrapper_subclass; or code names a traceable wrapper subclass: TwoTensor, __tensor_flatten__,
+      _make_wrapper_subclass, nested_tensor_from_jagged, or a module-level class of the file that
+      defines __tensor_flatten__; not class TestIssubclass (the issubclass() builtin). A subclass
+      with __torch_function__ only is dynamo's business: AOTAutograd sees plain tensors, and the
+      subclass wrapper (#176741) is never made, so those tests are not selected.
   test/dynamo/test_unspec.py: name has unspec, float, tensorify, specializ or recompil; or code
       names specialize_float.
   test/dynamo/test_recompiles.py: class FloatGuardBitwiseTests; or name has tensorify or float.
@@ -74,13 +77,15 @@ class Rule:
     names: str = ""
     idents: frozenset[str] = frozenset()
     not_classes: frozenset[str] = frozenset()
+    wrapper_classes: bool = False
 
-    def selects(self, test: Test) -> bool:
+    def selects(self, test: Test, file_wrappers: frozenset[str] = frozenset()) -> bool:
+        idents = self.idents | (file_wrappers if self.wrapper_classes else frozenset())
         return test.cls not in self.not_classes and (
             self.every
             or test.cls in self.classes
             or bool(self.names and re.search(self.names, test.name, re.IGNORECASE))
-            or bool(self.idents & test.idents)
+            or bool(idents & test.idents)
         )
 
 
@@ -102,8 +107,9 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "test/dynamo/test_subclasses.py",
         classes=frozenset({"TestNestedTensor", "TestTwoTensorSubclass"}),
-        names=r"subclass|guard|recompil|view|tensorify|two_?tensor|njt|nested|jagged|static|param",
-        idents=frozenset({"TwoTensor", "__tensor_flatten__"}),
+        names=r"tensorify|two_?tensor|njt|jagged|nested_tensor|wrapper_subclass",
+        idents=frozenset({"TwoTensor", "__tensor_flatten__", "_make_wrapper_subclass", "nested_tensor_from_jagged"}),
+        wrapper_classes=True,
         not_classes=frozenset({"TestIssubclass"}),
     ),
     Rule(
@@ -164,6 +170,16 @@ def _idents(node: ast.AST) -> frozenset[str]:
     return frozenset(out)
 
 
+def wrapper_classes_in(source: str) -> frozenset[str]:
+    """The file's module-level classes that define `__tensor_flatten__`: traceable wrapper subclasses."""
+    return frozenset(
+        node.name
+        for node in _module_level(ast.parse(source).body)
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(f, ast.FunctionDef) and f.name == "__tensor_flatten__" for f in node.body)
+    )
+
+
 def tests_in(source: str) -> list[Test]:
     """Every test function defined in a class body or at module level, in source order."""
     found: list[Test] = []
@@ -222,9 +238,10 @@ def files_to_read(tree: Path, mapping: Mapping | None) -> list[str]:
 def report_file(tree: Path, file: str, mapping: Mapping | None) -> FileReport:
     path, rule = tree / file, rule_for(file)
     rep = FileReport(file, path.is_file(), rule is not None)
-    found = tests_in(path.read_text()) if rep.present else []
+    source = path.read_text() if rep.present else ""
+    found, wrappers = tests_in(source), wrapper_classes_in(source)
     rep.tests = len(found)
-    rep.relevant = [t.id for t in found if rule is not None and rule.selects(t)]
+    rep.relevant = [t.id for t in found if rule is not None and rule.selects(t, wrappers)]
     if mapping is not None:
         listed = mapping.entries.get(file, {})
         rep.listed = [t for t in rep.relevant if t in listed]

@@ -132,3 +132,51 @@ def test_the_docstring_states_a_rule_for_every_file_in_rules() -> None:
     doc = upstream_tests.__doc__ or ""
     for rule in upstream_tests.RULES:
         assert rule.files in doc, f"the module docstring does not state the rule for {rule.files}"
+
+
+SUBCLASSES = """
+class Scaled(torch.Tensor):
+    def __tensor_flatten__(self):
+        return ["_data"], None
+
+
+class OnlyTorchFunction(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+class SubclassTests(TestCase):
+    def test_torch_function_subclass_recompiles(self):
+        OnlyTorchFunction(torch.ones(2))
+
+    def test_guards_on_scaled(self):
+        Scaled(torch.ones(2))
+
+    def test_two(self):
+        TwoTensor(a, b)
+
+    def test_local_wrapper(self):
+        class Local(torch.Tensor):
+            def __tensor_flatten__(self):
+                return [], None
+
+
+class TestNestedTensor(TestCase):
+    def test_anything(self):
+        pass
+"""
+
+
+def test_subclass_tests_are_relevant_only_where_a_wrapper_subclass_reaches_the_wrapper(tmp_path: Path) -> None:
+    """A __torch_function__-only subclass never reaches AOTAutograd's subclass wrapper; a traceable
+    wrapper subclass does, whether the test names TwoTensor, one the file defines, or its own."""
+    (tmp_path / "test/dynamo").mkdir(parents=True)
+    (tmp_path / "test/dynamo/test_subclasses.py").write_text(SUBCLASSES)
+    rep = upstream_tests.report_file(tmp_path, "test/dynamo/test_subclasses.py", None)
+    assert rep.relevant == [
+        "SubclassTests.test_guards_on_scaled",
+        "SubclassTests.test_two",
+        "SubclassTests.test_local_wrapper",
+        "TestNestedTensor.test_anything",
+    ]

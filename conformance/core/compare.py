@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from conformance.core.checks import CHECKS, NOTHING_IN_PARTICULAR, About, Check, significant_strides
+from conformance.core.checks import CHECKS, NOTHING_IN_PARTICULAR, About, Check, dims, significant_strides
 from conformance.core.mismatch import Mismatch, Tolerance, short
 from conformance.core.state import Ambient, Relation, TensorState, same_storage
 
@@ -95,7 +95,10 @@ def compare_state(
 
 def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance, *,
                   of: About = NOTHING_IN_PARTICULAR) -> list[Mismatch]:
-    """A non-tensor output (Python number, None, string...)."""
+    """A non-tensor output (Python number, None, string...); a nested int (a jagged size returned)
+    by its form, as `dims` shows it."""
+    if isinstance(actual, torch.SymInt) and isinstance(expected, torch.SymInt):
+        actual, expected = dims((actual,))[0], dims((expected,))[0]
     if type(actual) is not type(expected):
         m = CHECKS["type"].judged(where, type(actual), type(expected), show=lambda t: t.__name__, of=of)
     else:

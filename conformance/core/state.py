@@ -10,6 +10,8 @@ from typing import Any
 
 import torch
 
+from conformance.core.checks import dims
+
 
 def is_subclass(t: torch.Tensor) -> bool:
     return type(t) is not torch.Tensor and hasattr(type(t), "__tensor_flatten__")
@@ -73,8 +75,8 @@ class TensorState:
     type: str
     dtype: str
     device: str
-    shape: tuple[int, ...]
-    stride: tuple[int, ...] | None
+    shape: tuple[int | str, ...]
+    stride: tuple[int | str, ...] | None
     storage_offset: int | None
     requires_grad: bool | str
     is_leaf: bool | str
@@ -110,8 +112,8 @@ def tensor_state(t: torch.Tensor, *, with_storage: bool = True) -> TensorState:
         type=f"{type(t).__module__}.{type(t).__qualname__}",
         dtype=str(t.dtype),
         device=str(t.device),
-        shape=tuple(t.shape),
-        stride=_safe(lambda: tuple(t.stride())),
+        shape=dims(t.shape),
+        stride=_safe(lambda: dims(t.stride())),
         storage_offset=_safe(t.storage_offset),
         requires_grad=_autograd_field(t, "requires_grad"),
         is_leaf=_autograd_field(t, "is_leaf"),

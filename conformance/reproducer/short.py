@@ -129,7 +129,11 @@ def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script,
     check = CHECKS[m.check]
     named = subject.isidentifier() and m.check not in (*RELATIONS, "exists")  # the input by its own name
     var = subject if named else var
-    observe = re.sub(r"\bt\b", var, check.observe)
+    observe = check.observe
+    jagged = m.check in ("shape", "stride") and bool(re.search(r"\bj\b", f"{m.actual} {m.expected}"))
+    if m.check in ("shape", "stride") and not jagged:  # dims() is the identity without a jagged dim
+        observe = observe.replace("dims(t.shape)", "tuple(t.shape)").replace("dims(t.stride())", "t.stride()")
+    observe = re.sub(r"\bt\b", var, observe)
     special = {"exception": "raised", "in-place write through outputs": "written"}
     if m.check in special or m.check in MODES:
         return [f"return {special.get(m.check, observe)}"]
@@ -142,8 +146,12 @@ def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script,
     if not named and m.check not in RELATIONS and _primary(subject) and len(re.findall(rf"\b{var}\b", observe)) == 1:
         observe, named = re.sub(rf"\b{var}\b", lambda _: subject, observe), True  # read once: no name for it
     lines = [] if named else [f"{var} = {subject}"]
-    if m.check == "stride":
-        s.need(checks.significant_strides)
+    if m.check in ("shape", "stride"):
+        if jagged:
+            s.need(checks.dims)
+            s.stdlib.add("re")
+        if m.check == "stride":
+            s.need(checks.significant_strides)
     if m.check in AUTOGRAD_FIELDS and _refused(m):  # a view whose base changed in place may refuse to answer
         s.need(state.refusal)
         s.stdlib.add("re")

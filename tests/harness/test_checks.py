@@ -85,3 +85,26 @@ def test_strides_are_compared_only_where_a_dim_is_longer_than_one() -> None:
     (m,) = compare_state("out[0]", tensor_state(transposed), tensor_state(base), EXACT, storage=False)
     assert (m.check, m.actual, m.expected) == ("stride", "(None, 1, 2)", "(None, 4, 1)")
     assert significant_strides((0, 3), (3, 1)) == () and significant_strides((2, 3), "error") == "error"
+
+
+def test_a_jagged_dim_compares_by_its_form_and_its_lengths_by_the_offsets() -> None:
+    """Eager and compiled each make their own nested int (j1, j2) for one jagged shape; the number
+    is a process-wide counter, so it is dropped, and the ragged lengths are compared as offsets."""
+    from conformance.core.checks import dims, significant_strides
+    from conformance.core.compare import compare_plain, compare_state
+    from conformance.core.state import tensor_state
+
+    def njt(lengths: list[int]) -> torch.Tensor:
+        values = torch.arange(sum(lengths) * 5, dtype=torch.float64).reshape(-1, 5)
+        offsets = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()])
+        return torch.nested.nested_tensor_from_jagged(values, offsets)
+
+    a, b = njt([2, 3, 4]), njt([2, 3, 4])
+    assert str(a.shape[1]) != str(b.shape[1])  # two nested ints, as eager and compiled make
+    assert dims(a.shape) == (3, "j", 5) and dims(a.stride()) == ("5*j", 5, 1)
+    assert significant_strides(dims(a.shape), dims(a.stride())) == ("5*j", 5, 1)
+    assert compare_state("out", tensor_state(a), tensor_state(b), Tolerance()) == []
+    assert compare_plain("out[1]", a.shape[1], b.shape[1], Tolerance()) == []
+    other = compare_state("out", tensor_state(njt([3, 2, 4])), tensor_state(a), Tolerance())
+    assert [(m.check, m.where) for m in other] == [("values", "out._offsets")]
+    assert dims((2, 3)) == (2, 3)
