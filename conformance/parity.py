@@ -1,8 +1,8 @@
 """Upstream parity: which of PyTorch's own tests for the five changes run here, as which cases.
 
 The mapping is data, `cases/UPSTREAM.yaml`: per upstream test file the revision read, and per test
-either the case ids that check its scenario black-box, or why none does (`white_box`: it asserts
-generated source or graph text only; `not_portable`: it needs what a case cannot be). `validate`
+either the case ids that check its scenario black-box, or why none does (`white_box`: nothing in it
+compiles and calls a program; `not_portable`: it needs what a case cannot be). `validate`
 checks every case id it names. Each mapped test also says what upstream's test itself asserts
 (`expects`), and the report counts two things per build, never one in place of the other: whether
 the cases conform to eager (`outcome`), and whether the build behaves as upstream's test asserts
@@ -41,7 +41,7 @@ class UpstreamTest(_Strict):
     file: Annotated[str, StringConstraints(pattern=r"^test/.+\.py$")]
     test: Annotated[str, StringConstraints(pattern=r"^([A-Za-z_]\w*\.)?test\w*$")]
     cases: tuple[_CaseId, ...] = Field((), description="cases that check this test's scenario black-box")
-    white_box: _Text | None = Field(None, description="why it has no behaviour to port (asserts generated text)")
+    white_box: _Text | None = Field(None, description="why it has no program to port (nothing in it compiles and calls one)")
     not_portable: _Text | None = Field(None, description="what a case cannot express for it")
     note: _Text | None = Field(None, description="how the case departs from the upstream scenario")
     expects: Annotated[str, StringConstraints(pattern=EXPECTS)] | None = Field(
