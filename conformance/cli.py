@@ -102,6 +102,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     parity = root / "UPSTREAM.yaml"
     if parity.is_file() and any(p.resolve() in (parity.resolve(), root.resolve()) for p in paths):
         print("the upstream parity mapping is valid: every case id it names exists")
+    else:
+        print(f"the upstream parity mapping was not checked: validate the cases folder ({root}) or name its"
+              " UPSTREAM.yaml (--cases DIR says where the cases folder is)")
     return EXIT_OK
 
 

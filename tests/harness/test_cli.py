@@ -30,6 +30,16 @@ def test_validate_accepts_the_committed_corpus(capsys: pytest.CaptureFixture[str
     assert "case file(s) valid" in capsys.readouterr().out
 
 
+def test_validate_says_when_it_did_not_check_the_parity_mapping(capsys: pytest.CaptureFixture[str]) -> None:
+    one = next((ROOT / "cases" / "mutation_epilogue").glob("*.yaml"))
+    assert main(["validate", "--cases", str(ROOT / "cases"), str(one)]) == 0
+    out = capsys.readouterr().out
+    assert "the upstream parity mapping was not checked" in out and "is valid" not in out
+    assert main(["validate", str(ROOT / "cases")]) == 0
+    out = capsys.readouterr().out
+    assert "the upstream parity mapping is valid" in out and "not checked" not in out
+
+
 def test_validate_names_file_line_and_field_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["validate", "--cases", str(RESOURCES), str(RESOURCES / "broken" / "unknown_key.yaml")])
     out, err = capsys.readouterr()
