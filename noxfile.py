@@ -260,7 +260,7 @@ def results_current(path: Path, cases: Path = ROOT / "cases") -> bool:
     except (KeyError, ValueError):
         return False
     for case in sorted(p for suffix in (".yaml", ".yml") for p in cases.rglob(f"*{suffix}")):
-        if case.name == "UPSTREAM.yaml":  # conformance.loader.NOT_CASES (nox's Python may not have the package)
+        if case.name == "UPSTREAM.yaml":  # conformance.data.loader.NOT_CASES (nox's Python may not have the package)
             continue
         hashes = ran.get(case.relative_to(cases.parent).as_posix())
         if hashes is None:  # not selected (e.g. a CUDA-only case under --devices cpu), unless new since the run

@@ -17,8 +17,8 @@ from conformance import __version__
 from conformance.options import BY_NAME, OPTIONS, Option, check_number, csv
 
 if TYPE_CHECKING:
-    from conformance.loader import LoadedCase
-    from conformance.variants import Variant
+    from conformance.data.loader import LoadedCase
+    from conformance.data.variants import Variant
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_NOTHING = 5  # pytest's: the selection matched no item
@@ -63,7 +63,7 @@ def _require_torch() -> bool:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from conformance.loader import load_all
+    from conformance.data.loader import load_all
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     paths = _paths(args)
@@ -78,7 +78,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print("torch is not importable here: checked the schema only (not classes, class names, backends)",
               file=sys.stderr)
     else:
-        from conformance.deep_check import checker
+        from conformance.data.deep_check import checker
 
         check = checker(backends=True)
     cases, errors = load_all(paths, root if root.is_dir() else None, check)
@@ -111,8 +111,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _check_parity(root: Path, paths: list[Path], case_ids: list[str]) -> list[str]:
     """The upstream parity mapping's errors: its schema, and (when the whole cases folder was
     validated, so every id is known) each case id it names that no case has."""
-    from conformance.loader import CaseLoadError
-    from conformance.parity import load_parity, parity_path
+    from conformance.data.loader import CaseLoadError
+    from conformance.data.parity import load_parity, parity_path
 
     path = parity_path(root)
     if not path.is_file() or not any(p.resolve() in (root.resolve(), path.resolve()) for p in paths):
@@ -122,18 +122,18 @@ def _check_parity(root: Path, paths: list[Path], case_ids: list[str]) -> list[st
     except CaseLoadError as exc:
         return [str(e) for e in exc.errors]
     if not any(p.resolve() == root.resolve() for p in paths):
-        from conformance.loader import load_all
+        from conformance.data.loader import load_all
 
         case_ids = [c.id for c in load_all([root], root)[0]]
     return parity.dangling(case_ids)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from conformance.devices import probe
-    from conformance.loader import load_all
-    from conformance.plugin import item_name
-    from conformance.selection import check_selection
-    from conformance.variants import variants_of
+    from conformance.data.devices import probe
+    from conformance.data.loader import load_all
+    from conformance.pytest_plugin.plugin import item_name
+    from conformance.data.selection import check_selection
+    from conformance.data.variants import variants_of
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     cases, errors = load_all(_paths(args), root if root.is_dir() else None)
@@ -228,7 +228,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     problems = [why for name in ("timeout", "memory_limit") if getattr(args, name) is not None
                 and (why := check_number(BY_NAME[name], getattr(args, name), positive=name == "timeout"))]
     if not problems:
-        from conformance.selection import check_selection
+        from conformance.data.selection import check_selection
 
         problems = check_selection(csv(args.devices), csv(args.backends), csv(args.modes))
     if problems:

@@ -4,7 +4,7 @@
 
 Each program is compiled on CPU with ``aot_eager`` (``dynamic=True`` where marked, or
 ``aot_function`` with nop compilers for metadata mutations) under
-:func:`conformance.capture.capture_generated_sources`; one file per captured artifact:
+:func:`conformance.probe.capture.capture_generated_sources`; one file per captured artifact:
 ``<program>__<artifact>__<n>.py``.
 """
 
@@ -19,7 +19,7 @@ import torch
 from functorch.compile import aot_function, nop
 from torch.testing._internal.two_tensor import TwoTensor
 
-from conformance.capture import capture_generated_sources
+from conformance.probe.capture import capture_generated_sources
 
 
 def _mutation_2(a: torch.Tensor, c: torch.Tensor) -> torch.Tensor:

@@ -56,10 +56,10 @@ def plan(cases: Path, devices: tuple[str, ...], keyword: str = "") -> list[Plann
     """Every item of the corpus on `devices` (that `-k keyword` selects), in phase order (the order of
     the cases within one)."""
     from conformance.cli import _keyword_matches
-    from conformance.devices import device_type
-    from conformance.loader import load_all
-    from conformance.plugin import item_name
-    from conformance.variants import variants_of
+    from conformance.data.devices import device_type
+    from conformance.data.loader import load_all
+    from conformance.pytest_plugin.plugin import item_name
+    from conformance.data.variants import variants_of
 
     loaded, errors = load_all([cases], cases)
     if errors:
@@ -102,7 +102,7 @@ def read_records(results: Path) -> list[tuple[str, dict[str, object]]]:
 
 def latest(results: Path) -> dict[tuple[str, str], tuple[str, dict[str, object]]]:
     """Per (case, variant): the latest result; a placeholder only where no result exists."""
-    from conformance.accounting import is_placeholder
+    from conformance.pytest_plugin.accounting import is_placeholder
 
     best: dict[tuple[str, str], tuple[str, dict[str, object]]] = {}
     for line, rec in read_records(results):
@@ -116,7 +116,7 @@ def latest(results: Path) -> dict[tuple[str, str], tuple[str, dict[str, object]]
 
 
 def finished(rec: dict[str, object]) -> bool:
-    from conformance.accounting import is_placeholder
+    from conformance.pytest_plugin.accounting import is_placeholder
 
     return not is_placeholder(str(rec.get("status")), str(rec.get("reason") or ""))
 
@@ -168,12 +168,12 @@ def consolidate(out: Path, planned: list[Planned], devices: tuple[str, ...]) -> 
 
 PREFLIGHT = """
 import json, sys
-from conformance.guard import set_memory_limit
+from conformance.pytest_plugin.guard import set_memory_limit
 why = set_memory_limit(float(sys.argv[1]))
 if why:
     raise SystemExit(why)
 import torch
-from conformance.fingerprint import build_fingerprint, device_fingerprint
+from conformance.run.fingerprint import build_fingerprint, device_fingerprint
 devices = sys.argv[2].split(",")
 for dev in devices:
     x = torch.arange(8.0, device=dev)
@@ -186,7 +186,7 @@ print(json.dumps({**build_fingerprint(), "devices": [device_fingerprint(d) for d
 def preflight(devices: tuple[str, ...], workers: int, extra: list[str], env: dict[str, str]) -> list[str] | None:
     """Check that a worker as the run makes it (its memory cap included) can use the devices and their
     compiler; returns run arguments to add, or None where the devices cannot be used at all."""
-    from conformance.guard import default_memory_limit
+    from conformance.pytest_plugin.guard import default_memory_limit
 
     given = next((a.split("=", 1)[1] if "=" in a else extra[k + 1] for k, a in enumerate(extra)
                   if a.startswith("--memory-limit") and ("=" in a or k + 1 < len(extra))), None)

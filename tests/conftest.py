@@ -22,7 +22,7 @@ def pytest_sessionstart(session: object) -> None:
     capture would print hundreds of empty ones with every failing test's output."""
     import logging
 
-    from conformance.plugin import _NoTraceRecords
+    from conformance.pytest_plugin.plugin import _NoTraceRecords
 
     plugin = session.config.pluginmanager.get_plugin("logging-plugin")  # type: ignore[attr-defined]  # pytest.Session
     for name in ("caplog_handler", "report_handler"):

@@ -66,7 +66,7 @@ def cmd_explore_bench(args: argparse.Namespace) -> int:
     import tempfile
 
     from conformance.explore.engine import Explorer
-    from conformance.fingerprint import build_fingerprint
+    from conformance.run.fingerprint import build_fingerprint
 
     rows = []
     for config in args.configs.split(","):
@@ -92,7 +92,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from conformance.bench.report import SCHEMA_ID, markdown, write_outputs
     from conformance.bench.suites import TABLES, run_tables
     from conformance.bench.timing import Settings
-    from conformance.fingerprint import build_fingerprint
+    from conformance.run.fingerprint import build_fingerprint
 
     settings = Settings.quick() if args.quick else Settings()
     if args.repeat:

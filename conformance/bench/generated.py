@@ -3,7 +3,7 @@
 Note [Timing the build's generated code]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 The build publishes the source of every function it generates (see Note [Capture forms] in
-:mod:`conformance.capture`). To time one step in isolation, a program shaped like the row
+:mod:`conformance.probe.capture`). To time one step in isolation, a program shaped like the row
 (so many arguments, aliases, mutations) is compiled once under a capture, the source of the
 wanted function (``def _runtime_wrapper(``, ``def unwrap_fn(``...) is picked from what was
 captured, whatever artifact name or packaging the build used, and exec'd again here.
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.capture import CaptureResult, capture_generated_sources
+from conformance.probe.capture import CaptureResult, capture_generated_sources
 
 __all__ = [
     "BuildFunction",

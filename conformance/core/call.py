@@ -1,7 +1,7 @@
 """One call of one side (eager or compiled), what it leaves behind, and the comparison of the
 two sides: everything a contract speaks of, in `Mismatch` terms.
 
-Note [Every item accounted for] (conformance/guard.py): a program may raise SystemExit or a
+Note [Every item accounted for] (conformance/pytest_plugin/guard.py): a program may raise SystemExit or a
 KeyboardInterrupt of its own; `call` records them like any exception, and re-raises only what
 `stopping` says stops the run (a real Ctrl-C, a timeout).
 """

@@ -13,7 +13,7 @@ import yaml
 
 from conformance.explore.engine import Explorer, Finding, Ran
 from conformance.files import write_atomic
-from conformance.loader import load_case
+from conformance.data.loader import load_case
 
 
 def _slug(signature: str) -> str:

@@ -25,21 +25,21 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from conformance.causes import cause_of
+from conformance.report.causes import cause_of
 from conformance.core.entry import counts_graphs
 from conformance.explore.grammar import Program, programs
 from conformance.explore.layout import EXAMPLES, RUNNING
-from conformance.loader import CaseLoadError, LoadedCase, load_case
+from conformance.data.loader import CaseLoadError, LoadedCase, load_case
 from conformance.results import ResultRecord
-from conformance.runner import RunOptions, run_variant
-from conformance.variants import Variant, variants_of
+from conformance.run.runner import RunOptions, run_variant
+from conformance.data.variants import Variant, variants_of
 
 ROUND_EXAMPLES = 100  # programs per Hypothesis round: each round shrinks what it found before the next
 SHRINK_GRACE = 0.25  # of the time budget, for shrinking what the last round found
 
 
 def signature_of(record: ResultRecord) -> str:
-    """What a discrepancy is, apart from the program that shows it: its cause (conformance.causes:
+    """What a discrepancy is, apart from the program that shows it: its cause (conformance.report.causes:
     the entry point, the first check that differed, the kind of place and the direction, an
     exception's innermost type and normalised message), so that findings and the corpus's items
     group the same way."""
@@ -75,7 +75,7 @@ def sweep_expectation(lc: LoadedCase, records: Sequence[ResultRecord]) -> int | 
     its first call (the prediction is per compiled region; a graph break makes several) and the
     variants agree on the prediction; ``None`` otherwise, or where the case sets a count."""
     from conformance.probe.scalar_recompile import predicted
-    from conformance.probe_driver import scalar_sweep
+    from conformance.run.probe_driver import scalar_sweep
     from reference_impl.scalar_tensorify import FloatUseKind
 
     if lc.case.expect.compiles is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.causes import read_again, same_cause
+from conformance.report.causes import read_again, same_cause
 from conformance.explore.emit import finding_record, torch_version, with_sightings
 from conformance.explore.engine import Explorer, Finding
 from conformance.explore.layout import EXAMPLES, WriteFailed
@@ -257,7 +257,7 @@ def write_findings(explorer: Explorer, findings: list[Finding]) -> dict[str, Any
 
 def mark_known(report: dict[str, Any], known: Path) -> list[str]:
     """Each finding that a known failure of the corpus shows the same way on this build (the same
-    cause: conformance.causes) names those cases; warnings."""
+    cause: conformance.report.causes) names those cases; warnings."""
     from conformance.explore.engine import signature_of
     from conformance.report.read import ReportInputError, read_results
 

@@ -62,7 +62,7 @@ def rerun(cases: list[Path], root: Path, site: Path) -> tuple[str, list[Any]]:
 
 def outcome(signature: str, records: list[Any]) -> str:
     """What one build did with a finding's case: fails (the same cause), passes, or what else."""
-    from conformance.causes import same_cause
+    from conformance.report.causes import same_cause
     from conformance.explore.engine import signature_of
 
     if not records:
@@ -79,7 +79,7 @@ def outcome(signature: str, records: list[Any]) -> str:
 
 def add_releases(report: dict[str, Any], out: Path, builds: list[str], say: Any = print) -> None:
     """Each finding's `releases` (build → outcome, the explored build included) and `history`."""
-    from conformance.loader import case_id_for
+    from conformance.data.loader import case_id_for
 
     findings = [f for f in report["findings"] if f.get("case")]
     cases = {f["signature"]: (out / f["case"]).resolve() for f in findings}

@@ -2,7 +2,7 @@
 
 Note [Probe: what is compared with what]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-Input: the sources captured during the case's compile (:mod:`conformance.capture`) and the
+Input: the sources captured during the case's compile (:mod:`conformance.probe.capture`) and the
 :class:`~reference_impl.observe.Observation` of the same program's eager run. For each
 behaviour the probe reduces the build's source and the reference's source (generated from
 metadata) to the behaviour's structural form (Note [Structural form]) and compares.
@@ -58,7 +58,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from conformance.behaviors import BEHAVIORS
-from conformance.capture import CaptureResult
+from conformance.probe.capture import CaptureResult
 from conformance.probe import scalar_recompile
 from conformance.probe.region import (
     CompileToProbe,
@@ -156,7 +156,7 @@ def probe(
 ) -> ProbeRecord:
     """Compare every behaviour for one compile (see Note [Probe: what is compared with what]).
 
-    ``capture``: what :func:`conformance.capture.capture_generated_sources` saw during the
+    ``capture``: what :func:`conformance.probe.capture.capture_generated_sources` saw during the
     compile. ``observation``: :func:`reference_impl.observe.observe` of the same program on
     an identical copy of the inputs. ``graph``: the compile's region in program terms
     (``None``: the program's own signature, as for ``aot_function``). ``keep_input_mutations``:

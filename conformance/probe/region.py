@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import torch
 
-from conformance.capture import CaptureResult
+from conformance.probe.capture import CaptureResult
 from reference_impl.observe import Observation, predict_trace_joint
 from reference_impl.region import UnseenAlias, region, synthetic_bases
 from reference_impl.runtime_wrapper import AliasKind
@@ -24,7 +24,7 @@ Symbolic = tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]
 
 class GraphValue(Protocol):
     """One input or output of a compiled region as the runner recorded it
-    (:class:`conformance.regions.GraphInput` has this shape)."""
+    (:class:`conformance.run.compiles.GraphInput` has this shape)."""
 
     @property
     def kind(self) -> str: ...

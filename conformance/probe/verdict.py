@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from conformance.behaviors import UNPROBED_ARTIFACTS, artifact
-from conformance.capture import CaptureResult
+from conformance.probe.capture import CaptureResult
 from conformance.results import ProbeResult
 from reference_impl.structural import diff_lines, find_function, free_roles
 from reference_impl.terms import GLOBAL_ROLES, StructuralError

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.options import BY_NAME, csv
 
 if TYPE_CHECKING:
-    from conformance.parity import ParityFile
+    from conformance.data.parity import ParityFile
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_WRITE = 3  # the report could not be written (a full disk)
@@ -183,8 +183,8 @@ def _bench(given: str | None) -> list[dict[str, Any]]:
 
 
 def _parity(given: str | None) -> ParityFile | None:
-    from conformance.loader import CaseLoadError
-    from conformance.parity import load_parity, parity_path
+    from conformance.data.loader import CaseLoadError
+    from conformance.data.parity import load_parity, parity_path
     from conformance.report import ReportInputError
 
     path = Path(given) if given else parity_path(Path(BY_NAME["cases"].env_default()))

@@ -1,4 +1,4 @@
-"""Issue drafts a maintainer files as they are: one per cause (conformance/causes.py) that fails on
+"""Issue drafts a maintainer files as they are: one per cause (conformance/report/causes.py) that fails on
 the newest build that ran it and that no linked upstream issue describes, in the shape of PyTorch's
 bug template: a short title in PyTorch's words, a description, the program (the short reproducer,
 plain torch, runnable as is) with what it showed on the newest build, the versions as observed
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conformance.causes import Cause, cause_of, innermost_as_raised
+from conformance.report.causes import Cause, cause_of, innermost_as_raised
 from conformance.core.entry import in_user_words
 from conformance.report.history import BAD, in_release_order
 from conformance.report.scripts import reproducer_text

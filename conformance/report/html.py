@@ -21,7 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from conformance import __version__
-from conformance.causes import cause_of
+from conformance.report.causes import cause_of
 from conformance.report.history import (
     environment_changes,
     history,
@@ -98,7 +98,7 @@ def item_id(s: Sourced) -> str:
 
 
 def cause_id(key: str) -> str:
-    """A cause's anchor (#cause-...): a digest of its key (conformance.causes), stable across reports."""
+    """A cause's anchor (#cause-...): a digest of its key (conformance.report.causes), stable across reports."""
     return "cause-" + hashlib.sha256(key.encode()).hexdigest()[:10]
 
 

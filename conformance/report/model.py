@@ -20,8 +20,8 @@ from typing import Any, get_args
 
 from conformance.behaviors import IDS as BEHAVIORS
 from conformance.core.entry import counts_graphs
-from conformance.parity import ParityFile
-from conformance.parity import table as parity_table
+from conformance.data.parity import ParityFile
+from conformance.data.parity import table as parity_table
 from conformance.report.read import (
     ReportInputError,
     RunInfo,
@@ -68,9 +68,9 @@ def build_id(fp: Fingerprint) -> str:
 
 
 def _cause_key(s: Sourced) -> str:
-    """The item's root cause (conformance.causes); one with no located difference is its known
+    """The item's root cause (conformance.report.causes); one with no located difference is its known
     failure's link."""
-    from conformance.causes import cause_of
+    from conformance.report.causes import cause_of
 
     cause = cause_of(s.record)
     if cause is not None:
@@ -325,9 +325,9 @@ class Report:
                 and s.record.compile_counts.get("cold_backend_calls", s.record.compile_counts.get("cold_graphs")) == 0]
 
     def causes(self) -> list[dict[str, Any]]:
-        """The failing and known-failing items grouped by cause (conformance.causes), with the
+        """The failing and known-failing items grouped by cause (conformance.report.causes), with the
         builds, cases and variants that show each; most items first."""
-        from conformance.causes import cause_of
+        from conformance.report.causes import cause_of
 
         groups: dict[str, dict[str, Any]] = {}
         for s in self.records:
@@ -578,8 +578,8 @@ def _same_source(a: str, b: str) -> bool:
 
 
 def _stale(paths: Sequence[Path], records: Sequence[Sourced]) -> list[dict[str, str]]:
-    from conformance.expectations import load_expectations
-    from conformance.loader import CaseLoadError
+    from conformance.data.expectations import load_expectations
+    from conformance.data.loader import CaseLoadError
 
     try:
         expectations = load_expectations(list(paths))

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from conformance.results import ResultRecord
 
 if TYPE_CHECKING:
-    from conformance.loader import LoadedCase
-    from conformance.variants import Variant
+    from conformance.data.loader import LoadedCase
+    from conformance.data.variants import Variant
 
 FOLDER = "reproducers"
 FULL_SUFFIX = ".full.py"

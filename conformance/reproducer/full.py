@@ -9,8 +9,8 @@ from conformance.reproducer.bundle import core_source
 from conformance.results import ResultRecord
 
 if TYPE_CHECKING:
-    from conformance.loader import LoadedCase
-    from conformance.variants import Variant
+    from conformance.data.loader import LoadedCase
+    from conformance.data.variants import Variant
 
 MAIN = '''
 

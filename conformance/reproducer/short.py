@@ -34,8 +34,8 @@ from conformance.reproducer import VERDICT_LINE, docstring_safe
 from conformance.results import MismatchRecord, ResultRecord
 
 if TYPE_CHECKING:
-    from conformance.loader import LoadedCase
-    from conformance.variants import Variant
+    from conformance.data.loader import LoadedCase
+    from conformance.data.variants import Variant
 
 RELATIONS = ("shares storage with", "is the input object", "view of (_base)")
 BEFORE_CALL = ("_version moved", "_version delta", "storage swapped (set_)")

@@ -13,8 +13,8 @@ from conformance.reproducer.short import render_short
 from conformance.results import ResultRecord
 
 if TYPE_CHECKING:
-    from conformance.loader import LoadedCase
-    from conformance.variants import Variant
+    from conformance.data.loader import LoadedCase
+    from conformance.data.variants import Variant
 
 
 def shown_path(path: Path, cwd: Path) -> str:

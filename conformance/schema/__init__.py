@@ -1,7 +1,7 @@
 """The case schema (v2; a v1 file is a v2 file): the declarative form of one conformance case.
 
 Every model is frozen and forbids unknown keys, so a typo in a case file is an error that
-names the key and lists the valid ones (see `conformance.loader`). `cases/schema.json` is
+names the key and lists the valid ones (see `conformance.data.loader`). `cases/schema.json` is
 exported from these models (`torch-conformance schema --write`) for editors.
 """
 

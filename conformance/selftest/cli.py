@@ -47,11 +47,11 @@ def _cmd(args: Any) -> int:
     import sys
     from pathlib import Path
 
-    from conformance.loader import load_all
+    from conformance.data.loader import load_all
     from conformance.options import BY_NAME, csv
     from conformance.selftest.faults import FAULTS
     from conformance.selftest.run import dumps, run_selftest
-    from conformance.variants import variants_of
+    from conformance.data.variants import variants_of
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     cases, errors = load_all([Path(p) for p in args.paths] or [root], root if root.is_dir() else None)

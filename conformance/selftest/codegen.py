@@ -9,7 +9,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from conformance.hooks import HookNotApplicable
+from conformance.run.extensions import HookNotApplicable
 
 # --- internals-level faults -------------------------------------------------------------
 

@@ -6,7 +6,7 @@ it (conformance/selftest/codegen.py), so the probe must see `diverges` and, wher
 observable, a contract check must fail. Each fault names the behaviour whose contract it breaks,
 and that behaviour's declaration lists it (conformance/behaviors.py).
 
-A fault reaches a run only as a hook (`Fault.hook()`, see conformance/hooks.py), made for that
+A fault reaches a run only as a hook (`Fault.hook()`, see conformance/run/extensions.py), made for that
 run: a wrapper touches no global, and an internals rewrite is undone when the variant ends
 (also on error), so a normal run in the same process is untouched.
 """
@@ -22,7 +22,7 @@ from typing import Any, Literal
 import torch
 
 from conformance.core.state import flatten_outputs, is_subclass, storage_key
-from conformance.hooks import Compiled
+from conformance.run.extensions import Compiled
 from conformance.selftest import codegen
 
 

@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from conformance.loader import LoadedCase
+from conformance.data.loader import LoadedCase
 from conformance.results import ResultRecord
-from conformance.runner import RunOptions, run_variant
+from conformance.run.runner import RunOptions, run_variant
 from conformance.selftest.codegen import codegen_exec_targets
 from conformance.selftest.faults import FAULTS, Fault
-from conformance.variants import Variant
+from conformance.data.variants import Variant
 
 
 @dataclass

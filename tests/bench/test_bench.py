@@ -16,7 +16,7 @@ import torch
 from conformance.bench import report, timing
 from conformance.bench.generated import exec_generated, find_def, free_names
 from conformance.bench.harness import CorpusRun, harness_markdown, summarize
-from conformance.capture import CapturedArtifact, CaptureResult, split_combined
+from conformance.probe.capture import CapturedArtifact, CaptureResult, split_combined
 from conformance.cli import main
 
 CAPTURED = Path(__file__).resolve().parents[1] / "resources" / "captured"

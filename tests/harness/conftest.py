@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.loader import LoadedCase, load_case
+from conformance.data.loader import LoadedCase, load_case
 
 CaseFactory = Callable[..., LoadedCase]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.loader import CaseLoadError, load_case
+from conformance.data.loader import CaseLoadError, load_case
 from conformance.schema.common import CASE_ID_MAX
 from tests.harness.test_loader import MINIMAL, errors_of, write
 

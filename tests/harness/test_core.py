@@ -77,9 +77,9 @@ def test_a_storage_swapped_twice_is_seen_though_the_allocator_reuses_the_freed_a
     storages alive, so the swap is always seen, on both sides alike."""
     import textwrap
 
-    from conformance.loader import load_case
-    from conformance.runner import RunOptions, run_variant
-    from conformance.variants import Variant
+    from conformance.data.loader import load_case
+    from conformance.run.runner import RunOptions, run_variant
+    from conformance.data.variants import Variant
 
     case = tmp_path / "set_twice.yaml"
     case.write_text(textwrap.dedent("""\
@@ -128,9 +128,9 @@ def test_an_item_leaves_the_workers_modes_as_it_found_them(probe: bool, tmp_path
 
     import torch
 
-    from conformance.loader import load_case
-    from conformance.runner import RunOptions, run_variant
-    from conformance.variants import Variant
+    from conformance.data.loader import load_case
+    from conformance.run.runner import RunOptions, run_variant
+    from conformance.data.variants import Variant
 
     case = tmp_path / "autocast.yaml"
     case.write_text(textwrap.dedent("""\
@@ -200,9 +200,9 @@ def test_a_verdict_does_not_depend_on_the_item_a_worker_ran_before(tmp_path: Pat
     AOTAutograd's cache key leaves the aliasing out, so with shared caches the second item ran the
     first one's compiled wrapper (wrong values on CPU 2.13; an assertion on CUDA 2.11), in either
     order. Each item compiles under its own cache key now."""
-    from conformance.loader import load_case
-    from conformance.runner import RunOptions, run_variant
-    from conformance.variants import Variant
+    from conformance.data.loader import load_case
+    from conformance.run.runner import RunOptions, run_variant
+    from conformance.data.variants import Variant
 
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     cases = ROOT / "cases"
@@ -220,7 +220,7 @@ def test_a_backend_failure_names_the_backend_the_user_chose_not_our_wrapper() ->
 
     from conformance.core.compile import make_compiled
     from conformance.core.mismatch import exception_summary
-    from conformance.regions import counting
+    from conformance.run.compiles import counting
 
     @register_backend(name="conformance_test_refuses")
     def refuses(gm: object, example_inputs: object) -> object:
@@ -266,7 +266,7 @@ def test_the_compile_count_is_what_dynamo_installed_not_every_backend_call(wrap:
     from torch._dynamo import eval_frame
 
     from conformance.core.compile import make_compiled
-    from conformance.regions import counting
+    from conformance.run.compiles import counting
 
     entries = getattr(eval_frame, "_debug_get_cache_entry_list", None)
     if entries is None:
@@ -325,7 +325,7 @@ def test_an_arange_input_is_a_tensor_of_its_own_not_a_view_of_the_range(dtype: s
     import torch
 
     from conformance.core.build import build_inputs, input_code
-    from conformance.loader import load_case
+    from conformance.data.loader import load_case
 
     path = tmp_path / "a.yaml"
     path.write_text("behavior: mutation_epilogue\nsummary: s\nupstream: [https://github.com/pytorch/pytorch/pull/179600]\n"

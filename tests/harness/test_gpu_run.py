@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conformance.accounting import NOT_RUN, ItemRef, is_placeholder
+from conformance.pytest_plugin.accounting import NOT_RUN, ItemRef, is_placeholder
 from conformance.cli import main as cli_main
 from scripts import gpu_run
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from conformance.cli import main
 from conformance.core.build import build_inputs
-from conformance.loader import discover, load_case
+from conformance.data.loader import discover, load_case
 
 REPO = Path(__file__).parents[2]
 CORPUS = discover([REPO / "cases"])
@@ -375,7 +375,7 @@ def test_recursive_and_exploding_aliases_are_refused_before_any_node_is_built(
     def compose(*args: object, **kwargs: object) -> None:
         raise AssertionError("composed a node graph: the event pass let it through")
 
-    monkeypatch.setattr("conformance.loader.yaml.compose", compose)
+    monkeypatch.setattr("conformance.data.loader.yaml.compose", compose)
     path = tmp_path / "case.yaml"
     path.write_text(BASE.read_text() + snippet + "\n")
     got, elapsed, peak = _one_error(path, capsys)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.loader import CaseLoadError, case_id_for, discover, load_all, load_case
+from conformance.data.loader import CaseLoadError, case_id_for, discover, load_all, load_case
 from conformance.schema import Case, json_schema
 
 RESOURCES = Path(__file__).parent.parent / "resources" / "cases"

@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.loader import LoadedCase
+from conformance.data.loader import LoadedCase
 from conformance.results import ResultRecord
-from conformance.runner import RunOptions, run_variant
+from conformance.run.runner import RunOptions, run_variant
 from conformance.selftest.faults import FAULTS, contract_fault
-from conformance.variants import Variant
+from conformance.data.variants import Variant
 from tests.harness.conftest import CaseFactory
 
 HEAD = """\

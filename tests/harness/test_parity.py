@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from conformance.cli import main
-from conformance.loader import CaseLoadError, load_all
-from conformance.parity import PARITY_FILE, load_parity, outcome, summary
+from conformance.data.loader import CaseLoadError, load_all
+from conformance.data.parity import PARITY_FILE, load_parity, outcome, summary
 from conformance.report import merge, write_report
 from tests.report.conftest import record, write_results
 
@@ -142,6 +142,6 @@ def _rec(status: str, *, raised: str = "", graphs: int | None = None, backend: s
 ])
 def test_what_upstream_asserts_is_told_apart_from_conforming_to_eager(expects: str, records: list[Any],
                                                                       verdict: str) -> None:
-    from conformance.parity import asserted
+    from conformance.data.parity import asserted
 
     assert asserted(expects, records) == verdict

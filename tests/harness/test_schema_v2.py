@@ -17,11 +17,11 @@ from conformance.cli import main
 from conformance.core.build import Env, build_inputs, call_points, load_classes, tensors_of
 from conformance.core.call import version_mode
 from conformance.core.check import Target, recompile_note
-from conformance.deep_check import checker
-from conformance.loader import CaseLoadError, LoadedCase, discover, load_case
+from conformance.data.deep_check import checker
+from conformance.data.loader import CaseLoadError, LoadedCase, discover, load_case
 from conformance.results import ResultRecord
-from conformance.runner import run_variant
-from conformance.variants import Variant
+from conformance.run.runner import run_variant
+from conformance.data.variants import Variant
 from tests.harness.conftest import CaseFactory
 
 ROOT = Path(__file__).parents[2]
@@ -572,9 +572,9 @@ def test_validate_reports_v2_problems_of_a_folder_with_exit_2(tmp_path: Path,
 
 def test_a_classes_block_that_never_ends_or_exits_is_a_line_error_not_a_hang(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import conformance.deep_check
+    import conformance.data.deep_check
 
-    monkeypatch.setattr(conformance.deep_check, "CLASSES_SECONDS", 1)
+    monkeypatch.setattr(conformance.data.deep_check, "CLASSES_SECONDS", 1)
     assert errors(tmp_path, """\
         classes: |
           while True:

@@ -14,7 +14,7 @@ import pytest
 import torch
 from functorch.compile import aot_function, nop
 
-from conformance.capture import (
+from conformance.probe.capture import (
     MODULE_LOGGERS,
     TRACE_LOGGER,
     CapturedArtifact,
@@ -24,7 +24,7 @@ from conformance.capture import (
     split_combined,
     write_trace_log,
 )
-from conformance.loader import load_case
+from conformance.data.loader import load_case
 from conformance.probe import (
     GraphSignature,
     OutputSample,
@@ -33,8 +33,8 @@ from conformance.probe import (
     probe,
     probe_compiles,
 )
-from conformance.runner import run_variant
-from conformance.variants import Variant
+from conformance.run.runner import run_variant
+from conformance.data.variants import Variant
 from reference_impl.observe import observe
 from reference_impl.scalar_tensorify import analyze_float_uses
 from scripts.capture_fixtures import PROGRAMS as FIXTURE_PROGRAMS
@@ -791,7 +791,7 @@ def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
     subclass input's structure, an output that is an input, what a partial region writes) is
     what makes these conform: dropped, the reference predicts from the program alone and the
     build's wrapper diverges from it."""
-    from conformance import regions
+    from conformance.run import compiles as regions
 
     original = regions.CompileCounter.__call__
 
@@ -828,7 +828,7 @@ def test_a_wrapper_another_name_claims_is_not_taken_for_a_probed_one() -> None:
     """A dedupe wrapper also defines `inner_fn`: it is not the subclass wrapper (the probe said
     "build wraps subclasses, but the program has none" of aot_function dedup programs). An
     `inner_fn` under a name no other wrapper claims still is."""
-    from conformance.capture import CapturedArtifact
+    from conformance.probe.capture import CapturedArtifact
     from conformance.probe.verdict import sources
 
     inner = "def inner_fn(args):\n    return compiled_fn(args)"
@@ -874,7 +874,7 @@ def test_a_partial_regions_version_bumps_are_the_references_not_the_builds(monke
 def test_aot_function_inputs_are_the_leaves_each_tensor_once() -> None:
     """Nested containers, a tensor repeated across them, non-tensor leaves and an empty
     container: each tensor is one graph input (by its observed name, else unseen), once."""
-    from conformance.probe_driver import _aot_function_inputs
+    from conformance.run.probe_driver import _aot_function_inputs
 
     p, q = torch.ones(2), torch.zeros(2)
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-from conformance.capture import CaptureResult
+from conformance.probe.capture import CaptureResult
 from conformance.probe import ScalarSweep, probe
 from reference_impl import subclass_wrapper as sw
 from reference_impl.meta import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conformance.causes import cause_of
+from conformance.report.causes import cause_of
 from conformance.report.model import merge
 from conformance.report.write import write_report
 from conformance.results import KnownFailureRef
@@ -127,7 +127,7 @@ def test_a_draft_reads_no_file_a_record_names_outside_its_reproducers_folder(tmp
 
 
 def test_the_innermost_error_is_found_in_a_summary_cut_short() -> None:
-    from conformance.causes import innermost
+    from conformance.report.causes import innermost
 
     cut = ("BackendCompilerFailed: backend='inductor' raised: (caused by RuntimeError: one of the variables needed for "
            "gradient computation has been modified by an inplace operation: [torch.FloatTensor [3]] is at ver")

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance.loader import load_all, load_case
+from conformance.data.loader import load_all, load_case
 from conformance.reproducer import script_name, wanted
 from conformance.reproducer.full import render_full
 from conformance.reproducer.short import render_short
 from conformance.results import ResultRecord
-from conformance.variants import variants_of
+from conformance.data.variants import variants_of
 
 ROOT = Path(__file__).parents[2]
 CORPUS, _ = load_all([ROOT / "cases"], ROOT / "cases")
@@ -169,7 +169,7 @@ KNOWN_FAILING = [
 
 @pytest.mark.slow
 def test_short_reproducers_of_known_failing_corpus_items_are_short_and_reproduce(tmp_path: Path) -> None:
-    from conformance.runner import run_variant
+    from conformance.run.runner import run_variant
 
     chosen = {c.id: c for c in CORPUS}
     procs = []

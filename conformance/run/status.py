@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from conformance.core.checks import CHECKS
 from conformance.core.mismatch import Mismatch
-from conformance.expectations import BuildFacts, condition_matches
+from conformance.data.expectations import BuildFacts, condition_matches
 from conformance.results import KnownFailureRef, ProbeRecord
 from conformance.schema import KnownFailure
 

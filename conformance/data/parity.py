@@ -104,7 +104,7 @@ def parity_path(cases_root: Path) -> Path:
 
 def load_parity(path: Path) -> Parity:
     """The mapping, or CaseLoadError with `path:line: field: message` errors."""
-    from conformance.loader import load_model
+    from conformance.data.loader import load_model
 
     mapping, lines = load_model(path, ParityFile, "an upstream parity file")
     return Parity(mapping, lines, str(path))

@@ -1,6 +1,6 @@
 """The controller's accounting of a run: one record per collected item, written as each item
 finishes, and the run manifest beside the results (see Note [Every item accounted for] in
-conformance/guard.py). Registered as a plugin object by conformance.plugin in the controlling
+conformance/pytest_plugin/guard.py). Registered as a plugin object by conformance.pytest_plugin.plugin in the controlling
 process only (the xdist controller, or the serial session)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from conformance.expectations import Expectation, stale
-from conformance.guard import Journal, JournalEntry
-from conformance.loader import case_id_for, load_case
+from conformance.data.expectations import Expectation, stale
+from conformance.pytest_plugin.guard import Journal, JournalEntry
+from conformance.data.loader import case_id_for, load_case
 from conformance.results import (
     ManifestItem,
     ResultRecord,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from conformance.core.entry import AOT_FUNCTION, KIIM_LABEL
-from conformance.devices import default_devices, device_type
+from conformance.data.devices import default_devices, device_type
 from conformance.schema import Case
 
 
@@ -40,7 +40,7 @@ def variants_of(
 ) -> list[Variant]:
     """The case's variants in a fixed order, narrowed by the run's filters (device types match).
 
-    `extra_devices`/`extra_backends` (from plugins, conformance/hookspecs.py) join the defaults of a
+    `extra_devices`/`extra_backends` (from plugins, conformance/pytest_plugin/hookspecs.py) join the defaults of a
     case that does not name its own."""
     out = []
     wanted_types = {device_type(d) for d in devices} if devices else None

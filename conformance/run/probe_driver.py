@@ -1,6 +1,6 @@
 """The harness side of the internals probe: after a cold pass, compare what the build generated
 with the reference, one compile at a time, each against the observation of the call that
-compiled it and the region the counter recorded (conformance/regions.py)."""
+compiled it and the region the counter recorded (conformance/run/compiles.py)."""
 
 from __future__ import annotations
 
@@ -12,20 +12,20 @@ from typing import Any
 import torch
 
 from conformance.behaviors import BEHAVIORS
-from conformance.capture import CaptureResult
+from conformance.probe.capture import CaptureResult
 from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
 from conformance.core.call import act, backward, call
 from conformance.core.compile import make_function
 from conformance.core.entry import AOT_FUNCTION
 from conformance.core.mismatch import exception_summary
 from conformance.core.state import ambient, restore_ambient
-from conformance.loader import LoadedCase
+from conformance.data.loader import LoadedCase
 from conformance.probe import GraphSignature, OutputSample, match_outputs, probe_compiles
 from conformance.probe.region import TraceFacts
 from conformance.probe.scalar_recompile import ScalarSweep
-from conformance.regions import CompileCounter, GraphInput
+from conformance.run.compiles import CompileCounter, GraphInput
 from conformance.results import ProbeRecord
-from conformance.variants import Variant
+from conformance.data.variants import Variant
 from reference_impl.observe import Observation, flatten_outputs, observe
 from reference_impl.region import UnseenAlias
 from reference_impl.scalar_tensorify import analyze_float_uses

@@ -5,11 +5,11 @@ problem. It composes small parts, each with one job:
 
 * conformance/core/check.py runs every pass and call, eager against compiled (the same loop a
   full reproducer runs), with the harness's `_Harness` hooks around it:
-* conformance/regions.py records each compile's region for the probe;
-* conformance/capture.py captures the generated sources of the cold pass, and
-  conformance/probe_driver.py compares them with the reference;
-* conformance/verdict.py turns mismatches and known failures into the status;
-* conformance/hooks.py lets the self-check change a run from outside.
+* conformance/run/compiles.py records each compile's region for the probe;
+* conformance/probe/capture.py captures the generated sources of the cold pass, and
+  conformance/run/probe_driver.py compares them with the reference;
+* conformance/run/status.py turns mismatches and known failures into the status;
+* conformance/run/extensions.py lets the self-check change a run from outside.
 """
 
 from __future__ import annotations
@@ -24,24 +24,24 @@ from typing import Any
 
 import torch
 
-from conformance.capture import CaptureResult, capture_generated_sources
+from conformance.probe.capture import CaptureResult, capture_generated_sources
 from conformance.core.build import BuiltInputs
 from conformance.core.check import Hooks, Outcome, Target, run_passes
 from conformance.core.compile import CountingBackend
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable, exception_summary
 from conformance.core.state import ambient, restore_ambient
-from conformance.devices import probe as probe_device
-from conformance.expectations import BuildFacts
-from conformance.fingerprint import build_fingerprint, device_fingerprint
-from conformance.guard import program_exception
-from conformance.hooks import HookNotApplicable, RunHook
-from conformance.loader import LoadedCase
-from conformance.probe_driver import run_probe
-from conformance.regions import CompileCounter, counting
+from conformance.data.devices import probe as probe_device
+from conformance.data.expectations import BuildFacts
+from conformance.run.fingerprint import build_fingerprint, device_fingerprint
+from conformance.pytest_plugin.guard import program_exception
+from conformance.run.extensions import HookNotApplicable, RunHook
+from conformance.data.loader import LoadedCase
+from conformance.run.probe_driver import run_probe
+from conformance.run.compiles import CompileCounter, counting
 from conformance.results import ProbeRecord, ResultRecord
 from conformance.schema import KnownFailure
-from conformance.variants import Variant
-from conformance.verdict import decide, strict_mismatches
+from conformance.data.variants import Variant
+from conformance.run.status import decide, strict_mismatches
 
 
 @dataclass

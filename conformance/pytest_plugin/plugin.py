@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance.accounting import RECORD_KEY, ItemRef, ResultsSink
-from conformance.expectations import Expectation, external_lookup, load_expectations
-from conformance.guard import (
+from conformance.pytest_plugin.accounting import RECORD_KEY, ItemRef, ResultsSink
+from conformance.data.expectations import Expectation, external_lookup, load_expectations
+from conformance.pytest_plugin.guard import (
     EXIT_WATCHDOG,
     INTERRUPTS,
     Journal,
@@ -35,19 +35,19 @@ from conformance.guard import (
     grace,
     set_memory_limit,
 )
-from conformance.loader import CaseError, CaseLoadError, LoadedCase, case_id_for, is_case_file, load_case
+from conformance.data.loader import CaseError, CaseLoadError, LoadedCase, case_id_for, is_case_file, load_case
 from conformance.options import BY_NAME, OPTIONS, check_number, csv, shard_of
 from conformance.results import ResultRecord, ResultsWriter, hold_results
 
 if TYPE_CHECKING:
-    from conformance.runner import RunOptions
-    from conformance.variants import Variant
+    from conformance.run.runner import RunOptions
+    from conformance.data.variants import Variant
 
 ACTIVATE_ENV = "TORCH_CONFORMANCE"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from conformance import hookspecs
+    from conformance.pytest_plugin import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -122,7 +122,7 @@ def _checked_options(config: pytest.Config) -> tuple[float, float]:
         if why:
             errors.append(why)
     if not _is_worker(config):
-        from conformance.selection import check_selection
+        from conformance.data.selection import check_selection
 
         errors += check_selection(csv(config.getoption("conformance_devices")),
                                   csv(config.getoption("conformance_backends")),
@@ -274,7 +274,7 @@ def _drop_unused_hypothesis_plugin(config: pytest.Config, root: Path) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if not _active(config):
         return None
-    from conformance.fingerprint import build_fingerprint
+    from conformance.run.fingerprint import build_fingerprint
 
     fp = build_fingerprint()
     state = config.stash[_STATE]
@@ -297,7 +297,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _build_checks() -> Callable[[LoadedCase], list[CaseError]]:
-    from conformance.deep_check import checker
+    from conformance.data.deep_check import checker
 
     return checker(backends=False)  # a backend this build lacks is a skip with its reason, not an error
 
@@ -336,7 +336,7 @@ class CaseFile(pytest.File):
             yield self._error(lc.id, (err,))
             return
         state.ids[lc.id] = display
-        from conformance.variants import variants_of
+        from conformance.data.variants import variants_of
 
         opts = self.config
         for variant in variants_of(
@@ -409,7 +409,7 @@ class CaseItem(pytest.Item):
     def _options(self) -> RunOptions:
         state = self.config.stash[_STATE]
         if state.run_options is None:
-            from conformance.runner import RunOptions
+            from conformance.run.runner import RunOptions
 
             state.run_options = RunOptions(
                 strict_internals=bool(self.config.getoption("conformance_strict_internals")),
@@ -436,7 +436,7 @@ class CaseItem(pytest.Item):
                 state.journal.finish()
 
     def _run(self) -> None:
-        from conformance import runner
+        from conformance.run import runner
 
         try:
             record = runner.run_variant(self.loaded, self.variant, self._options(), nodeid=self.nodeid)

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 import conformance
-from conformance.devices import device_type
+from conformance.data.devices import device_type
 
 
 @functools.cache

@@ -1,4 +1,4 @@
-"""Extension points of the runner (conformance/runner.py), for whoever needs to change a run
+"""Extension points of the runner (conformance/run/runner.py), for whoever needs to change a run
 from outside it: the self-check's seeded faults (conformance/selftest/) are the one user here.
 
 A hook wraps the compiled callable the loop calls, and may hold a context open around the

@@ -117,7 +117,7 @@ class CompileCounter(CountingBackend):
         return out
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
-        from conformance.capture import capture_generated_sources, capturing
+        from conformance.probe.capture import capture_generated_sources, capturing
 
         self.backend_calls += 1
         k = len(self.compile_calls)

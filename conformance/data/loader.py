@@ -448,7 +448,7 @@ Check = Callable[["LoadedCase"], list[CaseError]]
 def load_case(path: Path, root: Path | None = None, display: str | None = None, check: Check | None = None
               ) -> LoadedCase:
     """Load one case file; raise CaseLoadError listing every problem with its line. `check` adds
-    checks that need the build (conformance/deep_check.py)."""
+    checks that need the build (conformance/data/deep_check.py)."""
     shown = display or str(path)
     doc = _compose(path, shown, "a case file")
     case = _validate(Case, doc, shown)

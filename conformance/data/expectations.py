@@ -11,7 +11,7 @@ from typing import Literal
 from packaging.specifiers import SpecifierSet
 from pydantic import BaseModel, ConfigDict, Field
 
-from conformance.devices import device_type
+from conformance.data.devices import device_type
 from conformance.schema import BuildCondition, KnownFailure, KnownFailureKind
 from conformance.versions import torch_release
 
@@ -65,7 +65,7 @@ class Expectation:
 
 def load_expectations(paths: Sequence[Path]) -> list[Expectation]:
     """Every entry of the given files; raise CaseLoadError (path:line: field: message)."""
-    from conformance.loader import load_model
+    from conformance.data.loader import load_model
 
     out: list[Expectation] = []
     for path in paths:
