@@ -131,9 +131,9 @@ def _check_parity(root: Path, paths: list[Path], case_ids: list[str]) -> list[st
 def cmd_list(args: argparse.Namespace) -> int:
     from conformance.data.devices import probe
     from conformance.data.loader import load_all
-    from conformance.pytest_plugin.plugin import item_name
     from conformance.data.selection import check_selection
     from conformance.data.variants import variants_of
+    from conformance.pytest_plugin.plugin import item_name
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     cases, errors = load_all(_paths(args), root if root.is_dir() else None)

@@ -7,13 +7,13 @@ and after an eager call (values, size/stride/offset, storage pointer, ``_version
 requirements, ``grad_fn``), relates each output to the inputs and intermediates (identity,
 storage sharing, ``_base``), watches grad mode, flattens tensor subclasses through the
 public ``__tensor_flatten__`` protocol and counts saved tensors through the public
-``saved_tensors_hooks``. From that it classifies (:func:`observe`) and builds each
-behaviour's metadata (``*_meta`` functions). Two facts are compiler *placement* choices
+``saved_tensors_hooks``. From that it classifies (:func:`observe`); reference_impl/meta.py
+builds each behaviour's metadata. Two facts are compiler *placement* choices
 rather than contracts (whether a mutation stays inside the graph; whether the graph is a
 training graph): they are predicted with the published rule and can be overridden by the
 caller, e.g. the probe reads them from the build's own runtime wrapper.
 
-:func:`verify_mutation_meta` closes the loop: it replays a metadata through the reference
+reference_impl/meta.py's `verify_mutation_meta` closes the loop: it replays a metadata through the reference
 epilogue on fresh inputs and reports where the result differs from eager, so a wrong
 classification is caught rather than trusted.
 
@@ -31,17 +31,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from reference_impl.runtime_wrapper import (
-    AliasKind,
-    ViewSpec,
-)
-from reference_impl.subclass_wrapper import (
-    Meta,
-    PlainMeta,
-    SubclassMeta,
-    is_wrapper_subclass,
-    subclass_meta_of,
-)
+from reference_impl.runtime_wrapper import AliasKind, ViewSpec
+from reference_impl.subclass_wrapper import Meta, PlainMeta, SubclassMeta, is_wrapper_subclass, subclass_meta_of
 
 __all__ = [
     "AttributeObservation",

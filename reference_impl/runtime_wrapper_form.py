@@ -94,6 +94,27 @@ _KNOWN_CALLS = (
 )
 
 
+def _captured(term: Call) -> tuple[tuple[int, int], ...] | None:
+    """The inputs a mutation or alias call is handed as a dict literal: (key, argument index, -1 where
+    the value is not an argument); a repeated key is one entry, at its first position."""
+    if not (term.args and isinstance(term.args[0], MapLit)):
+        return None
+    pairs: dict[int, int] = {}
+    for k, v in term.args[0].items:
+        if isinstance(k, Const) and isinstance(k.value, int):
+            index = _arg_index(v)
+            pairs[k.value] = -1 if index is None else index  # -1: not an arg
+    return tuple(pairs.items())
+
+
+def _split(term: Call) -> int | None:
+    """Where apply_mutations slices the outputs for the mutated inputs (-1: not a literal)."""
+    if len(term.args) > 1 and isinstance(term.args[1], Item) and isinstance(term.args[1].index, SliceT):
+        upper = term.args[1].index.upper
+        return upper.value if isinstance(upper, Const) else -1  # type: ignore[return-value]  # an int literal
+    return None
+
+
 def form_from_trace(trace: Trace) -> RuntimeWrapperForm:  # noqa: PLR0912, PLR0915  # one branch per field
     captured: tuple[tuple[int, int], ...] = ()
     bumps: list[int] = []
@@ -133,23 +154,12 @@ def form_from_trace(trace: Trace) -> RuntimeWrapperForm:  # noqa: PLR0912, PLR09
             and func in ("apply_mutations", "replay_aliases")
             and isinstance(term, Call)
         ):
-            if term.args and isinstance(term.args[0], MapLit):
-                # A dict literal: a repeated key is one entry, at its first position.
-                pairs: dict[int, int] = {}
-                for k, v in term.args[0].items:
-                    if isinstance(k, Const) and isinstance(k.value, int):
-                        index = _arg_index(v)
-                        pairs[k.value] = -1 if index is None else index  # -1: not an arg
-                captured = tuple(pairs.items())
+            if (handed := _captured(term)) is not None:
+                captured = handed
             if func == "replay_aliases":
                 replays = True
-            elif (
-                len(term.args) > 1
-                and isinstance(term.args[1], Item)
-                and isinstance(term.args[1].index, SliceT)
-            ):
-                upper = term.args[1].index.upper
-                split = upper.value if isinstance(upper, Const) else -1  # type: ignore[assignment]  # -1: not a literal
+            elif (sliced := _split(term)) is not None:
+                split = sliced
         elif e.kind == "call" and func == "mark_dynamic" and isinstance(term, Call):
             target = term.args[0] if term.args else None
             dyn.append(_out_index(target))

@@ -58,8 +58,8 @@ def plan(cases: Path, devices: tuple[str, ...], keyword: str = "") -> list[Plann
     from conformance.cli import _keyword_matches
     from conformance.data.devices import device_type
     from conformance.data.loader import load_all
-    from conformance.pytest_plugin.plugin import item_name
     from conformance.data.variants import variants_of
+    from conformance.pytest_plugin.plugin import item_name
 
     loaded, errors = load_all([cases], cases)
     if errors:

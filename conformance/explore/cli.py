@@ -85,8 +85,8 @@ def _shard(text: str) -> tuple[int, int] | None:
 
 def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[str, Any]]]]:
     """Every usage error at once, before any work; and the findings to merge, read."""
-    from conformance.explore.supervise import unmerged_states
     from conformance.data.selection import check_selection
+    from conformance.explore.supervise import unmerged_states
     from conformance.selftest.faults import FAULTS
 
     errors = check_selection([], args.backends, args.modes)

@@ -11,9 +11,9 @@ from typing import Any
 
 import yaml
 
+from conformance.data.loader import load_case
 from conformance.explore.engine import Explorer, Finding, Ran
 from conformance.files import write_atomic
-from conformance.data.loader import load_case
 
 
 def _slug(signature: str) -> str:

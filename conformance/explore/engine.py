@@ -25,14 +25,14 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from conformance.report.causes import cause_of
 from conformance.core.entry import counts_graphs
+from conformance.data.loader import CaseLoadError, LoadedCase, load_case
+from conformance.data.variants import Variant, variants_of
 from conformance.explore.grammar import Program, programs
 from conformance.explore.layout import EXAMPLES, RUNNING
-from conformance.data.loader import CaseLoadError, LoadedCase, load_case
+from conformance.report.causes import cause_of
 from conformance.results import ResultRecord
 from conformance.run.runner import RunOptions, run_variant
-from conformance.data.variants import Variant, variants_of
 
 ROUND_EXAMPLES = 100  # programs per Hypothesis round: each round shrinks what it found before the next
 SHRINK_GRACE = 0.25  # of the time budget, for shrinking what the last round found

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.report.causes import read_again, same_cause
 from conformance.explore.emit import finding_record, torch_version, with_sightings
 from conformance.explore.engine import Explorer, Finding
 from conformance.explore.layout import EXAMPLES, WriteFailed
 from conformance.explore.releases import in_words
 from conformance.files import write_atomic
+from conformance.report.causes import read_again, same_cause
 
 
 @dataclass

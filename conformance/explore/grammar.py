@@ -375,17 +375,13 @@ def _new_shape(kind: str, shape: Shape) -> Shape | None:  # noqa: PLR0911  # one
     return shape
 
 
-@st.composite
-def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa: PLR0912, PLR0915  # one grammar
-    """1-6 inputs (up to three tensors or TwoTensors, a view of one, a module and an optimizer over
-    it), 1-8 statements, a return of 0-3 values, 0-3 later calls with other inputs, an ambient no_grad
-    or inference mode."""
-    shape = draw(st.sampled_from(SHAPES), label="shape")
+def _inputs(draw: st.DrawFn, shape: Shape, odd: bool) -> tuple[list[Input], bool, bool]:
+    """1-3 inputs (tensors or TwoTensors, each with its layout and grad), aliased or not, and maybe a
+    module and an optimizer over it: the inputs, and whether there is a module and an optimizer."""
     inputs: list[Input] = []
     aliasing = draw(st.sampled_from(("none", "none", "same", "overlap")), label="aliasing")
     count = draw(st.integers(1, 3), label="inputs")
     grad = draw(st.booleans(), label="requires_grad")
-    odd = () in (shape,) or 0 in shape  # a 0-d or empty tensor: contiguous, no subclass
     for k in range(count):
         name = "abcd"[k]
         requires = grad and draw(st.booleans(), label=f"{name}.requires_grad")
@@ -404,17 +400,18 @@ def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa:
                   Input("a", shape, False, True, "contiguous", view=f"base[:{n}]"),
                   Input("b", shape, False, True, "contiguous", view=f"base[{n // 2}:]"),
                   *(replace(i, name="cd"[k]) for k, i in enumerate(inputs[1:]))]
-    module = shape and not odd and draw(st.integers(0, 4), label="module") == 0
+    module = bool(shape) and not odd and draw(st.integers(0, 4), label="module") == 0
     optimizer = module and draw(st.booleans(), label="optimizer")
     if module:
         inputs.append(Input("m", shape, True, True, "contiguous", module=True))
     if optimizer:
         inputs.append(Input("opt", shape, False, True, "contiguous", optimizer=True))
-    sweep = draw(st.sampled_from(SWEEPS), label="sweep values") if float_sweeps and draw(
-        st.booleans(), label="sweep") else None
-    shapes: dict[str, Shape] = {i.name: i.shape for i in inputs if not i.hidden and not i.module and not i.optimizer}
-    kinds = [k for k in TEMPLATES if (sweep is not None or k not in FLOAT_KINDS) and (module or k not in MODULE_KINDS)
-             and (optimizer or k not in OPTIMIZER_KINDS)]
+    return inputs, module, optimizer
+
+
+def _statements(draw: st.DrawFn, inputs: list[Input], kinds: list[str], sweep: object,
+                shapes: dict[str, Shape]) -> list[Statement]:
+    """1-8 statements over the inputs and what earlier ones computed (`shapes` grows with them)."""
     statements: list[Statement] = []
     twos = {i.name for i in inputs if i.two}  # TwoTensors, and views of them, and what is computed from them
     twos |= {i.name for i in inputs if i.view is not None and any(re.search(rf"\b{t}\b", i.view) for t in twos)}
@@ -445,7 +442,11 @@ def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa:
             shapes[out] = new
         elif kind in METADATA:
             shapes[target] = new
-    returns = tuple(draw(st.lists(st.sampled_from(sorted(shapes)), max_size=3, unique=True), label="returns"))
+    return statements
+
+
+def _calls(draw: st.DrawFn, inputs: list[Input], shape: Shape, odd: bool, sweep: object) -> tuple[Call, ...]:
+    """0-3 later calls with other inputs (a hidden base is added to `inputs` where one needs it)."""
     plain = [i for i in inputs if i.view is None and not i.hidden and not i.module and not i.optimizer and not i.two]
     overlap = len(plain) >= 2 and math.prod(shape) >= 2 and not any(i.name == "base" for i in inputs)
     possible = ["again", "requires_grad", *(["layout"] if plain and len(shape) >= 2 and not odd else []),
@@ -459,6 +460,25 @@ def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:  # noqa:
         # the base a later call takes two overlapping views of (hidden: the first call does not pass it)
         n = math.prod(shape)
         inputs.insert(0, Input("base", (n + n // 2,), False, True, "contiguous", hidden=True))  # built first
+    return calls
+
+
+@st.composite
+def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:
+    """1-6 inputs (up to three tensors or TwoTensors, a view of one, a module and an optimizer over
+    it), 1-8 statements, a return of 0-3 values, 0-3 later calls with other inputs, an ambient no_grad
+    or inference mode."""
+    shape = draw(st.sampled_from(SHAPES), label="shape")
+    odd = () in (shape,) or 0 in shape  # a 0-d or empty tensor: contiguous, no subclass
+    inputs, module, optimizer = _inputs(draw, shape, odd)
+    sweep = draw(st.sampled_from(SWEEPS), label="sweep values") if float_sweeps and draw(
+        st.booleans(), label="sweep") else None
+    shapes: dict[str, Shape] = {i.name: i.shape for i in inputs if not i.hidden and not i.module and not i.optimizer}
+    kinds = [k for k in TEMPLATES if (sweep is not None or k not in FLOAT_KINDS) and (module or k not in MODULE_KINDS)
+             and (optimizer or k not in OPTIMIZER_KINDS)]
+    statements = _statements(draw, inputs, kinds, sweep, shapes)
+    returns = tuple(draw(st.lists(st.sampled_from(sorted(shapes)), max_size=3, unique=True), label="returns"))
+    calls = _calls(draw, inputs, shape, odd, sweep)
     ambient = draw(st.sampled_from(AMBIENT), label="grad mode")
     return Program(tuple(inputs), tuple(statements), returns, sweep, calls, ambient != "no_grad",
                    ambient == "inference_mode")

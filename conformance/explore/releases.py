@@ -62,8 +62,8 @@ def rerun(cases: list[Path], root: Path, site: Path) -> tuple[str, list[Any]]:
 
 def outcome(signature: str, records: list[Any]) -> str:
     """What one build did with a finding's case: fails (the same cause), passes, or what else."""
-    from conformance.report.causes import same_cause
     from conformance.explore.engine import signature_of
+    from conformance.report.causes import same_cause
 
     if not records:
         return "not run"

@@ -22,12 +22,12 @@ from typing import Any
 
 import yaml
 
+from conformance.data.loader import load_case
 from conformance.explore.emit import emit, finding_record, torch_version, with_sightings
 from conformance.explore.engine import Explorer
 from conformance.explore.findings import Totals, findings_report
 from conformance.explore.layout import RUNNING, STATE
 from conformance.files import write_atomic
-from conformance.data.loader import load_case
 
 RESTART_FLOOR = 5.0  # seconds of budget below which a dead worker is not started again
 STOP_GRACE = 120.0  # seconds a worker has after Ctrl-C to emit what it found

@@ -58,8 +58,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from conformance.behaviors import BEHAVIORS
-from conformance.probe.capture import CaptureResult
 from conformance.probe import scalar_recompile
+from conformance.probe.capture import CaptureResult
 from conformance.probe.region import (
     CompileToProbe,
     GraphSignature,

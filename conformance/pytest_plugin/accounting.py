@@ -1,7 +1,7 @@
 """The controller's accounting of a run: one record per collected item, written as each item
 finishes, and the run manifest beside the results (see Note [Every item accounted for] in
-conformance/pytest_plugin/guard.py). Registered as a plugin object by conformance.pytest_plugin.plugin in the controlling
-process only (the xdist controller, or the serial session)."""
+conformance/pytest_plugin/guard.py). Registered as a plugin object by conformance.pytest_plugin.plugin
+in the controlling process only (the xdist controller, or the serial session)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from conformance.data.expectations import Expectation, stale
-from conformance.pytest_plugin.guard import Journal, JournalEntry
 from conformance.data.loader import case_id_for, load_case
+from conformance.pytest_plugin.guard import Journal, JournalEntry
 from conformance.results import (
     ManifestItem,
     ResultRecord,

@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from conformance.pytest_plugin.accounting import RECORD_KEY, ItemRef, ResultsSink
 from conformance.data.expectations import Expectation, external_lookup, load_expectations
+from conformance.data.loader import CaseError, CaseLoadError, LoadedCase, case_id_for, is_case_file, load_case
+from conformance.options import BY_NAME, OPTIONS, check_number, csv, shard_of
+from conformance.pytest_plugin.accounting import RECORD_KEY, ItemRef, ResultsSink
 from conformance.pytest_plugin.guard import (
     EXIT_WATCHDOG,
     INTERRUPTS,
@@ -35,13 +37,11 @@ from conformance.pytest_plugin.guard import (
     grace,
     set_memory_limit,
 )
-from conformance.data.loader import CaseError, CaseLoadError, LoadedCase, case_id_for, is_case_file, load_case
-from conformance.options import BY_NAME, OPTIONS, check_number, csv, shard_of
 from conformance.results import ResultRecord, ResultsWriter, hold_results
 
 if TYPE_CHECKING:
-    from conformance.run.runner import RunOptions
     from conformance.data.variants import Variant
+    from conformance.run.runner import RunOptions
 
 ACTIVATE_ENV = "TORCH_CONFORMANCE"
 

@@ -1,3 +1,5 @@
+"""`python -m conformance.report`: the report command alone, without the rest of the CLI or torch."""
+
 from conformance.report.cli import main
 
 raise SystemExit(main())

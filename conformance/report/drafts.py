@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conformance.report.causes import Cause, cause_of, innermost_as_raised
 from conformance.core.entry import in_user_words
+from conformance.report.causes import Cause, cause_of, innermost_as_raised
 from conformance.report.history import BAD, in_release_order
 from conformance.report.scripts import reproducer_text
 from conformance.reproducer import VERDICT_LINE

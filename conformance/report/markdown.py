@@ -72,6 +72,31 @@ def render_markdown(report: Report) -> str:  # one section after another
     for s in failures:
         out += _failure(report, s)
 
+    out += _xpasses(report)
+    out += _regressions(report)
+    out += _causes(report)
+    out += _drafts(report)
+
+    out += _builds(report)
+    out += _matrix(report)
+    out += _mechanisms(report)
+    out += _history(report)
+    out += _speed(report)
+
+    out += _stale(report)
+    out += _compile_counts(report)
+    out += _parity(report)
+
+    if report.dropped:
+        out += ["", "## Superseded records", ""]
+        out += [f"- {_esc(d['case_id'])} [{_esc(d['variant'])}] on {_esc(d['build'])}: {_esc(d['dropped'])} "
+                f"superseded by {_esc(d['kept'])}" for d in report.dropped]
+    return "\n".join(out) + "\n"
+
+
+def _xpasses(report: Report) -> list[str]:
+    """Known failures that now pass: expectations to retire."""
+    out: list[str] = []
     out += ["", f"## Known failures that now pass: retire them ({len(report.xpasses)})", ""]
     if not report.xpasses:
         out.append("None.")
@@ -81,11 +106,12 @@ def render_markdown(report: Report) -> str:  # one section after another
         link = report.links.get(report.key(s))
         out.append(f"- `{_esc(s.record.case_id)}` [{_esc(s.record.variant)}] on {_esc(report.build(s.build).label)}: "
                    f"retire the expectation in {_esc(where)}" + (f" — [reproducer]({link})" if link else ""))
+    return out
 
-    out += _regressions(report)
-    out += _causes(report)
-    out += _drafts(report)
 
+def _builds(report: Report) -> list[str]:
+    """The builds the records come from."""
+    out: list[str] = []
     out += ["", "## Builds", "",
             "| build | torch | git | CUDA / ROCm | devices | Python | platform | harness | records |",
             "|---|---|---|---|---|---|---|---|---|"]
@@ -95,7 +121,12 @@ def render_markdown(report: Report) -> str:  # one section after another
         out.append(f"| {_esc(b.label)} | {_esc(b.torch_version)} | {_esc(b.torch_git or '—')} | {_esc(accel)} | "
                    f"{_esc(devices)} | {_esc(', '.join(b.pythons) or '—')} | {_esc(', '.join(b.platforms) or '—')} | "
                    f"{_esc(', '.join(b.harness_versions) or '—')} | {b.records} |")
+    return out
 
+
+def _matrix(report: Report) -> list[str]:
+    """The behaviour x (build, device) matrix of verdicts."""
+    out: list[str] = []
     columns = report.columns
     out += ["", "## Matrix", "",
             "Each cell: verdict, then items per status (an item is one case x device x backend x mode). "
@@ -109,11 +140,12 @@ def render_markdown(report: Report) -> str:  # one section after another
         out.append(f"| {_esc(beh)} | " + " | ".join(
             "—" if d == NO_DEVICE and not c.ran and not c.counts["skip"] else cell_text(c)
             for c, (_, d) in zip(cells, columns, strict=True)) + " |")
+    return out
 
-    out += _mechanisms(report)
-    out += _history(report)
-    out += _speed(report)
 
+def _stale(report: Report) -> list[str]:
+    """Expectation entries that matched no item."""
+    out: list[str] = []
     out += ["", "## Stale expectations", ""]
     if not report.expectation_files:
         out.append("No expectation files given (`--expectations`): not checked.")
@@ -122,15 +154,7 @@ def render_markdown(report: Report) -> str:  # one section after another
     for e in report.stale:
         out.append(f"- {_esc(e['source'])}: `{_esc(e['case'])}` matched no item of any build; retire or fix it "
                    f"({_esc(e['link'])})")
-
-    out += _compile_counts(report)
-    out += _parity(report)
-
-    if report.dropped:
-        out += ["", "## Superseded records", ""]
-        out += [f"- {_esc(d['case_id'])} [{_esc(d['variant'])}] on {_esc(d['build'])}: {_esc(d['dropped'])} "
-                f"superseded by {_esc(d['kept'])}" for d in report.dropped]
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _mechanisms(report: Report) -> list[str]:

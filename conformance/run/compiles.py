@@ -7,7 +7,7 @@ import contextlib
 import functools
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -61,6 +61,25 @@ class GraphInput:
         return out
 
 
+@dataclass
+class CompiledRegion:
+    """One graph dynamo handed the backend, in the program's terms: the call that compiled it, its
+    inputs (see GraphInput), its outputs' symbolic dims and requires_grad as traced, samples of
+    what it returned on its first call, whether the program also ran outside it during that call
+    (`partial`), the sources generated while it compiled (`capture`, when a capture is active), and
+    whether the backend raised (`failed`: dynamo retries such a compile differently)."""
+
+    call: int
+    inputs: tuple[GraphInput, ...]
+    trace: TraceFacts = field(default_factory=TraceFacts)
+    output_symbolic: tuple[Symbolic, ...] | None = None
+    output_requires_grad: tuple[bool, ...] | None = None
+    output_samples: tuple[Any, ...] | None = None
+    partial: bool = False
+    capture: Any = None
+    failed: bool = False
+
+
 class CompileCounter(CountingBackend):
     """A backend wrapper that counts the graphs dynamo hands to the backend and records, for
     each, what its region is in the program's terms (see GraphInput): its inputs (the graph
@@ -76,15 +95,7 @@ class CompileCounter(CountingBackend):
         self._current: BuiltInputs | None = None
         self._states: dict[int, Any] = {}
         self._sampled: int | None = None
-        self.graph_inputs: list[tuple[GraphInput, ...]] = []
-        self.output_symbolic: list[tuple[Symbolic, ...] | None] = []
-        self.output_requires_grad: list[tuple[bool, ...] | None] = []
-        self.output_samples: list[tuple[Any, ...] | None] = []
-        self.compile_calls: list[int] = []
-        self.partial: list[bool] = []
-        self.captures: list[Any] = []
-        self.failed: list[bool] = []  # per compile: the backend raised (dynamo retries it differently)
-        self.trace_facts: list[TraceFacts] = []
+        self.regions: list[CompiledRegion] = []  # one per compile, in order
 
     @property
     def current(self) -> BuiltInputs | None:
@@ -100,7 +111,7 @@ class CompileCounter(CountingBackend):
             self._states = self._input_states()
             return
         if self._sampled is not None and self._input_states() != self._states:
-            self.partial[self._sampled] = True  # the program changed its inputs after the graph
+            self.regions[self._sampled].partial = True  # the program changed its inputs after the graph
         self._sampled = None
         self._current = None
 
@@ -120,14 +131,13 @@ class CompileCounter(CountingBackend):
         from conformance.probe.capture import capture_generated_sources, capturing
 
         self.backend_calls += 1
-        k = len(self.compile_calls)
+        k = len(self.regions)
         call_index = max(self.calls - 1, 0)
         # Another graph in this call, or inputs already changed: the region is not the call.
-        same_call = [j for j, c in enumerate(self.compile_calls) if c == call_index]
-        for j in same_call:
-            self.partial[j] = True
-        self.partial.append(bool(same_call) or self._input_states() != self._states)
-        self.compile_calls.append(call_index)
+        same_call = [r for r in self.regions if r.call == call_index]
+        for r in same_call:
+            r.partial = True
+        partial = bool(same_call) or self._input_states() != self._states
         nodes = list(gm.graph.nodes) if hasattr(gm, "graph") else []
         placeholders = [n for n in nodes if n.op == "placeholder"]
         lifted: list[GraphInput] = []
@@ -144,23 +154,19 @@ class CompileCounter(CountingBackend):
             g = self._describe(e)
             fake = placeholders[i].meta.get("example_value") if i < len(placeholders) else None
             described.append(replace(g, symbolic=self._symbolic(fake)))
-        self.graph_inputs.append((*lifted, *described))
+        region = CompiledRegion(call_index, (*lifted, *described), partial=partial)
+        self.regions.append(region)
         fakes = [p.meta.get("example_value") for p in placeholders]
         outs = [n for n in nodes if n.op == "output"]
         examples: list[Any] = []
         if outs:
             values = outs[0].args[0] if isinstance(outs[0].args[0], tuple | list) else (outs[0].args[0],)
             examples = [getattr(v, "meta", {}).get("example_value") for v in values]
-            self.output_symbolic.append(tuple(self._symbolic(e) for e in examples))
-            self.output_requires_grad.append(
-                tuple(isinstance(e, torch.Tensor) and bool(e.requires_grad) for e in examples)
-            )
-        else:
-            self.output_symbolic.append(None)
-            self.output_requires_grad.append(None)
+            region.output_symbolic = tuple(self._symbolic(e) for e in examples)
+            region.output_requires_grad = tuple(isinstance(e, torch.Tensor) and bool(e.requires_grad) for e in examples)
         written = _written_by_graph(lifted_names, placeholders, nodes)
-        values_in = zip(self.graph_inputs[-1], [*lifted_values, *example_inputs], strict=False)
-        self.trace_facts.append(TraceFacts(
+        values_in = zip(region.inputs, [*lifted_values, *example_inputs], strict=False)
+        region.trace = TraceFacts(
             unseen_inputs={k: subclass_meta_of(v) for k, (g, v) in enumerate(values_in)
                            if g.name is None and is_subclass(v)},
             output_aliases=_aliases(examples, fakes, len(lifted)),
@@ -170,20 +176,14 @@ class CompileCounter(CountingBackend):
             requires_grad=frozenset(k for k, t in enumerate((*lifted_values, *fakes))
                                     if isinstance(t, torch.Tensor) and t.requires_grad),
             written=written,
-        ))
-        self.output_samples.append(None)
-        cap = None
-        failed = True
-        try:
-            with contextlib.ExitStack() as stack:
-                cap = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
-                compiled = self.inner(gm, example_inputs, **kwargs)
-            failed = False
-        finally:
-            # one entry per compile, so that compile k's is captures[k]; a failed compile's
-            # sources (dynamo retries it specialised) are kept apart from any wrapper in use
-            self.captures.append(cap)
-            self.failed.append(failed)
+        )
+        # a failed compile's sources (dynamo retries it specialised) stay with it, apart from any
+        # wrapper in use
+        region.failed = True
+        with contextlib.ExitStack() as stack:
+            region.capture = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
+            compiled = self.inner(gm, example_inputs, **kwargs)
+        region.failed = False
         self.count += 1
         return self._sampling(compiled, k)
 
@@ -191,15 +191,15 @@ class CompileCounter(CountingBackend):
         """`compiled`, recording samples of what it returns on its first call."""
         from conformance.probe.region import OutputSample
 
-        samples = self.output_samples
+        region = self.regions[k]
         counter = self
 
         @functools.wraps(compiled)
         def call(*args: Any, **kwargs: Any) -> Any:
             out = compiled(*args, **kwargs)
-            if samples[k] is None:
+            if region.output_samples is None:
                 values = out if isinstance(out, tuple | list) else (out,)
-                samples[k] = tuple(OutputSample.of(v) for v in values)
+                region.output_samples = tuple(OutputSample.of(v) for v in values)
                 counter._sampled = k
                 counter._states = counter._input_states()
             return out
@@ -412,16 +412,9 @@ class _AotCounter(CompileCounter):
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         self.count += 1
         self.backend_calls += 1
-        self.compile_calls.append(max(self.calls - 1, 0))
         args = self.current.args if self.current is not None else []
-        self.graph_inputs.append(tuple(GraphInput("input", None, i) for i in range(len(args))))
-        self.output_symbolic.append(None)
-        self.output_requires_grad.append(None)
-        self.output_samples.append(None)
-        self.partial.append(False)
-        self.captures.append(None)
-        self.failed.append(False)
-        self.trace_facts.append(TraceFacts())
+        self.regions.append(CompiledRegion(max(self.calls - 1, 0), tuple(GraphInput("input", None, i)
+                                                                          for i in range(len(args)))))
         return self.inner(gm, example_inputs, **kwargs)
 
 

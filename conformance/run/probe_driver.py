@@ -12,7 +12,6 @@ from typing import Any
 import torch
 
 from conformance.behaviors import BEHAVIORS
-from conformance.probe.capture import CaptureResult
 from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
 from conformance.core.call import act, backward, call
 from conformance.core.compile import make_function
@@ -20,12 +19,12 @@ from conformance.core.entry import AOT_FUNCTION
 from conformance.core.mismatch import exception_summary
 from conformance.core.state import ambient, restore_ambient
 from conformance.data.loader import LoadedCase
-from conformance.probe import GraphSignature, OutputSample, match_outputs, probe_compiles
-from conformance.probe.region import TraceFacts
-from conformance.probe.scalar_recompile import ScalarSweep
-from conformance.run.compiles import CompileCounter, GraphInput
-from conformance.results import ProbeRecord
 from conformance.data.variants import Variant
+from conformance.probe import GraphSignature, OutputSample, match_outputs, probe_compiles
+from conformance.probe.capture import CaptureResult
+from conformance.probe.scalar_recompile import ScalarSweep
+from conformance.results import ProbeRecord
+from conformance.run.compiles import CompileCounter, CompiledRegion, GraphInput
 from reference_impl.observe import Observation, flatten_outputs, observe
 from reference_impl.region import UnseenAlias
 from reference_impl.scalar_tensorify import analyze_float_uses
@@ -150,6 +149,51 @@ def _matched_outputs(samples: Sequence[OutputSample], obs: Observation, aliases:
     return matched
 
 
+def _frozen(lc: LoadedCase, variant: Variant, region: CompiledRegion, obs: Any) -> frozenset[int]:
+    """Inductor freezing bakes in the graph module's lifted parameters (not mutated)."""
+    if variant.backend != "inductor" or (lc.case.grad_enabled and not lc.case.inference_mode):
+        return frozenset()
+    import torch._inductor.config as inductor_config  # torch internals only where inductor runs
+
+    if not inductor_config.freezing:
+        return frozenset()
+    attrs = {a.name: a.input for a in obs.attributes}
+    return frozenset(
+        slot
+        for slot, g in enumerate(region.inputs)
+        if g.kind == "param" and not (g.name in attrs and attrs[g.name].mutated)
+    )
+
+
+def _signature(region: CompiledRegion, obs: Any, frozen: frozenset[int]) -> tuple[GraphSignature, list[Any] | None]:
+    """The region's signature for the probe, and its outputs as recorded (None before a sample)."""
+    samples, trace, partial = region.output_samples, region.trace, region.partial
+    outputs = None
+    if samples is not None:
+        symbolic, needs_grad = region.output_symbolic, region.output_requires_grad
+        matched = _matched_outputs(samples, obs, trace.output_aliases, needs_grad, partial)
+        outputs = tuple(
+            GraphInput(
+                "output" if m is not None else "other",
+                None,
+                m,
+                symbolic[j] if symbolic is not None and j < len(symbolic) else (),
+                needs_grad is not None and j < len(needs_grad) and needs_grad[j],
+            )
+            for j, m in enumerate(matched)
+        )
+    # a tensor the program reaches by name but that the call created (an optimizer's state on its
+    # first step) was not there to observe before it: a value the program does not see
+    observed = {a.name for a in obs.attributes}
+    inputs = tuple(
+        GraphInput("tensor", None, None, g.symbolic)
+        if g.index is None and g.name is not None and g.name not in observed else g
+        for g in region.inputs
+    )
+    signature = GraphSignature.of(inputs, outputs, frozen=frozen, partial=partial, trace=trace)
+    return signature, None if outputs is None else [g.to_json() for g in outputs]
+
+
 def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter,
               classes: dict[str, Any] | None = None) -> ProbeRecord:
     """Compare what the build generated during the cold pass with the reference (never raises).
@@ -170,70 +214,32 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                 observed[point] = _observe(lc, variant, point, classes or {})
             return observed[point]
 
-        def frozen(k: int, obs: Any) -> frozenset[int]:
-            """Inductor freezing bakes in the graph module's lifted parameters (not mutated)."""
-            if variant.backend != "inductor" or (lc.case.grad_enabled and not lc.case.inference_mode):
-                return frozenset()
-            import torch._inductor.config as inductor_config
-
-            if not inductor_config.freezing:
-                return frozenset()
-            attrs = {a.name: a.input for a in obs.attributes}
-            return frozenset(
-                slot
-                for slot, g in enumerate(counter.graph_inputs[k])
-                if g.kind == "param" and not (g.name in attrs and attrs[g.name].mutated)
-            )
-
         def signature(k: int, obs: Any) -> Any:
-            samples = counter.output_samples[k] if k < len(counter.output_samples) else None
-            trace = counter.trace_facts[k] if k < len(counter.trace_facts) else TraceFacts()
-            aliases = trace.output_aliases
-            outputs = None
-            partial = k < len(counter.partial) and counter.partial[k]
-            if samples is not None:
-                symbolic = counter.output_symbolic[k]
-                needs_grad = counter.output_requires_grad[k]
-                matched = _matched_outputs(samples, obs, aliases, needs_grad, partial)
-                outputs = tuple(
-                    GraphInput(
-                        "output" if m is not None else "other",
-                        None,
-                        m,
-                        symbolic[j] if symbolic is not None and j < len(symbolic) else (),
-                        needs_grad is not None and j < len(needs_grad) and needs_grad[j],
-                    )
-                    for j, m in enumerate(matched)
-                )
-                graph_outputs.append([g.to_json() for g in outputs])
-            # a tensor the program reaches by name but that the call created (an optimizer's state
-            # on its first step) was not there to observe before it: a value the program does not see
-            observed = {a.name for a in obs.attributes}
-            inputs = tuple(
-                GraphInput("tensor", None, None, g.symbolic)
-                if g.index is None and g.name is not None and g.name not in observed else g
-                for g in counter.graph_inputs[k]
-            )
-            return GraphSignature.of(inputs, outputs, frozen=frozen(k, obs), partial=partial, trace=trace)
+            region = counter.regions[k]
+            sig, outputs = _signature(region, obs, _frozen(lc, variant, region, obs))
+            if outputs is not None:
+                graph_outputs.append(outputs)
+            return sig
 
         compiles: list[tuple[Any, Any, Any]] = []
         graph_outputs: list[list[dict[str, Any]]] = []
         if variant.backend == AOT_FUNCTION:
-            obs = observation(counter.compile_calls[0] if counter.compile_calls else 0)
+            obs = observation(counter.regions[0].call if counter.regions else 0)
             region = GraphSignature(_aot_function_inputs(obs), tuple(range(len(obs.raw_outputs))))
             compiles.append((capture, obs, region))
         else:
             # compile k's wrapper is captures[k]; a compile that failed generated none in use
-            captured = [c for c in counter.captures if c is not None]
-            per_compile = [(k, c) for k, c in enumerate(counter.captures) if c is not None and not counter.failed[k]]
-            split = per_compile and len(captured) == len(counter.captures) == counter.backend_calls
+            regions = counter.regions
+            captured = [r.capture for r in regions if r.capture is not None]
+            per_compile = [(k, r.capture) for k, r in enumerate(regions) if r.capture is not None and not r.failed]
+            split = per_compile and len(captured) == len(regions) == counter.backend_calls
             if split and _covers(captured, capture):
                 for k, c in per_compile:
-                    obs = observation(counter.compile_calls[k])
+                    obs = observation(regions[k].call)
                     compiles.append((c, obs, signature(k, obs)))
             else:
-                obs = observation(counter.compile_calls[0] if counter.compile_calls else 0)
-                compiles.append((capture, obs, signature(0, obs) if counter.graph_inputs else None))
+                obs = observation(regions[0].call if regions else 0)
+                compiles.append((capture, obs, signature(0, obs) if regions else None))
         report = probe_compiles(
             compiles,
             scalar=scalar_sweep(lc, counter.count) if variant.backend != AOT_FUNCTION else None,
@@ -243,5 +249,5 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
     except Exception as exc:  # the probe informs; it must never cost the contract verdict
         return ProbeRecord(error=exception_summary(exc), seen=capture.names())
     return ProbeRecord.model_validate({
-        **report.model_dump(), "graph_inputs": [[g.to_json() for g in compile_] for compile_ in counter.graph_inputs],
-        "graph_outputs": graph_outputs, "partial": list(counter.partial)})
+        **report.model_dump(), "graph_inputs": [[g.to_json() for g in r.inputs] for r in counter.regions],
+        "graph_outputs": graph_outputs, "partial": [r.partial for r in counter.regions]})

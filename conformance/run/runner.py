@@ -24,7 +24,6 @@ from typing import Any
 
 import torch
 
-from conformance.probe.capture import CaptureResult, capture_generated_sources
 from conformance.core.build import BuiltInputs
 from conformance.core.check import Hooks, Outcome, Target, run_passes
 from conformance.core.compile import CountingBackend
@@ -32,16 +31,17 @@ from conformance.core.mismatch import CaseBroken, FeatureUnavailable, exception_
 from conformance.core.state import ambient, restore_ambient
 from conformance.data.devices import probe as probe_device
 from conformance.data.expectations import BuildFacts
-from conformance.run.fingerprint import build_fingerprint, device_fingerprint
-from conformance.pytest_plugin.guard import program_exception
-from conformance.run.extensions import HookNotApplicable, RunHook
 from conformance.data.loader import LoadedCase
-from conformance.run.probe_driver import run_probe
-from conformance.run.compiles import CompileCounter, counting
-from conformance.results import ProbeRecord, ResultRecord
-from conformance.schema import KnownFailure
 from conformance.data.variants import Variant
+from conformance.probe.capture import CaptureResult, capture_generated_sources
+from conformance.pytest_plugin.guard import program_exception
+from conformance.results import ProbeRecord, ResultRecord
+from conformance.run.compiles import CompileCounter, counting
+from conformance.run.extensions import HookNotApplicable, RunHook
+from conformance.run.fingerprint import build_fingerprint, device_fingerprint
+from conformance.run.probe_driver import run_probe
 from conformance.run.status import decide, strict_mismatches
+from conformance.schema import KnownFailure
 
 
 @dataclass

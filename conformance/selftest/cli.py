@@ -48,10 +48,10 @@ def _cmd(args: Any) -> int:
     from pathlib import Path
 
     from conformance.data.loader import load_all
+    from conformance.data.variants import variants_of
     from conformance.options import BY_NAME, csv
     from conformance.selftest.faults import FAULTS
     from conformance.selftest.run import dumps, run_selftest
-    from conformance.data.variants import variants_of
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     cases, errors = load_all([Path(p) for p in args.paths] or [root], root if root.is_dir() else None)

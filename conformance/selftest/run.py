@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from conformance.data.loader import LoadedCase
+from conformance.data.variants import Variant
 from conformance.results import ResultRecord
 from conformance.run.runner import RunOptions, run_variant
 from conformance.selftest.codegen import codegen_exec_targets
 from conformance.selftest.faults import FAULTS, Fault
-from conformance.data.variants import Variant
 
 
 @dataclass

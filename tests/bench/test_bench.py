@@ -16,8 +16,8 @@ import torch
 from conformance.bench import report, timing
 from conformance.bench.generated import exec_generated, find_def, free_names
 from conformance.bench.harness import CorpusRun, harness_markdown, summarize
-from conformance.probe.capture import CapturedArtifact, CaptureResult, split_combined
 from conformance.cli import main
+from conformance.probe.capture import CapturedArtifact, CaptureResult, split_combined
 
 CAPTURED = Path(__file__).resolve().parents[1] / "resources" / "captured"
 TINY = timing.Settings.quick()

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conformance.cli import main
+from conformance.data.loader import load_case
 from conformance.explore.emit import emit
 from conformance.explore.engine import Explorer, signature_of
 from conformance.explore.findings import mark_known, merge_into, to_markdown, write_findings, write_report
 from conformance.explore.grammar import Program, programs
 from conformance.explore.supervise import Budget, Config, _run_case, supervise, totals_report, worker_main
-from conformance.data.loader import load_case
 from conformance.results import MismatchRecord, ResultRecord
 from conformance.selftest.faults import FAULTS
 

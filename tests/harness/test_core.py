@@ -78,8 +78,8 @@ def test_a_storage_swapped_twice_is_seen_though_the_allocator_reuses_the_freed_a
     import textwrap
 
     from conformance.data.loader import load_case
-    from conformance.run.runner import RunOptions, run_variant
     from conformance.data.variants import Variant
+    from conformance.run.runner import RunOptions, run_variant
 
     case = tmp_path / "set_twice.yaml"
     case.write_text(textwrap.dedent("""\
@@ -129,8 +129,8 @@ def test_an_item_leaves_the_workers_modes_as_it_found_them(probe: bool, tmp_path
     import torch
 
     from conformance.data.loader import load_case
-    from conformance.run.runner import RunOptions, run_variant
     from conformance.data.variants import Variant
+    from conformance.run.runner import RunOptions, run_variant
 
     case = tmp_path / "autocast.yaml"
     case.write_text(textwrap.dedent("""\
@@ -201,8 +201,8 @@ def test_a_verdict_does_not_depend_on_the_item_a_worker_ran_before(tmp_path: Pat
     first one's compiled wrapper (wrong values on CPU 2.13; an assertion on CUDA 2.11), in either
     order. Each item compiles under its own cache key now."""
     from conformance.data.loader import load_case
-    from conformance.run.runner import RunOptions, run_variant
     from conformance.data.variants import Variant
+    from conformance.run.runner import RunOptions, run_variant
 
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     cases = ROOT / "cases"

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from conformance.pytest_plugin.accounting import NOT_RUN, ItemRef, is_placeholder
 from conformance.cli import main as cli_main
+from conformance.pytest_plugin.accounting import NOT_RUN, ItemRef, is_placeholder
 from scripts import gpu_run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from conformance.data.loader import LoadedCase
+from conformance.data.variants import Variant
 from conformance.results import ResultRecord
 from conformance.run.runner import RunOptions, run_variant
 from conformance.selftest.faults import FAULTS, contract_fault
-from conformance.data.variants import Variant
 from tests.harness.conftest import CaseFactory
 
 HEAD = """\

@@ -10,8 +10,8 @@ import pytest
 
 from conformance.data.deep_check import checker
 from conformance.data.loader import load_all, load_case
-from conformance.run.runner import run_variant
 from conformance.data.variants import Variant
+from conformance.run.runner import run_variant
 
 README = Path(__file__).parents[2] / "cases" / "README.md"
 # What a schema-2 feature looks like in a case file: each must appear in some complete example.

@@ -19,9 +19,9 @@ from conformance.core.call import version_mode
 from conformance.core.check import Target, recompile_note
 from conformance.data.deep_check import checker
 from conformance.data.loader import CaseLoadError, LoadedCase, discover, load_case
+from conformance.data.variants import Variant
 from conformance.results import ResultRecord
 from conformance.run.runner import run_variant
-from conformance.data.variants import Variant
 from tests.harness.conftest import CaseFactory
 
 ROOT = Path(__file__).parents[2]

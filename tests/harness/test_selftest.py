@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance.probe.capture import capture_generated_sources
 from conformance.data.loader import load_all
+from conformance.data.variants import Variant, variants_of
+from conformance.probe.capture import capture_generated_sources
 from conformance.run.runner import RunOptions, run_variant
 from conformance.selftest import codegen
 from conformance.selftest.cli import FAST_SUBSET
 from conformance.selftest.codegen import codegen_exec_targets
 from conformance.selftest.faults import FAULTS, INTERNAL_FAULTS
 from conformance.selftest.run import run_selftest
-from conformance.data.variants import Variant, variants_of
 
 REPO = Path(__file__).parents[2]
 

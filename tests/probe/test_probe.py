@@ -14,6 +14,16 @@ import pytest
 import torch
 from functorch.compile import aot_function, nop
 
+from conformance.data.loader import load_case
+from conformance.data.variants import Variant
+from conformance.probe import (
+    GraphSignature,
+    OutputSample,
+    ScalarSweep,
+    match_outputs,
+    probe,
+    probe_compiles,
+)
 from conformance.probe.capture import (
     MODULE_LOGGERS,
     TRACE_LOGGER,
@@ -24,17 +34,7 @@ from conformance.probe.capture import (
     split_combined,
     write_trace_log,
 )
-from conformance.data.loader import load_case
-from conformance.probe import (
-    GraphSignature,
-    OutputSample,
-    ScalarSweep,
-    match_outputs,
-    probe,
-    probe_compiles,
-)
 from conformance.run.runner import run_variant
-from conformance.data.variants import Variant
 from reference_impl.observe import observe
 from reference_impl.scalar_tensorify import analyze_float_uses
 from scripts.capture_fixtures import PROGRAMS as FIXTURE_PROGRAMS
@@ -791,17 +791,17 @@ def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
     subclass input's structure, an output that is an input, what a partial region writes) is
     what makes these conform: dropped, the reference predicts from the program alone and the
     build's wrapper diverges from it."""
-    from conformance.run import compiles as regions
+    from conformance.run import compiles
 
-    original = regions.CompileCounter.__call__
+    original = compiles.CompileCounter.__call__
 
-    def forgetful(self: regions.CompileCounter, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+    def forgetful(self: compiles.CompileCounter, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         out = original(self, gm, example_inputs, **kwargs)
         empty = {"mutated": None, "requires_grad": frozenset(), "metadata_mutated": None}.get(drop, {})
-        self.trace_facts[-1] = replace(self.trace_facts[-1], **{drop: empty})
+        self.regions[-1].trace = replace(self.regions[-1].trace, **{drop: empty})
         return out
 
-    monkeypatch.setattr(regions.CompileCounter, "__call__", forgetful)
+    monkeypatch.setattr(compiles.CompileCounter, "__call__", forgetful)
     lc = load_case(CASES / f"{case_id}.yaml", CASES)
     record = run_variant(lc, Variant("cpu", "aot_eager", mode))  # type: ignore[arg-type]  # literals
     _skip_where_the_contract_fails(case_id, record)

@@ -11,8 +11,8 @@ import pytest
 import torch
 from torch.testing._internal.two_tensor import TwoTensor
 
-from conformance.probe.capture import CaptureResult
 from conformance.probe import ScalarSweep, probe
+from conformance.probe.capture import CaptureResult
 from reference_impl import subclass_wrapper as sw
 from reference_impl.meta import (
     mutation_meta,

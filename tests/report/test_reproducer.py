@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from conformance.data.loader import load_all, load_case
+from conformance.data.variants import variants_of
 from conformance.reproducer import script_name, wanted
 from conformance.reproducer.full import render_full
 from conformance.reproducer.short import render_short
 from conformance.results import ResultRecord
-from conformance.data.variants import variants_of
 
 ROOT = Path(__file__).parents[2]
 CORPUS, _ = load_all([ROOT / "cases"], ROOT / "cases")
