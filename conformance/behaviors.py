@@ -6,7 +6,7 @@ contract, the reference implementation (`reference_impl/<reference>.py`), the ca
 the internals probe (`conformance/probe/<id>.py`) and the generated artifacts it reads, the
 self-check's faults (`conformance/selftest/faults.py`) and the bench tables
 (`conformance/bench/suites.py`). The case schema's choices, the probe's artifact map, the
-report's order and the docs all come from BEHAVIORS; tests/harness/test_behaviors.py checks
+report's order and the docs all come from BEHAVIORS; tests/test_behaviors.py checks
 that every name here exists where it points.
 
 No torch here: the schema, the loader and the report read this module on machines without one.

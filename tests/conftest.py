@@ -1,6 +1,12 @@
-"""Hypothesis profiles: ``ci`` (default, fast) and ``thorough`` (``--hypothesis-profile thorough``)."""
+"""Hypothesis profiles (``ci``, the default, fast; ``thorough``: ``--hypothesis-profile thorough``) and the
+fixtures every test folder uses."""
 
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.helpers.cases import CaseFactory, case_factory
 
 _SLOW_DATA = [HealthCheck.too_slow, HealthCheck.data_too_large]
 settings.register_profile(
@@ -29,3 +35,9 @@ def pytest_sessionstart(session: object) -> None:
         handler = getattr(plugin, name, None)
         if isinstance(handler, logging.Handler):
             handler.addFilter(_NoTraceRecords())
+
+
+@pytest.fixture
+def make_case(tmp_path: Path) -> CaseFactory:
+    """Write a case file from YAML text (dedented) and load it; `name` sets its path/id."""
+    return case_factory(tmp_path)

@@ -12,7 +12,7 @@ from conformance.report.causes import cause_of
 from conformance.report.model import merge
 from conformance.report.write import write_report
 from conformance.results import KnownFailureRef
-from tests.report.conftest import changed, record, write_results
+from tests.helpers.records import changed, record, write_results
 
 VALUES = {"check": "values", "where": "out[0]", "path": "out[0]", "role": "output", "subject": "out[0]",
           "expected": "[1.0]", "actual": "[2.0]"}

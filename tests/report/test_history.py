@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance.report import merge, write_report
 from conformance.report.history import history, timeline
-from tests.report.conftest import changed, record, write_results
+from tests.helpers.records import changed, record, write_results
 
 
 def test_first_failing_first_fixed_and_regressions_follow_release_order() -> None:
@@ -75,7 +75,7 @@ def test_the_report_warns_when_case_files_changed_since_their_results(tmp_path: 
     import hashlib
 
     from conformance.cli import main
-    from tests.report.conftest import changed
+    from tests.helpers.records import changed
 
     monkeypatch.chdir(tmp_path)
     case = tmp_path / "cases" / "mutation_epilogue" / "a.yaml"

@@ -21,7 +21,7 @@ import pytest
 from conformance.cli import main
 from conformance.report import merge, write_report
 from conformance.results import ManifestItem, RunManifest, write_manifest
-from tests.report.conftest import full_build, record, write_results
+from tests.helpers.records import full_build, record, write_results
 
 BUILD = "2.13.0+cpu@cf30153c4c13"
 

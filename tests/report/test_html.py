@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conformance.report import merge, write_report
-from tests.report.conftest import bench_doc, changed, full_build, record, write_results
+from tests.helpers.records import bench_doc, changed, full_build, record, write_results
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.report.cli import diff_main, main
-from tests.report.conftest import record, write_results
+from tests.helpers.records import record, write_results
 
 
 def _inputs(tmp_path: Path) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.report.cli import main
 from conformance.report.speed import speed
-from tests.report.conftest import bench_doc, record, write_results
+from tests.helpers.records import bench_doc, record, write_results
 
 
 def test_the_change_lands_where_the_step_is_first_generated_and_is_timed_against_the_release_before() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from conformance.data.loader import CaseLoadError, load_case
 from conformance.schema.common import CASE_ID_MAX
-from tests.harness.test_loader import MINIMAL, errors_of, write
+from tests.data.test_loader import MINIMAL, errors_of, write
 
 
 @pytest.mark.parametrize("bad", ["a" * (CASE_ID_MAX + 1), "x\x00y", "esc\x1b[31m", "../up", "/abs", "Upper",

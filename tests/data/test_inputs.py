@@ -7,7 +7,7 @@ import torch
 
 from conformance.core.build import build_inputs, call_points, geometry, storage_numel
 from conformance.schema import TensorSpec
-from tests.harness.conftest import CaseFactory
+from tests.helpers.cases import CaseFactory
 
 CASE = """\
 behavior: mutation_epilogue

@@ -15,7 +15,7 @@ from conformance.data.variants import Variant
 from conformance.results import ResultRecord
 from conformance.run.runner import RunOptions, run_variant
 from conformance.selftest.faults import FAULTS, contract_fault
-from tests.harness.conftest import CaseFactory
+from tests.helpers.cases import CaseFactory
 
 HEAD = """\
 behavior: {behavior}

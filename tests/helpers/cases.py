@@ -1,19 +1,18 @@
+"""Writing case files from YAML text in tests and loading them."""
+
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from conformance.data.loader import LoadedCase, load_case
 
 CaseFactory = Callable[..., LoadedCase]
 
 
-@pytest.fixture
-def make_case(tmp_path: Path) -> CaseFactory:
-    """Write a case file from YAML text (dedented) and load it; `name` sets its path/id."""
+def case_factory(tmp_path: Path) -> CaseFactory:
+    """Write a case file from YAML text (dedented) under `tmp_path`/cases and load it; `name` sets its path/id."""
 
     def make(text: str, name: str = "case.yaml") -> LoadedCase:
         path = tmp_path / "cases" / name

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness.test_fault_run import CASE  # one template for the programs that misbehave
+from tests.selftest.test_fault_run import CASE  # one template for the programs that misbehave
 
 
 def _cases(root: Path, **bodies: str) -> Path:
@@ -114,7 +114,7 @@ def test_an_exploration_that_explored_nothing_is_not_green(monkeypatch: pytest.M
 
 
 def test_a_report_is_never_written_into_the_folder_of_its_inputs(tmp_path: Path) -> None:
-    from tests.report.conftest import record, write_results
+    from tests.helpers.records import record, write_results
 
     results = write_results(tmp_path / "run" / "results.json", [record()])
     (tmp_path / "run" / "reproducers").mkdir()

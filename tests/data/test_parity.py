@@ -13,7 +13,7 @@ from conformance.cli import main
 from conformance.data.loader import CaseLoadError, load_all
 from conformance.data.parity import PARITY_FILE, load_parity, outcome, summary
 from conformance.report import merge, write_report
-from tests.report.conftest import record, write_results
+from tests.helpers.records import record, write_results
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "cases"

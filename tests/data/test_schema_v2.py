@@ -22,7 +22,7 @@ from conformance.data.loader import CaseLoadError, LoadedCase, discover, load_ca
 from conformance.data.variants import Variant
 from conformance.results import ResultRecord
 from conformance.run.runner import run_variant
-from tests.harness.conftest import CaseFactory
+from tests.helpers.cases import CaseFactory
 
 ROOT = Path(__file__).parents[2]
 HEAD = """\
