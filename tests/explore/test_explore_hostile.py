@@ -187,7 +187,7 @@ def test_a_second_ctrl_c_during_the_shutdown_loses_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(supervise_module, "supervise", functools.partial(
         supervise_module.supervise, target=_saves_a_finding_then_is_interrupted_twice))
-    monkeypatch.setattr(supervise_module, "STOP_GRACE", 60.0)
+    monkeypatch.setattr(supervise_module, "STOP_GRACE", 900.0)
     out = tmp_path / "run"
     start = time.monotonic()
     try:
@@ -195,7 +195,8 @@ def test_a_second_ctrl_c_during_the_shutdown_loses_nothing(
     except KeyboardInterrupt:
         pytest.fail("the second Ctrl-C escaped as a KeyboardInterrupt")
     assert status == EXIT_INTERRUPTED
-    assert time.monotonic() - start < 40, "the second Ctrl-C did not end the wait for the workers"
+    # not a speed bound: waiting out the grace (900 s) is what the second Ctrl-C must cut short
+    assert time.monotonic() - start < 450, "the second Ctrl-C did not end the wait for the workers"
     report = json.loads((out / "findings.json").read_text())
     assert report["interrupted"] and report["programs"] == 7
     assert [f["signature"] for f in report["findings"]] == ["kept"]

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -106,11 +105,10 @@ def test_the_deadline_stops_a_phase_as_ctrl_c_does_and_kills_one_that_ignores_it
     # started as a script's `gpu_run.sh &` is: SIGINT ignored, which children inherit unless undone
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        t0 = time.monotonic()
+        # a sleeper the deadline did not stop would exit 0 after its 60 s: 2 and -SIGKILL say it did
         assert gpu_run.run_phase([sys.executable, "-c", SLEEPER, "obey"], 1.0, {}) == 2
         monkeypatch.setattr(gpu_run, "GRACE_S", 1.0)
         assert gpu_run.run_phase([sys.executable, "-c", SLEEPER, "ignore"], 1.0, {}) == -signal.SIGKILL
-        assert time.monotonic() - t0 < 30
     finally:
         signal.signal(signal.SIGINT, previous)
 
