@@ -1,6 +1,6 @@
 """A whole variant: every pass and every call, eager against compiled, with fresh inputs each.
 
-`run_passes` is the loop the harness runs and a full reproducer runs; `Hooks` is what a caller
+`run_passes` is the loop the harness runs and a full reproducer runs; `LoopCallbacks` is what a caller
 adds around it (the harness: region recording, source capture, the probe, timing; the
 self-check: faults), without the loop knowing of any of it.
 """
@@ -44,7 +44,7 @@ from conformance.core.mismatch import CaseBroken, Mismatch
 REPRO_MATCHES, REPRO_DIFFERS, REPRO_CANNOT_TELL = 0, 3, 4
 
 
-class Hooks:
+class LoopCallbacks:
     """Extension points of the loop; every default does nothing."""
 
     def program_exception(self, exc: BaseException) -> bool:
@@ -123,11 +123,11 @@ def recompile_note(case: Spec, target: Target, per_call: list[int]) -> str | Non
             + "; expect.compiles is not set")
 
 
-def run_passes(case: Spec, target: Target, hooks: Hooks | None = None) -> Outcome:
+def run_passes(case: Spec, target: Target, callbacks: LoopCallbacks | None = None) -> Outcome:
     """Every pass of the variant (a second, with caches warm, where the case asks), isolated."""
     import torch._dynamo
 
-    hooks = hooks or Hooks()
+    callbacks = callbacks or LoopCallbacks()
     points = call_points(case)
     warm = case["expect"]["warm_rerun"]
     outcome = Outcome()
@@ -138,18 +138,18 @@ def run_passes(case: Spec, target: Target, hooks: Hooks | None = None) -> Outcom
                                            target.kiim, target.mode))
         stack.enter_context(isolated(case, target.backend))
         classes = load_classes(target.classes, target.classes_filename)
-        hooks.loaded(classes)
+        callbacks.loaded(classes)
         for p in range(2 if warm else 1):
             pass_name = "cold" if p == 0 else "warm"
             if p:
                 torch._dynamo.reset()
             eager_fn = make_function(target.program, target.function, target.filename, classes)
             compiled, counter = make_compiled(make_function(target.program, target.function, target.filename, classes),
-                                              case, target.backend, target.kiim, hooks.counting)
+                                              case, target.backend, target.kiim, callbacks.counting)
             per_call: list[int] = []
-            with hooks.around_pass(p):
+            with callbacks.around_pass(p):
                 outcome.mismatches += _run_pass(
-                    case, target, hooks, eager_fn=eager_fn, compiled=hooks.compiled(compiled), counter=counter,
+                    case, target, callbacks, eager_fn=eager_fn, compiled=callbacks.compiled(compiled), counter=counter,
                     points=points, warm_prefix="warm rerun, " if p else "", envs=(Env(classes), Env(classes)),
                     per_call=per_call)
             outcome.calls += len(points)
@@ -158,14 +158,14 @@ def run_passes(case: Spec, target: Target, hooks: Hooks | None = None) -> Outcom
             if p == 0:
                 outcome.recompiles = recompile_note(case, target, per_call)
                 outcome.compile_counts["cold_first_call"] = per_call[0] if per_call else 0
-            hooks.pass_done(p, counter)
+            callbacks.pass_done(p, counter)
             miscount = compile_count_mismatch(case, target, pass_name, len(points), counter.count)
             if miscount is not None:
                 outcome.mismatches.append(miscount)
     return outcome
 
 
-def _actions(target: Target, hooks: Hooks, point: CallPoint, which: str, *, sides: list[tuple[Side, Env]],
+def _actions(target: Target, callbacks: LoopCallbacks, point: CallPoint, which: str, *, sides: list[tuple[Side, Env]],
              prefix: str) -> list[Mismatch]:
     """The call's `before`/`after` block on each side: eager raising breaks the case; compiled
     raising alone is a mismatch (e.g. an output that should alias an input and does not)."""
@@ -178,7 +178,7 @@ def _actions(target: Target, hooks: Hooks, point: CallPoint, which: str, *, side
         if side.exc is None:
             out = side.result if which == "after" else env.out
             raised.append(act(side.inputs, source, filename, env=env, out=out,
-                              is_program_exception=hooks.program_exception))
+                              is_program_exception=callbacks.program_exception))
         else:
             raised.append(None)
     if raised[0] is not None:
@@ -188,7 +188,8 @@ def _actions(target: Target, hooks: Hooks, point: CallPoint, which: str, *, side
     return []
 
 
-def _run_pass(case: Spec, target: Target, hooks: Hooks, *, eager_fn: Callable[..., Any], compiled: Callable[..., Any],
+def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn: Callable[..., Any],
+              compiled: Callable[..., Any],
               counter: CountingBackend, points: list[CallPoint], warm_prefix: str, envs: tuple[Env, Env],
               per_call: list[int]) -> list[Mismatch]:
     """Each call: both sides' inputs (fresh, or persisted), the `before` actions, eager then
@@ -198,28 +199,28 @@ def _run_pass(case: Spec, target: Target, hooks: Hooks, *, eager_fn: Callable[..
     found: list[Mismatch] = []
     for i, point in enumerate(points):
         prefix = warm_prefix + (f"{point.label}: " if len(points) > 1 else "")
-        with hooks.timed("build_inputs"):
+        with callbacks.timed("build_inputs"):
             e_in = build_inputs(case, target.device, target.mode, point, e_env)
             c_in = build_inputs(case, target.device, target.mode, point, c_env)
         pending: list[Mismatch] = []
         e_pre, c_pre = Side(e_in, {}), Side(c_in, {})
-        pending += _actions(target, hooks, point, "before", sides=[(e_pre, e_env), (c_pre, c_env)], prefix=prefix)
-        with hooks.timed("eager"):
-            eager = call(eager_fn, e_in, case, hooks.program_exception)
+        pending += _actions(target, callbacks, point, "before", sides=[(e_pre, e_env), (c_pre, c_env)], prefix=prefix)
+        with callbacks.timed("eager"):
+            eager = call(eager_fn, e_in, case, callbacks.program_exception)
         # a broken case is broken whatever compiled does; do not run it (it might hang or allocate again)
         eager_must_not_raise(eager, case, prefix)
         if target.backend != AOT_FUNCTION:
             mark_dynamic(c_in)
         before = counter.count
-        comp = _compiled_call(case, hooks, compiled, counter, c_in, first=i == 0 and not warm_prefix)
+        comp = _compiled_call(case, callbacks, compiled, counter, c_in, first=i == 0 and not warm_prefix)
         per_call.append(counter.count - before)
         if training:
-            with hooks.timed("eager"):
-                _each([eager], lambda side: backward(side, case, hooks.program_exception))
-            with hooks.timed("compiled_calls"):
-                _each([comp], lambda side: backward(side, case, hooks.program_exception))
-        pending += _actions(target, hooks, point, "after", sides=[(eager, e_env), (comp, c_env)], prefix=prefix)
-        with hooks.timed("oracles"):
+            with callbacks.timed("eager"):
+                _each([eager], lambda side: backward(side, case, callbacks.program_exception))
+            with callbacks.timed("compiled_calls"):
+                _each([comp], lambda side: backward(side, case, callbacks.program_exception))
+        pending += _actions(target, callbacks, point, "after", sides=[(eager, e_env), (comp, c_env)], prefix=prefix)
+        with callbacks.timed("oracles"):
             _each([eager, comp], snapshot)
             if case["expect"]["write_through"]:
                 _each([eager, comp], write_through)
@@ -240,15 +241,15 @@ def _each(sides: list[Side], step: Callable[[Side], None]) -> None:
             step(side)
 
 
-def _compiled_call(case: Spec, hooks: Hooks, compiled: Callable[..., Any], counter: CountingBackend,
+def _compiled_call(case: Spec, callbacks: LoopCallbacks, compiled: Callable[..., Any], counter: CountingBackend,
                    inputs: BuiltInputs, *, first: bool) -> Side:
     before = counter.count
-    hooks.calling(counter, inputs)
+    callbacks.calling(counter, inputs)
     start = time.perf_counter()
     try:
-        comp = call(compiled, inputs, case, hooks.program_exception)
+        comp = call(compiled, inputs, case, callbacks.program_exception)
     finally:
-        hooks.calling(counter, None)
+        callbacks.calling(counter, None)
     # a call during which the backend compiled counts as compile time
-    hooks.spent("compile" if counter.count > before or first else "compiled_calls", time.perf_counter() - start)
+    callbacks.spent("compile" if counter.count > before or first else "compiled_calls", time.perf_counter() - start)
     return comp

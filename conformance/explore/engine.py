@@ -164,7 +164,7 @@ class Explorer:
     out: Path
     backends: tuple[str, ...] = ("aot_eager",)
     modes: tuple[str, ...] = ("inference", "training")
-    hooks: Sequence[Any] = ()
+    extensions: Sequence[Any] = ()
     time_budget: float = 60.0
     max_examples: int = 1_000_000
     seed: int = 0
@@ -204,8 +204,8 @@ class Explorer:
         return dataclasses.replace(loaded, id=loaded.case.id or name)
 
     def records(self, lc: LoadedCase) -> list[tuple[Variant, ResultRecord]]:
-        """Every CPU variant of a case, run as the runner runs it (no probe: speed), with the hooks."""
-        options = RunOptions(probe=False, hooks=tuple(self.hooks))
+        """Every CPU variant of a case, run as the runner runs it (no probe: speed), with the extensions."""
+        options = RunOptions(probe=False, extensions=tuple(self.extensions))
         return [(v, run_variant(lc, v, options)) for v in variants_of(lc.case, devices=["cpu"])]
 
     def text(self, program: Program, compiles: int | None = None) -> str:

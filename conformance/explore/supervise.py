@@ -79,10 +79,10 @@ def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -
     set_logs(all=logging.CRITICAL)
     out = shard_dir(config, worker)
     out.mkdir(parents=True, exist_ok=True)
-    hooks = (FAULTS[config.fault].hook(),) if config.fault else ()
-    explorer = Explorer(out, backends=config.backends, modes=config.modes, hooks=hooks, time_budget=budget.seconds,
-                        max_examples=budget.programs, seed=config.seed, float_sweeps=config.float_sweeps,
-                        shard=worker_shard(config, worker), first_round=first_round)
+    extensions = (FAULTS[config.fault].extension(),) if config.fault else ()
+    explorer = Explorer(out, backends=config.backends, modes=config.modes, extensions=extensions,
+                        time_budget=budget.seconds, max_examples=budget.programs, seed=config.seed,
+                        float_sweeps=config.float_sweeps, shard=worker_shard(config, worker), first_round=first_round)
     records: list[dict[str, Any]] = []
     state = {"next_round": first_round, "done": False}
 
@@ -126,7 +126,7 @@ def _run_case(case: str, fault: str | None) -> None:
     from conformance.selftest.faults import FAULTS
 
     path = Path(case)
-    explorer = Explorer(path.parent, hooks=(FAULTS[fault].hook(),) if fault else ())
+    explorer = Explorer(path.parent, extensions=(FAULTS[fault].extension(),) if fault else ())
     explorer.records(load_case(path, path.parent))
 
 

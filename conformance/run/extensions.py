@@ -1,9 +1,9 @@
 """Extension points of the runner (conformance/run/runner.py), for whoever needs to change a run
 from outside it: the self-check's seeded faults (conformance/selftest/) are the one user here.
 
-A hook wraps the compiled callable the loop calls, and may hold a context open around the
-whole variant (to patch what the build generates before it runs). A hook that cannot apply to
-this build raises HookNotApplicable from `around_variant`: the item is then a `skip` saying why.
+An extension wraps the compiled callable the loop calls, and may hold a context open around the
+whole variant (to patch what the build generates before it runs). An extension that cannot apply to
+this build raises ExtensionNotApplicable from `around_variant`: the item is then a `skip` saying why.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any, Protocol
 Compiled = Callable[..., Any]
 
 
-class HookNotApplicable(Exception):
-    """The build offers no place for this hook (e.g. it generates no code at all)."""
+class ExtensionNotApplicable(Exception):
+    """The build offers no place for this extension (e.g. it generates no code at all)."""
 
 
-class RunHook(Protocol):
+class RunExtension(Protocol):
     def compiled(self, compiled: Compiled) -> Compiled:
         """The compiled callable the loop will call instead of `compiled`."""
         ...

@@ -4,7 +4,7 @@
 problem. It composes small parts, each with one job:
 
 * conformance/core/check.py runs every pass and call, eager against compiled (the same loop a
-  full reproducer runs), with the harness's `_Harness` hooks around it:
+  full reproducer runs), with the harness's `_Harness` callbacks around it:
 * conformance/run/compiles.py records each compile's region for the probe;
 * conformance/probe/capture.py captures the generated sources of the cold pass, and
   conformance/run/probe_driver.py compares them with the reference;
@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from conformance.core.build import BuiltInputs
-from conformance.core.check import Hooks, Outcome, Target, run_passes
+from conformance.core.check import LoopCallbacks, Outcome, Target, run_passes
 from conformance.core.compile import CountingBackend
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable, exception_summary
 from conformance.core.state import ambient, restore_ambient
@@ -37,7 +37,7 @@ from conformance.probe.capture import CaptureResult, capture_generated_sources
 from conformance.pytest_plugin.guard import program_exception
 from conformance.results import ProbeRecord, ResultRecord
 from conformance.run.compiles import CompileCounter, counting
-from conformance.run.extensions import HookNotApplicable, RunHook
+from conformance.run.extensions import ExtensionNotApplicable, RunExtension
 from conformance.run.fingerprint import build_fingerprint, device_fingerprint
 from conformance.run.probe_driver import run_probe
 from conformance.run.status import decide, strict_mismatches
@@ -49,7 +49,7 @@ class RunOptions:
     strict_internals: bool = False
     probe: bool = True
     extra_known_failures: Callable[[str], tuple[tuple[KnownFailure, str], ...]] | None = None
-    hooks: Sequence[RunHook] = ()
+    extensions: Sequence[RunExtension] = ()
 
 
 @dataclass
@@ -68,9 +68,9 @@ class Timer:
         self.spent[bucket] = self.spent.get(bucket, 0.0) + seconds
 
 
-class _Harness(Hooks):
+class _Harness(LoopCallbacks):
     """What the harness adds around the core loop: timing, regions, capture and the probe of
-    the cold pass, and the run's hooks (see conformance/core/check.py)."""
+    the cold pass, and the run's extensions (see conformance/core/check.py)."""
 
     def __init__(self, lc: LoadedCase, variant: Variant, options: RunOptions, timer: Timer) -> None:
         self.lc, self.variant, self.options, self.timer = lc, variant, options, timer
@@ -85,8 +85,8 @@ class _Harness(Hooks):
         return counting(inner, aot)
 
     def compiled(self, compiled: Callable[..., Any]) -> Callable[..., Any]:
-        for hook in self.options.hooks:
-            compiled = hook.compiled(compiled)
+        for extension in self.options.extensions:
+            compiled = extension.compiled(compiled)
         return compiled
 
     @contextlib.contextmanager
@@ -142,10 +142,10 @@ def error_record(lc: LoadedCase, variant: Variant, reason: str, nodeid: str = ""
 
 
 def _execute(lc: LoadedCase, variant: Variant, harness: _Harness) -> Outcome:
-    """The variant's passes, with the run's hooks open around them and the build's warnings kept."""
+    """The variant's passes, with the run's extensions open around them and the build's warnings kept."""
     with contextlib.ExitStack() as stack:
-        for hook in harness.options.hooks:
-            stack.enter_context(hook.around_variant())
+        for extension in harness.options.extensions:
+            stack.enter_context(extension.around_variant())
         return run_passes(lc.data, target_of(lc, variant), harness)
 
 
@@ -180,7 +180,7 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
                 restore_ambient(modes)
     except FeatureUnavailable as exc:
         return done("skip", reason=str(exc), skip_kind="feature")
-    except HookNotApplicable as exc:
+    except ExtensionNotApplicable as exc:
         return done("skip", reason=str(exc), skip_kind="fault")
     except CaseBroken as exc:
         return done("error", reason=f"case error: {exc}")

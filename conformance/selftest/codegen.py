@@ -9,7 +9,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from conformance.run.extensions import HookNotApplicable
+from conformance.run.extensions import ExtensionNotApplicable
 
 # --- internals-level faults -------------------------------------------------------------
 
@@ -39,7 +39,7 @@ def rewriting(artifact: str, transform: Transform, hits: list[str]) -> Iterator[
     """While open, every generated `artifact` goes through `transform`; each rewrite is noted in `hits`."""
     targets = codegen_exec_targets()
     if not targets:
-        raise HookNotApplicable(
+        raise ExtensionNotApplicable(
             "this build has no codegen exec helper (" + ", ".join(f"{m}.{a}" for m, a in CODEGEN_EXEC) + ")"
         )
     saved = [(module, attr, getattr(module, attr)) for module, attr in targets]

@@ -6,7 +6,7 @@ it (conformance/selftest/codegen.py), so the probe must see `diverges` and, wher
 observable, a contract check must fail. Each fault names the behaviour whose contract it breaks,
 and that behaviour's declaration lists it (conformance/behaviors.py).
 
-A fault reaches a run only as a hook (`Fault.hook()`, see conformance/run/extensions.py), made for that
+A fault reaches a run only as an extension (`Fault.extension()`, see conformance/run/extensions.py), made for that
 run: a wrapper touches no global, and an internals rewrite is undone when the variant ends
 (also on error), so a normal run in the same process is untouched.
 """
@@ -36,8 +36,8 @@ class Fault:
     artifact: str = ""  # internals: the generated function it rewrites
     transform: codegen.Transform | None = None
 
-    def hook(self) -> FaultHook:
-        return FaultHook(self)
+    def extension(self) -> FaultExtension:
+        return FaultExtension(self)
 
 
 def contract_fault(name: str, behavior: str, contract: str, wrap: Callable[[Compiled], Compiled]) -> Fault:
@@ -48,8 +48,8 @@ def internals_fault(name: str, behavior: str, contract: str, artifact: str, tran
     return Fault(name, behavior, contract, "internals", artifact=artifact, transform=transform)
 
 
-class FaultHook:
-    """One run's application of a fault (a RunHook); `hits` lists the generated functions it rewrote."""
+class FaultExtension:
+    """One run's application of a fault (a RunExtension); `hits` lists the generated functions it rewrote."""
 
     def __init__(self, fault: Fault) -> None:
         self.fault = fault

@@ -166,11 +166,11 @@ def run_selftest(
             outcomes.append(outcome)
             continue
         for lc, variant in _order(clean, fault):
-            hook = fault.hook()
-            record = run_variant(lc, variant, RunOptions(hooks=(hook,)))
+            extension = fault.extension()
+            record = run_variant(lc, variant, RunOptions(extensions=(extension,)))
             outcome.items_run += 1
             if fault.level == "internals":
-                if not hook.hits:
+                if not extension.hits:
                     continue
                 outcome.applied += 1
             how = _kill(record, fault)

@@ -1,7 +1,7 @@
 """Every oracle passes on the real build and fails on a build broken in its one way.
 
 The broken builds are the self-check's faults (conformance/selftest/faults.py), applied as run
-hooks around the real compiled callable, so each
+extensions around the real compiled callable, so each
 test shows the same case going from pass to fail with the check that names the contract.
 """
 
@@ -35,7 +35,7 @@ def case(
 def run(lc: LoadedCase, mode: str = "inference", fault: str | None = None, backend: str | None = None,
         kiim: bool = False) -> ResultRecord:
     variant = Variant("cpu", backend or lc.case.backends[0], mode, kiim)
-    return run_variant(lc, variant, RunOptions(hooks=(FAULTS[fault].hook(),) if fault else ()))
+    return run_variant(lc, variant, RunOptions(extensions=(FAULTS[fault].extension(),) if fault else ()))
 
 
 def checks(record: ResultRecord) -> set[str]:
@@ -240,8 +240,8 @@ def test_compiled_only_exception_is_a_failure(make_case: CaseFactory) -> None:
         return call
 
     lc = case(make_case, MUTATION)
-    hook = contract_fault("x", "b", "c", explode).hook()
-    record = run_variant(lc, Variant("cpu", "aot_eager", "inference"), RunOptions(hooks=(hook,)))
+    extension = contract_fault("x", "b", "c", explode).extension()
+    record = run_variant(lc, Variant("cpu", "aot_eager", "inference"), RunOptions(extensions=(extension,)))
     assert record.status == "fail"
     assert record.mismatches[0].actual == "RuntimeError: compiled side broke"
 

@@ -49,7 +49,7 @@ def test_the_control_finds_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fault", ["input_mutation_dropped", "alias_returned_as_copy", "grad_mode_left_changed"])
 def test_a_seeded_fault_is_found_shrunk_and_reproduced_by_its_case_file(fault: str, tmp_path: Path) -> None:
-    explorer = Explorer(tmp_path, backends=("none",), hooks=(FAULTS[fault].hook(),), time_budget=20, seed=1)
+    explorer = Explorer(tmp_path, backends=("none",), extensions=(FAULTS[fault].extension(),), time_budget=20, seed=1)
     found = explorer.explore()
     assert found, f"{fault}: nothing found in {explorer.stats.programs} programs"
     finding = min(found.values(), key=lambda f: f.found_after)
@@ -67,8 +67,8 @@ def test_a_seeded_fault_is_found_shrunk_and_reproduced_by_its_case_file(fault: s
 
 def test_without_a_fault_a_finding_of_the_control_would_show(tmp_path: Path) -> None:
     """The control's silence is not blindness: the same explorer and budget, with a fault, finds."""
-    explorer = Explorer(tmp_path, backends=("none",), hooks=(FAULTS["version_not_bumped"].hook(),), time_budget=600,
-                        max_examples=60, seed=3)
+    explorer = Explorer(tmp_path, backends=("none",), extensions=(FAULTS["version_not_bumped"].extension(),),
+                        time_budget=600, max_examples=60, seed=3)
     assert explorer.explore()
 
 
@@ -78,7 +78,7 @@ def test_a_sweep_that_recompiles_on_every_value_is_found_with_the_count_in_its_c
     the program compiles one region; the finding's case expects that count, so that the runner's
     own check fails it again."""
     explorer = Explorer(tmp_path, backends=("aot_eager",), modes=("inference",),
-                        hooks=(FAULTS["recompile_every_value"].hook(),), time_budget=30, seed=1)
+                        extensions=(FAULTS["recompile_every_value"].extension(),), time_budget=30, seed=1)
     counts = [f for f in explorer.explore().values() if "graphs compiled" in f.signature]
     assert counts, f"nothing found in {explorer.stats.programs} programs"
     emitted = emit(explorer, counts[0])
@@ -288,8 +288,8 @@ def test_a_finding_not_yet_shrunk_when_interrupted_is_kept_as_first_seen(tmp_pat
                 self.stopping = True  # as the worker's SIGINT handler does
                 raise
 
-    explorer = StopAtFirstFinding(tmp_path, backends=("none",), hooks=(FAULTS["input_mutation_dropped"].hook(),),
-                                  time_budget=60, seed=1)
+    explorer = StopAtFirstFinding(tmp_path, backends=("none",),
+                                  extensions=(FAULTS["input_mutation_dropped"].extension(),), time_budget=60, seed=1)
     found = explorer.explore()
     assert explorer.interrupted and len(found) == 1
     assert next(iter(found.values())).shrunk is False

@@ -48,9 +48,9 @@ def test_nothing_leaks_into_a_normal_run_after_the_selftest(fast_items: list) ->
     originals = [getattr(m, a) for m, a in codegen_exec_targets()]
     lc, variant = next((lc, v) for lc, v in fast_items
                        if lc.id == "mutation_epilogue/data_mutation_nonleaf" and v.mode == "training")
-    hook = INTERNAL_FAULTS["epilogue_statement_dropped"].hook()
-    assert run_variant(lc, variant, RunOptions(hooks=(hook,))).status == "fail"
-    assert hook.hits == ["mutation_epilogue"]
+    extension = INTERNAL_FAULTS["epilogue_statement_dropped"].extension()
+    assert run_variant(lc, variant, RunOptions(extensions=(extension,))).status == "fail"
+    assert extension.hits == ["mutation_epilogue"]
     assert [getattr(m, a) for m, a in codegen_exec_targets()] == originals
     with capture_generated_sources() as cap:
         record = run_variant(lc, variant, RunOptions())
@@ -65,11 +65,11 @@ def test_internals_patch_is_undone_when_the_run_raises(fast_items: list) -> None
     if not targets:
         pytest.skip("this build has no codegen exec helper")
     originals = [getattr(m, a) for m, a in targets]
-    hook = INTERNAL_FAULTS["epilogue_slot_shifted"].hook()
+    extension = INTERNAL_FAULTS["epilogue_slot_shifted"].extension()
     seen_inside: list[object] = []
 
     def run_and_fail() -> None:
-        with hook.around_variant():
+        with extension.around_variant():
             seen_inside.extend(getattr(m, a) for m, a in targets)
             raise RuntimeError("boom")
 
