@@ -291,10 +291,13 @@ def _accounted(results: Path, code: int, started: float) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from conformance.bench.document import bench_json_schema
+    from conformance.explore.findings_file import findings_json_schema
     from conformance.results import manifest_json_schema, result_json_schema
     from conformance.schema import json_schema
 
-    made = {"case": json_schema, "result": result_json_schema, "manifest": manifest_json_schema}[args.of]
+    made = {"case": json_schema, "result": result_json_schema, "manifest": manifest_json_schema,
+            "bench": bench_json_schema, "findings": findings_json_schema}[args.of]
     text = json.dumps(made(), indent=2, sort_keys=True) + "\n"
     if args.check:
         current = Path(args.check).read_text() if Path(args.check).exists() else ""
@@ -366,11 +369,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     explore.register(sub)
 
-    p = sub.add_parser("schema", help="print a JSON Schema (case files, result records, run manifests), or "
-                       "write/check a committed copy")
-    p.add_argument("--of", choices=("case", "result", "manifest"), default="case",
+    p = sub.add_parser("schema", help="print a JSON Schema (case files, result records, run manifests, bench "
+                       "results, explorer findings), or write/check a committed copy")
+    p.add_argument("--of", choices=("case", "result", "manifest", "bench", "findings"), default="case",
                    help="case: case files (cases/schema.json); result: one line of results.jsonl "
-                   "(schemas/result.schema.json); manifest: the run manifest (schemas/manifest.schema.json)")
+                   "(schemas/result.schema.json); manifest: the run manifest (schemas/manifest.schema.json); "
+                   "bench: bench.json (schemas/bench.schema.json); findings: the explorer's findings.json "
+                   "(schemas/findings.schema.json)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--write", metavar="PATH", help="write the schema to PATH")
     g.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the current schema")

@@ -4,8 +4,8 @@ Note [Bench output files]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
 ``torch-conformance bench --out DIR`` writes, with stable names that the HTML report embeds:
 
-``DIR/bench.json``         the document below (schema: ``DIR/bench.schema.json``, also
-                           :data:`SCHEMA`)
+``DIR/bench.json``         the document below (conformance/bench/document.py; its JSON Schema is
+                           ``DIR/bench.schema.json`` and schemas/bench.schema.json)
 ``DIR/bench.md``           the four tables as printed
 ``DIR/bench.svg``          measured vs published ratios, one pair of bars per row, log scale
 ``DIR/harness.json|.md``   ``bench harness`` (the harness's own cost), when run
@@ -36,72 +36,13 @@ import math
 from pathlib import Path
 from typing import Any
 
-from conformance.behaviors import BENCH_TABLES
+from pydantic import ValidationError
+
+from conformance.bench.document import SCHEMA_ID, BenchDocument, bench_json_schema
 from conformance.bench.timing import Ratio, Stats, ratio, ratio_of_products
 
-__all__ = ["BUILD_FORM", "SCHEMA", "SCHEMA_ID", "compare", "markdown", "published_text", "ratio_text", "read", "svg",
+__all__ = ["BUILD_FORM", "SCHEMA_ID", "compare", "markdown", "published_text", "ratio_text", "read", "svg",
            "write_outputs"]
-
-SCHEMA_ID = "torch-conformance-bench/1"
-
-_STATS = {
-    "type": ["object", "null"],
-    "required": ["median_us", "q1_us", "q3_us", "min_us", "max_us", "noise", "repeats", "calls_per_repeat",
-                 "samples_us"],
-    "properties": {
-        "median_us": {"type": "number"}, "q1_us": {"type": "number"}, "q3_us": {"type": "number"},
-        "min_us": {"type": "number"}, "max_us": {"type": "number"}, "noise": {"type": "number"},
-        "repeats": {"type": "integer"}, "calls_per_repeat": {"type": "integer"},
-        "samples_us": {"type": "array", "items": {"type": "number"}},
-    },
-}
-_RATIO = {
-    "type": "object",
-    "required": ["value", "ci95", "distinguishable"],
-    "properties": {"value": {"type": "number"}, "ci95": {"type": "array", "items": {"type": "number"}},
-                   "distinguishable": {"type": "boolean"}},
-}
-SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "torch-conformance bench results",
-    "type": "object",
-    "required": ["schema", "fingerprint", "settings", "tables"],
-    "properties": {
-        "schema": {"const": SCHEMA_ID},
-        "fingerprint": {"type": "object"},
-        "settings": {"type": "object"},
-        "started": {"type": "string"},
-        "elapsed_s": {"type": "number"},
-        "tables": {"type": "array", "items": {
-            "type": "object",
-            "required": ["id", "title", "unit", "form_labels", "rows"],
-            "properties": {
-                "id": {"enum": list(BENCH_TABLES)},
-                "title": {"type": "string"}, "what": {"type": "string"}, "unit": {"const": "us/call"},
-                "form_labels": {"type": "object", "additionalProperties": {"type": "string"}},
-                "rows": {"type": "array", "items": {
-                    "type": "object",
-                    "required": ["id", "label", "forms", "ratios", "headline", "published"],
-                    "properties": {
-                        "id": {"type": "string"}, "label": {"type": "string"},
-                        "forms": {"type": "object", "additionalProperties": _STATS},
-                        "ratios": {"type": "object", "additionalProperties": _RATIO},
-                        "headline": {"type": ["string", "null"]},
-                        "published": {"type": "object", "properties": {
-                            "before_us": {"type": ["number", "null"]}, "after_us": {"type": ["number", "null"]},
-                            "ratio": {"type": ["number", "null"]}, "source": {"type": "string"},
-                            "note": {"type": "string"}}},
-                        "build": {"type": ["object", "null"], "properties": {
-                            "status": {"enum": ["measured", "absent", "unusable"]}}},
-                        "notes": {"type": "array", "items": {"type": "string"}},
-                        "verdict": {"type": ["string", "null"]},
-                    },
-                }},
-            },
-        }},
-    },
-}
-
 
 def read(path: Path) -> dict[str, Any]:
     def refuse(name: str) -> float:  # a NaN timing is not a figure, and the report writes strict JSON
@@ -114,6 +55,12 @@ def read(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_ID:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
         raise ValueError(f"{path}: not a bench results file (schema {found!r}, want {SCHEMA_ID!r})")
+    try:
+        BenchDocument.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{path}: {where}: {first['msg']} ({exc.error_count()} error(s))") from None
     return data
 
 
@@ -289,7 +236,7 @@ def write_outputs(doc: dict[str, Any], out_dir: Path) -> dict[str, Path]:
     paths["json"].write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     paths["markdown"].write_text(markdown(doc), encoding="utf-8")
     paths["svg"].write_text(svg(doc), encoding="utf-8")
-    paths["schema"].write_text(json.dumps(SCHEMA, indent=1) + "\n", encoding="utf-8")
+    paths["schema"].write_text(json.dumps(bench_json_schema(), indent=1) + "\n", encoding="utf-8")
     return paths
 
 

@@ -130,3 +130,11 @@ def _field(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
     return text or "document"
+
+
+def findings_json_schema() -> dict[str, Any]:
+    """The JSON Schema of findings.json as merging reads it (schemas/findings.schema.json)."""
+    schema = FindingsFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "torch-conformance explorer findings (findings.json)"
+    return schema

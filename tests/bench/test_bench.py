@@ -261,6 +261,17 @@ def test_compare_rejects_other_files(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "not a bench results file" in capsys.readouterr().err
 
 
+def test_a_bench_file_that_breaks_its_model_is_refused_with_the_field(tmp_path: Path) -> None:
+    doc = _doc("2.13.0", 0.2, 100.0)
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(doc))
+    assert report.read(path) == doc
+    doc["tables"][0]["rows"][0]["forms"]["interpreted"]["median_us"] = "fast"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"tables\.0\.rows\.0\.forms\.interpreted\.StatsDoc\.median_us|median_us"):
+        report.read(path)
+
+
 def test_cli_quick_run_writes_every_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--quick", "--only", "backward_unwrap", "--out", str(tmp_path)]) == 0
     doc = report.read(tmp_path / "bench.json")
