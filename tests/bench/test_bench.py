@@ -268,7 +268,7 @@ def test_a_bench_file_that_breaks_its_model_is_refused_with_the_field(tmp_path: 
     assert report.read(path) == doc
     doc["tables"][0]["rows"][0]["forms"]["interpreted"]["median_us"] = "fast"
     path.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match=r"tables\.0\.rows\.0\.forms\.interpreted\.StatsDoc\.median_us|median_us"):
+    with pytest.raises(ValueError, match=r"tables\.0\.rows\.0\.forms\.interpreted\..*median_us"):
         report.read(path)
 
 
