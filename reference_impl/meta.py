@@ -30,7 +30,7 @@ from reference_impl.runtime_wrapper import (
     RuntimeWrapperMeta,
     replay_aliases_interpreted,
 )
-from reference_impl.scalar_tensorify import (
+from reference_impl.scalar_recompile import (
     ScalarProgramMeta,
     analyze_float_uses,
     float_params_of,

@@ -1,5 +1,5 @@
-"""The behaviour registry: every name a declaration points at exists, and every behavioural
-thing in the harness (case folder, probe, fault, bench table) belongs to a declared behaviour."""
+"""The behaviour registry: each declared behaviour has its reference, cases, probe, checks, faults
+and bench table, and each of those names a declared behaviour (one declaration per fact)."""
 
 from __future__ import annotations
 
@@ -8,34 +8,32 @@ from pathlib import Path
 
 import pytest
 
-from conformance.behaviors import BEHAVIORS, IDS, Behavior
+from conformance.behaviors import BEHAVIORS, BENCH_TABLES, IDS, Behavior
+from conformance.core.checks import CHECKS
+from conformance.probe import COMPILED, PROBES
 from conformance.schema import Case
 from conformance.selftest.faults import FAULTS
 
-REPO = Path(__file__).parents[2]
-CORE_SOURCE = "\n".join(p.read_text() for p in (REPO / "conformance" / "core").glob("*.py"))
+REPO = Path(__file__).parents[1]
 
 
 @pytest.mark.parametrize("behavior", BEHAVIORS, ids=IDS)
-def test_each_declaration_points_at_things_that_exist(behavior: Behavior) -> None:
-    importlib.import_module(f"reference_impl.{behavior.reference}")
-    assert (REPO / behavior.home("cases")).is_dir() and list((REPO / behavior.home("cases")).glob("*.yaml"))
-    if behavior.artifacts:
-        assert callable(importlib.import_module(behavior.home("probe")).probe)
-    for fault in behavior.faults:
-        assert FAULTS[fault].behavior == behavior.id, fault
-    for check in behavior.checks:
-        assert f'"{check}"' in CORE_SOURCE, f"no core check is called {check!r}"
+def test_each_behaviour_has_its_reference_cases_checks_faults_and_probe(behavior: Behavior) -> None:
+    importlib.import_module(f"reference_impl.{behavior.id}")
+    assert list((REPO / "cases" / behavior.id).glob("*.yaml")), f"no case in cases/{behavior.id}/"
+    assert [c for c in CHECKS.values() if behavior.id in c.behaviors], f"no oracle check speaks to {behavior.id}"
+    assert [f for f in FAULTS.values() if f.behavior == behavior.id], f"no seeded fault breaks {behavior.id}"
+    assert (behavior.id in PROBES) == bool(behavior.artifacts)
+
+
+def test_every_check_fault_probe_table_and_case_folder_names_a_declared_behaviour() -> None:
     from conformance.bench.suites import TABLES
 
-    assert set(behavior.bench) <= set(TABLES)
-
-
-def test_every_fault_and_case_folder_belongs_to_a_declared_behavior() -> None:
-    for name, fault in FAULTS.items():
-        assert name in next(b for b in BEHAVIORS if b.id == fault.behavior).faults, name
-    folders = {p.name for p in (REPO / "cases").iterdir() if p.is_dir()}
-    assert folders == set(IDS)
+    assert {b for c in CHECKS.values() for b in c.behaviors} <= set(IDS)
+    assert {f.behavior for f in FAULTS.values()} <= set(IDS)
+    assert set(PROBES) == {b.id for b in COMPILED}
+    assert set(TABLES) == set(BENCH_TABLES) <= set(IDS)
+    assert {p.name for p in (REPO / "cases").iterdir() if p.is_dir()} == set(IDS)
 
 
 def test_the_schema_takes_its_behaviour_choices_from_the_registry() -> None:

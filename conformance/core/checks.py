@@ -111,11 +111,16 @@ NOTHING_IN_PARTICULAR = About()
 
 @dataclass(frozen=True)
 class Check:
+    """One oracle check: its id, what it is about, how a script observes it, how two sides are
+    judged, and the contracts it speaks to (`behaviors`, ids of conformance/behaviors.py; none: every
+    contract, as dtype or a non-tensor output's value)."""
+
     id: str
     about: str
     observe: str
     compare: Compare = "equal"
     judge: Judge = equal
+    behaviors: tuple[str, ...] = ()
 
     def mismatch(self, where: str, expected: str, actual: str, detail: str = "", *, source: str = "eager",
                  of: About = NOTHING_IN_PARTICULAR) -> Mismatch:
@@ -131,44 +136,53 @@ class Check:
         return None if detail is None else self.mismatch(where, show(expected), show(actual), detail, of=of)
 
 
+# the behaviours' ids (conformance/behaviors.py; core imports nothing of the harness: tests/core/test_core.py)
+_ME, _RW, _SW = "mutation_epilogue", "runtime_wrapper", "subclass_wrapper"
+_BU, _SR = "backward_unwrap", "scalar_recompile"
+
 CHECKS: dict[str, Check] = {c.id: c for c in (
-    Check("type", "the tensor's class", "f'{type(t).__module__}.{type(t).__qualname__}'"),
+    Check("type", "the tensor's class", "f'{type(t).__module__}.{type(t).__qualname__}'", behaviors=(_SW, _BU)),
     Check("dtype", "dtype", "t.dtype"),
     Check("device", "device", "str(t.device)"),
-    Check("shape", "sizes (a jagged dim's nested int without its number)", "dims(t.shape)"),
+    Check("shape", "sizes (a jagged dim's nested int without its number)", "dims(t.shape)", behaviors=(_ME, _SW)),
     Check("stride", "strides of the dims longer than 1 (None for a dim of size 1: it has no layout)",
-          "significant_strides(dims(t.shape), dims(t.stride()))"),
-    Check("storage_offset", "storage offset", "t.storage_offset()"),
-    Check("requires_grad", "requires_grad", "t.requires_grad"),
-    Check("is_leaf", "is_leaf", "t.is_leaf"),
-    Check("values", "values, within the case's tolerance", "t.detach()", "close", close),
+          "significant_strides(dims(t.shape), dims(t.stride()))", behaviors=(_ME, _SW)),
+    Check("storage_offset", "storage offset", "t.storage_offset()", behaviors=(_ME,)),
+    Check("requires_grad", "requires_grad", "t.requires_grad", behaviors=(_ME,)),
+    Check("is_leaf", "is_leaf", "t.is_leaf", behaviors=(_ME,)),
+    Check("values", "values, within the case's tolerance", "t.detach()", "close", close,
+          behaviors=(_ME, _SW, _BU, _SR)),
     Check("storage size", "elements in the storage the tensor lives in",
-          "t.untyped_storage().nbytes() // t.element_size()"),
+          "t.untyped_storage().nbytes() // t.element_size()", behaviors=(_ME,)),
     Check("storage contents", "every value in the storage the tensor lives in (writes outside its geometry)",
-          "torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage()).detach()", "close", close),
-    Check("inner tensors", "a subclass's inner tensors", "sorted(type(t).__tensor_flatten__(t)[0])"),
+          "torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage()).detach()", "close", close,
+          behaviors=(_ME,)),
+    Check("inner tensors", "a subclass's inner tensors", "sorted(type(t).__tensor_flatten__(t)[0])", behaviors=(_SW,)),
     Check("value", "a non-tensor output", "t", judge=close_number),
-    Check("_version moved", "whether the version counter moved during the call", "t._version - v0", "moved", moved),
-    Check("_version delta", "how far the version counter moved during the call", "t._version - v0"),
+    Check("_version moved", "whether the version counter moved during the call", "t._version - v0", "moved", moved,
+          behaviors=(_ME,)),
+    Check("_version delta", "how far the version counter moved during the call", "t._version - v0", behaviors=(_ME,)),
     Check("storage swapped (set_)", "whether the tensor lives in another storage after the call",
-          "t.untyped_storage() is not s0"),
+          "t.untyped_storage() is not s0", behaviors=(_ME,)),
     Check("shares storage with", "the other inputs and outputs living in the same storage",
           "sorted(n for n, x in tensors.items() if x is not t and storage_key(x) is not None "
-          "and storage_key(x) == storage_key(t))"),
+          "and storage_key(x) == storage_key(t))", behaviors=(_ME, _RW)),
     Check("is the input object", "whether an output is an input object itself",
-          "next((n for n, x in tensors.items() if x is t), None)"),
+          "next((n for n, x in tensors.items() if x is t), None)", behaviors=(_RW,)),
     Check("view of (_base)", "which input an output is an autograd view of",
           "None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), "
-          "'<intermediate>')", judge=same_base),
-    Check("exists", "whether a tensor exists after the call (optimizer state)", "t is not None"),
-    Check(".grad", "whether a leaf has a gradient after the backward", "t.grad is not None"),
-    Check("grad mode", "grad mode right after the call", "modes[0]"),
-    Check("inference mode", "inference mode right after the call", "modes[1]"),
-    Check("autocast", "autocast right after the call", "modes[2]"),
-    Check("structure", "the containers around the outputs", "structure(out)", "special"),
-    Check("number of outputs", "how many outputs", "len(outs)"),
-    Check("exception", "what the call (or its backward, or a caller action) raised", "raised", "special", one_raised),
-    Check("in-place write through outputs", "whether writing through each output works", "written", "special"),
-    Check("graphs compiled", "graphs the backend compiled over the pass", "len(graphs)", "special"),
+          "'<intermediate>')", judge=same_base, behaviors=(_RW,)),
+    Check("exists", "whether a tensor exists after the call (optimizer state)", "t is not None", behaviors=(_RW,)),
+    Check(".grad", "whether a leaf has a gradient after the backward", "t.grad is not None", behaviors=(_BU,)),
+    Check("grad mode", "grad mode right after the call", "modes[0]", behaviors=(_RW,)),
+    Check("inference mode", "inference mode right after the call", "modes[1]", behaviors=(_RW,)),
+    Check("autocast", "autocast right after the call", "modes[2]", behaviors=(_RW,)),
+    Check("structure", "the containers around the outputs", "structure(out)", "special", behaviors=(_RW,)),
+    Check("number of outputs", "how many outputs", "len(outs)", behaviors=(_RW,)),
+    Check("exception", "what the call (or its backward, or a caller action) raised", "raised", "special", one_raised,
+          behaviors=(_RW, _BU)),
+    Check("in-place write through outputs", "whether writing through each output works", "written", "special",
+          behaviors=(_RW,)),
+    Check("graphs compiled", "graphs the backend compiled over the pass", "len(graphs)", "special", behaviors=(_SR,)),
     Check("internals probe", "the generated wrapper against the reference (--strict-internals)", "", "special"),
 )}

@@ -76,7 +76,7 @@ def sweep_expectation(lc: LoadedCase, records: Sequence[ResultRecord]) -> int | 
     variants agree on the prediction; ``None`` otherwise, or where the case sets a count."""
     from conformance.probe.scalar_recompile import predicted
     from conformance.run.probe_driver import scalar_sweep
-    from reference_impl.scalar_tensorify import FloatUseKind
+    from reference_impl.scalar_recompile import FloatUseKind
 
     if lc.case.expect.compiles is not None:
         return None

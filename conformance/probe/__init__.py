@@ -43,7 +43,7 @@ metadata) to the behaviour's structural form (Note [Structural form]) and compar
   per compile; each is compared with the reference for its own region and its own call
   (:func:`probe_compiles`).
 * ``scalar_recompile`` has no source: the runner passes the observed compile count of a
-  value sweep, compared with :func:`~reference_impl.scalar_tensorify.predict_compile_count`
+  value sweep, compared with :func:`~reference_impl.scalar_recompile.predict_compile_count`
   with the fix (``conforms``) and without it (``absent``: the build lacks the mechanism).
 
 A probe result never fails a case by itself; the runner decides what ``diverges`` means
@@ -53,12 +53,11 @@ for every behaviour that declares generated artifacts (conformance/behaviors.py)
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from conformance.behaviors import BEHAVIORS
-from conformance.probe import scalar_recompile
+from conformance.probe import backward_unwrap, mutation_epilogue, runtime_wrapper, scalar_recompile, subclass_wrapper
 from conformance.probe.capture import CaptureResult
 from conformance.probe.region import (
     CompileToProbe,
@@ -91,6 +90,13 @@ __all__ = [
 
 # the behaviours probed per compile, from the build's generated code (the scalar fix has none)
 COMPILED = tuple(b for b in BEHAVIORS if b.artifacts)
+# each one's probe, by behaviour id
+PROBES: dict[str, Callable[[CompileToProbe], ProbeResult]] = {
+    "mutation_epilogue": mutation_epilogue.probe,
+    "runtime_wrapper": runtime_wrapper.probe,
+    "subclass_wrapper": subclass_wrapper.probe,
+    "backward_unwrap": backward_unwrap.probe,
+}
 
 
 def _probe_one(
@@ -101,7 +107,7 @@ def _probe_one(
 ) -> tuple[ProbeResult, ...]:
     one = CompileToProbe(capture, to_region(observation, graph),
                          runtime_forms(sources(capture, "runtime_wrapper_orchestration")), keep_input_mutations)
-    return tuple(importlib.import_module(b.home("probe")).probe(one) for b in COMPILED)
+    return tuple(PROBES[b.id](one) for b in COMPILED)
 
 
 def _merge(results: Sequence[ProbeResult], many: bool) -> ProbeResult:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.results import ProbeResult
-from reference_impl.scalar_tensorify import FloatUseKind, ScalarProgramMeta, predict_compile_count
+from reference_impl.scalar_recompile import FloatUseKind, ScalarProgramMeta, predict_compile_count
 
 
 @dataclass(frozen=True)

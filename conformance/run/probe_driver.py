@@ -27,7 +27,7 @@ from conformance.results import ProbeRecord
 from conformance.run.compiles import CompileCounter, CompiledRegion, GraphInput
 from reference_impl.observe import Observation, flatten_outputs, observe
 from reference_impl.region import UnseenAlias
-from reference_impl.scalar_tensorify import analyze_float_uses
+from reference_impl.scalar_recompile import analyze_float_uses
 
 
 def _inputs_for(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) -> BuiltInputs:

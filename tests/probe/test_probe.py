@@ -36,7 +36,7 @@ from conformance.probe.capture import (
 )
 from conformance.run.runner import run_variant
 from reference_impl.observe import observe
-from reference_impl.scalar_tensorify import analyze_float_uses
+from reference_impl.scalar_recompile import analyze_float_uses
 from scripts.capture_fixtures import PROGRAMS as FIXTURE_PROGRAMS
 
 FIXTURES = Path(__file__).parents[1] / "resources" / "captured"

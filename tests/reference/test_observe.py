@@ -33,7 +33,7 @@ from reference_impl.runtime_wrapper import (
     ViewSpec,
     codegen_alias_fn,
 )
-from reference_impl.scalar_tensorify import FloatUseKind, predict_compile_count
+from reference_impl.scalar_recompile import FloatUseKind, predict_compile_count
 
 
 def nonleaf(*shape: int) -> torch.Tensor:

@@ -15,7 +15,7 @@ from reference_impl import backward_unwrap as bu
 from reference_impl import mutation_epilogue as me
 from reference_impl import runtime_wrapper as rw
 from reference_impl import runtime_wrapper_form as rwf
-from reference_impl import scalar_tensorify as sc
+from reference_impl import scalar_recompile as sc
 from reference_impl import subclass_wrapper as sw
 
 

@@ -394,7 +394,7 @@ def compile_tensorified(
     globals_ = dict(getattr(program, "__globals__", {}))
     globals_["torch"] = torch
     return exec_function(
-        source, globals_, find_function(source).name, filename="<reference_impl:scalar_tensorify>"
+        source, globals_, find_function(source).name, filename="<reference_impl:scalar_recompile>"
     )
 
 
