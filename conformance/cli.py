@@ -63,7 +63,7 @@ def _require_torch() -> bool:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from conformance.data.loader import load_all
+    from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     paths = _paths(args)
@@ -78,7 +78,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print("torch is not importable here: checked the schema only (not classes, class names, backends)",
               file=sys.stderr)
     else:
-        from conformance.data.deep_check import checker
+        from conformance.data.deep_check import checker  # lazy: imports torch
 
         check = checker(backends=True)
     cases, errors = load_all(paths, root if root.is_dir() else None, check)
@@ -111,8 +111,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _check_parity(root: Path, paths: list[Path], case_ids: list[str]) -> list[str]:
     """The upstream parity mapping's errors: its schema, and (when the whole cases folder was
     validated, so every id is known) each case id it names that no case has."""
-    from conformance.data.loader import CaseLoadError
-    from conformance.data.parity import load_parity, parity_path
+    from conformance.data.loader import CaseLoadError  # lazy: start-up (the subcommand needs it)
+    from conformance.data.parity import load_parity, parity_path  # lazy: start-up (the subcommand needs it)
 
     path = parity_path(root)
     if not path.is_file() or not any(p.resolve() in (root.resolve(), path.resolve()) for p in paths):
@@ -122,18 +122,18 @@ def _check_parity(root: Path, paths: list[Path], case_ids: list[str]) -> list[st
     except CaseLoadError as exc:
         return [str(e) for e in exc.errors]
     if not any(p.resolve() == root.resolve() for p in paths):
-        from conformance.data.loader import load_all
+        from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
 
         case_ids = [c.id for c in load_all([root], root)[0]]
     return parity.dangling(case_ids)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from conformance.data.devices import probe
-    from conformance.data.loader import load_all
-    from conformance.data.selection import check_selection
-    from conformance.data.variants import variants_of
-    from conformance.pytest_plugin.plugin import item_name
+    from conformance.data.devices import probe  # lazy: start-up (the subcommand needs it)
+    from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
+    from conformance.data.selection import check_selection  # lazy: start-up (the subcommand needs it)
+    from conformance.data.variants import variants_of  # lazy: start-up (the subcommand needs it)
+    from conformance.pytest_plugin.plugin import item_name  # lazy: start-up (the subcommand needs it)
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     cases, errors = load_all(_paths(args), root if root.is_dir() else None)
@@ -228,7 +228,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     problems = [why for name in ("timeout", "memory_limit") if getattr(args, name) is not None
                 and (why := check_number(BY_NAME[name], getattr(args, name), positive=name == "timeout"))]
     if not problems:
-        from conformance.data.selection import check_selection
+        from conformance.data.selection import check_selection  # lazy: start-up (the subcommand needs it)
 
         problems = check_selection(csv(args.devices), csv(args.backends), csv(args.modes))
     if problems:
@@ -243,7 +243,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("pytest " + " ".join(argv))
         return EXIT_OK
-    from conformance.results import hold_results
+    from conformance.results import hold_results  # lazy: start-up (the subcommand needs it)
 
     results = Path(args.results or BY_NAME["results"].env_default())
     holder = hold_results(results)  # only to say so plainly: the run's own process holds it for real
@@ -266,7 +266,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _accounted(results: Path, code: int, started: float) -> int:
     """The run's status, unless its records fall short of the items it selected (a process that
     ended mid-run): then never 0."""
-    from conformance.results import manifest_path
+    from conformance.results import manifest_path  # lazy: start-up (the subcommand needs it)
 
     manifest = manifest_path(results)
     if code == EXIT_NOTHING:
@@ -291,10 +291,10 @@ def _accounted(results: Path, code: int, started: float) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from conformance.bench.document import bench_json_schema
-    from conformance.explore.findings_file import findings_json_schema
-    from conformance.results import manifest_json_schema, result_json_schema
-    from conformance.schema import json_schema
+    from conformance.bench.document import bench_json_schema  # lazy: start-up (the subcommand needs it)
+    from conformance.explore.findings_file import findings_json_schema  # lazy: start-up (the subcommand needs it)
+    from conformance.results import manifest_json_schema, result_json_schema  # lazy: start-up (the subcommand needs it)
+    from conformance.schema import json_schema  # lazy: start-up (the subcommand needs it)
 
     made = {"case": json_schema, "result": result_json_schema, "manifest": manifest_json_schema,
             "bench": bench_json_schema, "findings": findings_json_schema}[args.of]
@@ -361,11 +361,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the pytest command line and exit")
     p.set_defaults(func=cmd_run, pytest_args=[], needs_torch=True)
 
-    from conformance.selftest import cli as selftest
+    from conformance.selftest import cli as selftest  # lazy: start-up (the subcommand needs it)
 
     selftest.register(sub)
 
-    from conformance.explore import cli as explore
+    from conformance.explore import cli as explore  # lazy: start-up (the subcommand needs it)
 
     explore.register(sub)
 
@@ -381,11 +381,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the current schema")
     p.set_defaults(func=cmd_schema)
 
-    from conformance.report.cli import add_parser as add_report_parser
+    from conformance.report.cli import add_parser as add_report_parser  # lazy: start-up (the subcommand needs it)
 
     add_report_parser(sub)
 
-    from conformance.bench.cli import add_parser as add_bench_parser
+    from conformance.bench.cli import add_parser as add_bench_parser  # lazy: start-up (the subcommand needs it)
 
     add_bench_parser(sub)
     return parser
@@ -395,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["report", "diff"]:  # a subcommand of its own under `report`, whose positionals are files
-        from conformance.report.cli import diff_main
+        from conformance.report.cli import diff_main  # lazy: start-up (the subcommand needs it)
 
         return diff_main(argv[2:])
     extra: list[str] = []

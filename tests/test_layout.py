@@ -1,5 +1,6 @@
 """The layout's limits: few modules loose at the top of the package, none long, no long function,
-and each module saying its one job in its first line."""
+each module saying its one job in its first line, and each import of the project's own modules
+inside a function saying why it is not at the top (`# lazy: imports torch`, `# lazy: start-up`)."""
 
 from __future__ import annotations
 
@@ -35,13 +36,27 @@ def breaches(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[Breach]:
         tree = ast.parse(text)
         if not ast.get_docstring(tree):
             found.append(Breach(where, "no docstring saying what the module is for"))
+        lines = text.splitlines()
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
                 if length > FUNCTION_LINES:
                     found.append(Breach(f"{where}:{node.lineno}",
                                         f"{node.name} is {length} lines (at most {FUNCTION_LINES})"))
+                found += _unexplained_lazy_imports(node, where, lines, packages)
     return found
+
+
+def _unexplained_lazy_imports(function: ast.FunctionDef | ast.AsyncFunctionDef, where: str, lines: list[str],
+                              packages: tuple[str, ...]) -> list[Breach]:
+    out = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Import | ast.ImportFrom) and node.col_offset > 0:
+            module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+            if module and module.split(".")[0] in packages and "# lazy:" not in lines[(node.end_lineno or 1) - 1]:
+                out.append(Breach(f"{where}:{node.lineno}", f"imports {module} inside a function without saying "
+                                  "why (# lazy: ...)"))
+    return out
 
 
 def test_the_project_keeps_its_layout_limits() -> None:
@@ -57,7 +72,9 @@ def test_each_limit_is_found_where_it_is_broken(tmp_path: Path) -> None:
     (package / "m1.py").write_text("x = 1\n")
     body = "".join(f"    y{k} = {k}\n" for k in range(FUNCTION_LINES))
     (package / "m2.py").write_text(f'"""A long function."""\n\n\ndef long():\n{body}')
+    (package / "m3.py").write_text('"""Lazy imports."""\n\n\ndef f():\n    import pkg.m1\n'
+                                   '    import pkg.m2  # lazy: imports torch\n    return pkg.m1\n')
     found = breaches(tmp_path, ("pkg",))
-    assert [b.where for b in found] == ["pkg", "pkg/m0.py", "pkg/m1.py", "pkg/m2.py:4"], found
+    assert [b.where for b in found] == ["pkg", "pkg/m0.py", "pkg/m1.py", "pkg/m2.py:4", "pkg/m3.py:5"], found
     assert "9 modules directly under it" in found[0].what and "long is 81 lines" in found[3].what
 

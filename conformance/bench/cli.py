@@ -65,8 +65,8 @@ def cmd_explore_bench(args: argparse.Namespace) -> int:
     """One fixed-seed exploration per configuration, in this process (one core)."""
     import tempfile
 
-    from conformance.explore.engine import Explorer
-    from conformance.run.fingerprint import build_fingerprint
+    from conformance.explore.engine import Explorer  # lazy: imports torch
+    from conformance.run.fingerprint import build_fingerprint  # lazy: start-up (the subcommand needs it)
 
     rows = []
     for config in args.configs.split(","):
@@ -89,10 +89,10 @@ def cmd_explore_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from conformance.bench.report import SCHEMA_ID, markdown, write_outputs
-    from conformance.bench.suites import TABLES, run_tables
-    from conformance.bench.timing import Settings
-    from conformance.run.fingerprint import build_fingerprint
+    from conformance.bench.report import SCHEMA_ID, markdown, write_outputs  # lazy: start-up (the subcommand needs it)
+    from conformance.bench.suites import TABLES, run_tables  # lazy: imports torch
+    from conformance.bench.timing import Settings  # lazy: start-up (the subcommand needs it)
+    from conformance.run.fingerprint import build_fingerprint  # lazy: start-up (the subcommand needs it)
 
     settings = Settings.quick() if args.quick else Settings()
     if args.repeat:
@@ -127,7 +127,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from conformance.bench.report import compare, read
+    from conformance.bench.report import compare, read  # lazy: start-up (the subcommand needs it)
 
     try:
         a, b = read(args.before), read(args.after)
@@ -144,7 +144,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_harness(args: argparse.Namespace) -> int:
-    from conformance.bench.harness import harness_markdown, measure_harness
+    from conformance.bench.harness import harness_markdown, measure_harness  # lazy: start-up (the subcommand needs it)
 
     if not args.cases.is_dir():
         print(f"--cases {args.cases}: no such folder", file=sys.stderr)

@@ -180,7 +180,7 @@ def build_runtime_wrapper(aliases: int, mutations: int, nargs: int) -> BuildFunc
 
 
 def orchestration_row(aliases: int, mutations: int, nargs: int, settings: Settings) -> Row:
-    from reference_impl import runtime_wrapper as rw
+    from reference_impl import runtime_wrapper as rw  # lazy: imports torch
 
     outputs = (
         *(rw.OutputSpec(rw.AliasKind.ALIAS_OF_INPUT, mutations + i) for i in range(aliases)),
@@ -251,7 +251,7 @@ def _timed_row(  # noqa: PLR0917  # one row's facets, positional like the table'
 
 
 def _two_tensor(nested: bool, requires_grad: bool) -> torch.Tensor:
-    from conformance.core.build import two_tensor_type
+    from conformance.core.build import two_tensor_type  # lazy: imports torch
 
     tt = two_tensor_type()
     gen = torch.Generator().manual_seed(0)
@@ -290,7 +290,7 @@ def build_unwrap() -> BuildFunction:
 
 
 def unwrap_rows(counts: Sequence[int], settings: Settings) -> list[Row]:
-    from reference_impl import backward_unwrap as bu
+    from reference_impl import backward_unwrap as bu  # lazy: imports torch
 
     build = build_unwrap()
     rows = []
@@ -322,7 +322,7 @@ def unwrap_rows(counts: Sequence[int], settings: Settings) -> list[Row]:
 
 
 def _leaves(t: Any) -> list[Any]:
-    from reference_impl.subclass_wrapper import is_wrapper_subclass
+    from reference_impl.subclass_wrapper import is_wrapper_subclass  # lazy: imports torch
 
     if not is_wrapper_subclass(t):
         return [t]
@@ -331,8 +331,8 @@ def _leaves(t: Any) -> list[Any]:
 
 
 def subclass_row(nested: bool, settings: Settings) -> Row:
-    from conformance.core.build import two_tensor_type
-    from reference_impl import subclass_wrapper as sw
+    from conformance.core.build import two_tensor_type  # lazy: imports torch
+    from reference_impl import subclass_wrapper as sw  # lazy: imports torch
 
     tt = two_tensor_type()
     _reset()
@@ -408,7 +408,7 @@ def mutation_source(k: int) -> str:
 def mutation_row(k: int, settings: Settings) -> Row:
     from functorch.compile import aot_function, nop  # type: ignore[attr-defined]  # re-exported without __all__
 
-    from reference_impl import mutation_epilogue as me
+    from reference_impl import mutation_epilogue as me  # lazy: imports torch
 
     gen = torch.Generator().manual_seed(0)
     w = torch.randn(4, generator=gen)

@@ -21,6 +21,7 @@ from conformance.core.compile import backend_missing, config_flag
 from conformance.core.entry import AOT_FUNCTION, NONE
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 from conformance.data.loader import CaseError, LoadedCase, field_name
+from conformance.data.selection import device_error, registered_backends
 from conformance.schema.case import class_refs
 
 CLASSES_SECONDS = 30  # a classes block defines things; one that runs longer is broken
@@ -55,7 +56,6 @@ def torch_problems(lc: LoadedCase, *, backends: bool) -> list[CaseError]:
     flag), as validate does; a run skips such items instead."""
     import torch
 
-    from conformance.data.selection import device_error
 
     errors: list[CaseError] = []
     try:
@@ -96,7 +96,6 @@ def torch_problems(lc: LoadedCase, *, backends: bool) -> list[CaseError]:
 
 
 def _backend_problems(lc: LoadedCase) -> list[CaseError]:
-    from conformance.data.selection import registered_backends
 
     errors: list[CaseError] = []
     known = registered_backends()

@@ -12,6 +12,7 @@ from packaging.specifiers import SpecifierSet
 from pydantic import BaseModel, ConfigDict, Field
 
 from conformance.data.devices import device_type
+from conformance.data.loader import load_model
 from conformance.schema import BuildCondition, KnownFailure, KnownFailureKind
 from conformance.versions import torch_release
 
@@ -65,7 +66,6 @@ class Expectation:
 
 def load_expectations(paths: Sequence[Path]) -> list[Expectation]:
     """Every entry of the given files; raise CaseLoadError (path:line: field: message)."""
-    from conformance.data.loader import load_model
 
     out: list[Expectation] = []
     for path in paths:

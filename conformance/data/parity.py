@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from conformance.data.loader import load_model
+
 if TYPE_CHECKING:
     from conformance.results import ResultRecord
 
@@ -105,7 +107,6 @@ def parity_path(cases_root: Path) -> Path:
 
 def load_parity(path: Path) -> Parity:
     """The mapping, or CaseLoadError with `path:line: field: message` errors."""
-    from conformance.data.loader import load_model
 
     mapping, lines = load_model(path, ParityFile, "an upstream parity file")
     return Parity(mapping, lines, str(path))

@@ -85,9 +85,9 @@ def _shard(text: str) -> tuple[int, int] | None:
 
 def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[str, Any]]]]:
     """Every usage error at once, before any work; and the findings to merge, read."""
-    from conformance.data.selection import check_selection
-    from conformance.explore.supervise import unmerged_states
-    from conformance.selftest.faults import FAULTS
+    from conformance.data.selection import check_selection  # lazy: start-up (the subcommand needs it)
+    from conformance.explore.supervise import unmerged_states  # lazy: imports torch
+    from conformance.selftest.faults import FAULTS  # lazy: imports torch
 
     errors = check_selection([], args.backends, args.modes)
     if args.fault is not None and args.fault not in FAULTS:
@@ -103,7 +103,7 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[s
     merge_errors, parts = _merge_parts(args.merge or [])
     errors += merge_errors
     if args.builds is not None:
-        from conformance.explore.releases import check_builds
+        from conformance.explore.releases import check_builds  # lazy: start-up (the subcommand needs it)
 
         errors += check_builds([b for b in args.builds.split(",") if b]) or (
             [] if args.builds.strip(",") else ["--builds: give at least one build"])
@@ -143,7 +143,7 @@ def _shared(out: Path) -> bool:
 def _merge_parts(dirs: list[str]) -> tuple[list[str], list[tuple[Path, dict[str, Any]]]]:
     """Each folder's findings.json, checked. A folder given twice, or two files of the same rounds (a
     job's folder copied), would count the same programs and findings twice: refused."""
-    from conformance.explore.findings_file import merged_form, read_findings
+    from conformance.explore.findings_file import merged_form, read_findings  # lazy: start-up (the subcommand needs it)
 
     errors: list[str] = []
     seen: dict[Path, str] = {}
@@ -170,9 +170,9 @@ def _merge_parts(dirs: list[str]) -> tuple[list[str], list[tuple[Path, dict[str,
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    from conformance.explore.findings import discard_report, mark_known, merge_into, write_report
-    from conformance.explore.layout import WriteFailed
-    from conformance.explore.supervise import Interrupts
+    from conformance.explore.findings import discard_report, mark_known, merge_into, write_report  # lazy: imports torch
+    from conformance.explore.layout import WriteFailed  # lazy: start-up (the subcommand needs it)
+    from conformance.explore.supervise import Interrupts  # lazy: imports torch
 
     if args.coverage is not None:
         return _coverage(args)
@@ -190,7 +190,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         try:
             report = merge_into(out, parts) if parts else _explore(args, out, shard, interrupts)
             if args.builds:
-                from conformance.explore.releases import add_releases
+                from conformance.explore.releases import add_releases  # lazy: start-up (the subcommand needs it)
 
                 add_releases(report, out, [b for b in args.builds.split(",") if b],
                              say=lambda line: print(line, file=sys.stderr))
@@ -208,7 +208,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def _coverage(args: argparse.Namespace) -> int:
-    from conformance.explore.coverage import coverage, to_text
+    from conformance.explore.coverage import coverage, to_text  # lazy: start-up (the subcommand needs it)
 
     if args.coverage <= 0 or args.seed < 0:
         print("explore: --coverage N: give a positive N (and --seed 0 or more)", file=sys.stderr)
@@ -219,7 +219,7 @@ def _coverage(args: argparse.Namespace) -> int:
 
 
 def _explore(args: argparse.Namespace, out: Path, shard: tuple[int, int], interrupts: Interrupts) -> dict[str, Any]:
-    from conformance.explore.supervise import Config, supervise, totals_report
+    from conformance.explore.supervise import Config, supervise, totals_report  # lazy: imports torch
 
     config = Config(out=str(out), backends=args.backends, modes=args.modes, fault=args.fault,
                     time_budget=args.time_budget, max_examples=args.max_examples, seed=args.seed,

@@ -77,7 +77,7 @@ def _eager_verdicts(n: int, seed_: int) -> list[str]:
 
 def _child(n: int, seed_: int, start: int) -> None:
     """Run programs start.. of the N drawn, both sides eager, printing each one's verdict as it ends."""
-    from conformance.explore.engine import Explorer, Ran, case_text
+    from conformance.explore.engine import Explorer, Ran, case_text  # lazy: imports torch
 
     with tempfile.TemporaryDirectory(prefix="conformance-coverage-") as tmp:
         explorer = Explorer(Path(tmp), backends=("none",), modes=("inference",))

@@ -14,6 +14,7 @@ import yaml
 from conformance.data.loader import load_case
 from conformance.explore.engine import Explorer, Finding, Ran
 from conformance.files import write_atomic
+from conformance.reproducer.full import render_full
 
 
 def _slug(signature: str) -> str:
@@ -23,8 +24,7 @@ def _slug(signature: str) -> str:
 
 def emit(explorer: Explorer, finding: Finding) -> Finding:
     """Write the finding's case file and reproducer under findings/, and rerun the case file."""
-    from conformance.reproducer.full import render_full
-    from conformance.reproducer.short import render_short
+    from conformance.reproducer.short import render_short  # lazy: imports torch
 
     folder = explorer.out / "findings"
     folder.mkdir(parents=True, exist_ok=True)

@@ -74,9 +74,9 @@ def sweep_expectation(lc: LoadedCase, records: Sequence[ResultRecord]) -> int | 
     a passing record compiled another: only where every compiling variant compiled one graph on
     its first call (the prediction is per compiled region; a graph break makes several) and the
     variants agree on the prediction; ``None`` otherwise, or where the case sets a count."""
-    from conformance.probe.scalar_recompile import predicted
-    from conformance.run.probe_driver import scalar_sweep
-    from reference_impl.scalar_recompile import FloatUseKind
+    from conformance.probe.scalar_recompile import predicted  # lazy: imports torch
+    from conformance.run.probe_driver import scalar_sweep  # lazy: imports torch
+    from reference_impl.scalar_recompile import FloatUseKind  # lazy: imports torch
 
     if lc.case.expect.compiles is not None:
         return None

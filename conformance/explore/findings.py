@@ -18,6 +18,7 @@ from conformance.explore.layout import EXAMPLES, WriteFailed
 from conformance.explore.releases import in_words
 from conformance.files import write_atomic
 from conformance.report.causes import read_again, same_cause
+from conformance.report.read import ReportInputError, read_results
 
 
 @dataclass
@@ -258,8 +259,7 @@ def write_findings(explorer: Explorer, findings: list[Finding]) -> dict[str, Any
 def mark_known(report: dict[str, Any], known: Path) -> list[str]:
     """Each finding that a known failure of the corpus shows the same way on this build (the same
     cause: conformance.report.causes) names those cases; warnings."""
-    from conformance.explore.engine import signature_of
-    from conformance.report.read import ReportInputError, read_results
+    from conformance.explore.engine import signature_of  # lazy: imports torch
 
     try:
         records = [s.record for s in read_results(known, [])]

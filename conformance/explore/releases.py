@@ -12,6 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from conformance.data.loader import case_id_for
+from conformance.report.causes import same_cause
+from conformance.results import ResultRecord
 from conformance.versions import version_key
 
 TORCH_ENVS = Path(".nox") / "_torch"  # where `nox -s matrix` keeps each build's environment
@@ -42,7 +45,6 @@ def check_builds(builds: list[str]) -> list[str]:
 def rerun(cases: list[Path], root: Path, site: Path) -> tuple[str, list[Any]]:
     """Every case run with torch from `site`: (the build's torch version, the records), or
     (a line saying why not, [])."""
-    from conformance.results import ResultRecord
 
     with tempfile.TemporaryDirectory(prefix="explore-builds-") as tmp:
         results = Path(tmp) / "results.jsonl"
@@ -62,8 +64,7 @@ def rerun(cases: list[Path], root: Path, site: Path) -> tuple[str, list[Any]]:
 
 def outcome(signature: str, records: list[Any]) -> str:
     """What one build did with a finding's case: fails (the same cause), passes, or what else."""
-    from conformance.explore.engine import signature_of
-    from conformance.report.causes import same_cause
+    from conformance.explore.engine import signature_of  # lazy: imports torch
 
     if not records:
         return "not run"
@@ -79,7 +80,6 @@ def outcome(signature: str, records: list[Any]) -> str:
 
 def add_releases(report: dict[str, Any], out: Path, builds: list[str], say: Any = print) -> None:
     """Each finding's `releases` (build → outcome, the explored build included) and `history`."""
-    from conformance.data.loader import case_id_for
 
     findings = [f for f in report["findings"] if f.get("case")]
     cases = {f["signature"]: (out / f["case"]).resolve() for f in findings}

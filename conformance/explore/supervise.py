@@ -74,7 +74,7 @@ def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -
 
     from torch._logging import set_logs  # type: ignore[attr-defined]  # public API, not in the stub's exports
 
-    from conformance.selftest.faults import FAULTS
+    from conformance.selftest.faults import FAULTS  # lazy: imports torch
 
     set_logs(all=logging.CRITICAL)
     out = shard_dir(config, worker)
@@ -123,7 +123,7 @@ def _signal_name(exitcode: int | None) -> str:
 
 def _run_case(case: str, fault: str | None) -> None:
     """In a fresh process: run every variant of one case file (does the process die again?)."""
-    from conformance.selftest.faults import FAULTS
+    from conformance.selftest.faults import FAULTS  # lazy: imports torch
 
     path = Path(case)
     explorer = Explorer(path.parent, extensions=(FAULTS[fault].extension(),) if fault else ())

@@ -47,7 +47,7 @@ ACTIVATE_ENV = "TORCH_CONFORMANCE"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from conformance.pytest_plugin import hookspecs
+    from conformance.pytest_plugin import hookspecs  # lazy: pytest loads the plugin in every project
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -122,7 +122,7 @@ def _checked_options(config: pytest.Config) -> tuple[float, float]:
         if why:
             errors.append(why)
     if not _is_worker(config):
-        from conformance.data.selection import check_selection
+        from conformance.data.selection import check_selection  # lazy: pytest loads the plugin in every project
 
         errors += check_selection(csv(config.getoption("conformance_devices")),
                                   csv(config.getoption("conformance_backends")),
@@ -274,7 +274,7 @@ def _drop_unused_hypothesis_plugin(config: pytest.Config, root: Path) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if not _active(config):
         return None
-    from conformance.run.fingerprint import build_fingerprint
+    from conformance.run.fingerprint import build_fingerprint  # lazy: pytest loads the plugin in every project
 
     fp = build_fingerprint()
     state = config.stash[_STATE]
@@ -297,7 +297,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _build_checks() -> Callable[[LoadedCase], list[CaseError]]:
-    from conformance.data.deep_check import checker
+    from conformance.data.deep_check import checker  # lazy: imports torch
 
     return checker(backends=False)  # a backend this build lacks is a skip with its reason, not an error
 
@@ -336,7 +336,7 @@ class CaseFile(pytest.File):
             yield self._error(lc.id, (err,))
             return
         state.ids[lc.id] = display
-        from conformance.data.variants import variants_of
+        from conformance.data.variants import variants_of  # lazy: pytest loads the plugin in every project
 
         opts = self.config
         for variant in variants_of(
@@ -409,7 +409,7 @@ class CaseItem(pytest.Item):
     def _options(self) -> RunOptions:
         state = self.config.stash[_STATE]
         if state.run_options is None:
-            from conformance.run.runner import RunOptions
+            from conformance.run.runner import RunOptions  # lazy: imports torch
 
             state.run_options = RunOptions(
                 strict_internals=bool(self.config.getoption("conformance_strict_internals")),
@@ -436,7 +436,7 @@ class CaseItem(pytest.Item):
                 state.journal.finish()
 
     def _run(self) -> None:
-        from conformance.run import runner
+        from conformance.run import runner  # lazy: imports torch
 
         try:
             record = runner.run_variant(self.loaded, self.variant, self._options(), nodeid=self.nodeid)
@@ -467,7 +467,7 @@ class CaseItem(pytest.Item):
 
     def _with_reproducer(self, record: ResultRecord) -> ResultRecord:
         """A failure's standalone script, written beside the results file (see conformance.reproducer)."""
-        from conformance.reproducer.write import attach
+        from conformance.reproducer.write import attach  # lazy: imports torch
 
         state = self.config.stash[_STATE]
         return attach(record, self.loaded, self.variant, state.results, self.config.invocation_params.dir,

@@ -74,8 +74,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def links_inside(out: Path) -> Path | None:
     """The first symbolic link among the folders and files the report writes or removes under `out`."""
-    from conformance.report.drafts import DRAFTS
-    from conformance.report.scripts import REPRODUCERS
+    from conformance.report.drafts import DRAFTS  # lazy: start-up (the subcommand needs it)
+    from conformance.report.scripts import REPRODUCERS  # lazy: start-up (the subcommand needs it)
 
     for name in (REPRODUCERS, DRAFTS):
         top = out / name
@@ -93,7 +93,7 @@ def _is_report(path: Path) -> bool:
     """Whether an input is a report's compat.json (gzipped or not), by its first bytes."""
     import gzip
 
-    from conformance.report.read import COMPAT_SCHEMA
+    from conformance.report.read import COMPAT_SCHEMA  # lazy: start-up (the subcommand needs it)
 
     try:
         with path.open("rb") as raw:
@@ -106,7 +106,7 @@ def _is_report(path: Path) -> bool:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from conformance.report import ReportInputError, merge, write_report
+    from conformance.report import ReportInputError, merge, write_report  # lazy: start-up (the subcommand needs it)
 
     paths = expand(args.results or [str(BY_NAME["results"].env_default())])
     exp_text = args.expectations if args.expectations is not None else BY_NAME["expectations"].env_default()
@@ -163,9 +163,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _bench(given: str | None) -> list[dict[str, Any]]:
-    from conformance.bench.report import read
-    from conformance.report import ReportInputError
-    from conformance.report.speed import speed
+    from conformance.bench.report import read  # lazy: start-up (the subcommand needs it)
+    from conformance.report import ReportInputError  # lazy: start-up (the subcommand needs it)
+    from conformance.report.speed import speed  # lazy: start-up (the subcommand needs it)
 
     docs = []
     for path in expand(csv(given or ""), "bench.json"):
@@ -183,9 +183,9 @@ def _bench(given: str | None) -> list[dict[str, Any]]:
 
 
 def _parity(given: str | None) -> ParityFile | None:
-    from conformance.data.loader import CaseLoadError
-    from conformance.data.parity import load_parity, parity_path
-    from conformance.report import ReportInputError
+    from conformance.data.loader import CaseLoadError  # lazy: start-up (the subcommand needs it)
+    from conformance.data.parity import load_parity, parity_path  # lazy: start-up (the subcommand needs it)
+    from conformance.report import ReportInputError  # lazy: start-up (the subcommand needs it)
 
     path = Path(given) if given else parity_path(Path(BY_NAME["cases"].env_default()))
     if not path.is_file():
@@ -216,8 +216,8 @@ def diff_parser() -> argparse.ArgumentParser:
 
 
 def diff_main(argv: Sequence[str]) -> int:
-    from conformance.report import ReportInputError
-    from conformance.report.diff import diff_runs, load_side, render_text, write_json
+    from conformance.report import ReportInputError  # lazy: start-up (the subcommand needs it)
+    from conformance.report.diff import diff_runs, load_side, render_text, write_json  # lazy: start-up
 
     args = diff_parser().parse_args(list(argv))
     sides = []

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.files import write_atomic
 from conformance.report.model import Report, merge
 from conformance.report.read import Sourced
 from conformance.versions import torch_release
@@ -192,6 +193,5 @@ def render_text(d: RunDiff, *, limit: int = 200) -> str:
 
 
 def write_json(d: RunDiff, path: Path) -> None:
-    from conformance.files import write_atomic
 
     write_atomic(path, (json.dumps(d.to_json(), indent=1, ensure_ascii=False) + "\n").encode())

@@ -20,8 +20,12 @@ from typing import Any, get_args
 
 from conformance.behaviors import IDS as BEHAVIORS
 from conformance.core.entry import counts_graphs
+from conformance.data.expectations import load_expectations
+from conformance.data.loader import CaseLoadError
 from conformance.data.parity import ParityFile
 from conformance.data.parity import table as parity_table
+from conformance.report.causes import cause_of
+from conformance.report.history import BAD, in_release_order
 from conformance.report.read import (
     ReportInputError,
     RunInfo,
@@ -32,6 +36,7 @@ from conformance.report.read import (
     read_results,
     read_text,
 )
+from conformance.report.speed import speed
 from conformance.results import (
     STATUSES,
     Fingerprint,
@@ -70,7 +75,6 @@ def build_id(fp: Fingerprint) -> str:
 def _cause_key(s: Sourced) -> str:
     """The item's root cause (conformance.report.causes); one with no located difference is its known
     failure's link."""
-    from conformance.report.causes import cause_of
 
     cause = cause_of(s.record)
     if cause is not None:
@@ -197,7 +201,6 @@ class Report:
 
     def speed(self) -> dict[str, Any] | None:
         """The bench tables release over release (Note [Before/after across releases])."""
-        from conformance.report.speed import speed
 
         return speed(self.bench)
 
@@ -327,7 +330,6 @@ class Report:
     def causes(self) -> list[dict[str, Any]]:
         """The failing and known-failing items grouped by cause (conformance.report.causes), with the
         builds, cases and variants that show each; most items first."""
-        from conformance.report.causes import cause_of
 
         groups: dict[str, dict[str, Any]] = {}
         for s in self.records:
@@ -355,7 +357,6 @@ class Report:
         pass, the known failures and the causes they come from (with their links), what changed
         since the previous release on that device (items failing now that passed there, and the
         reverse), and what no expectation covers (fail, error, xpass)."""
-        from conformance.report.history import BAD, in_release_order
 
         order = in_release_order(self.builds)
         out = []
@@ -578,8 +579,6 @@ def _same_source(a: str, b: str) -> bool:
 
 
 def _stale(paths: Sequence[Path], records: Sequence[Sourced]) -> list[dict[str, str]]:
-    from conformance.data.expectations import load_expectations
-    from conformance.data.loader import CaseLoadError
 
     try:
         expectations = load_expectations(list(paths))

@@ -428,7 +428,7 @@ def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: d
     """What the program returns, called eagerly on a call's inputs: `one` tensor (the script then
     backwards through `out` itself), `no tensor` (nothing to backward), `several`, or `unknown` where
     that call raises."""
-    from conformance.core.compile import make_function
+    from conformance.core.compile import make_function  # lazy: imports torch
 
     try:
         fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes)

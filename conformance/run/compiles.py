@@ -128,7 +128,7 @@ class CompileCounter(CountingBackend):
         return out
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
-        from conformance.probe.capture import capture_generated_sources, capturing
+        from conformance.probe.capture import capture_generated_sources, capturing  # lazy: imports torch
 
         self.backend_calls += 1
         k = len(self.regions)
@@ -189,7 +189,7 @@ class CompileCounter(CountingBackend):
 
     def _sampling(self, compiled: Any, k: int) -> Any:
         """`compiled`, recording samples of what it returns on its first call."""
-        from conformance.probe.region import OutputSample
+        from conformance.probe.region import OutputSample  # lazy: imports torch
 
         region = self.regions[k]
         counter = self

@@ -18,7 +18,7 @@ FAST_SUBSET = (
 
 def register(sub: Any) -> None:
     """Add `torch-conformance selftest` to the CLI's subparsers."""
-    from conformance.options import BY_NAME
+    from conformance.options import BY_NAME  # lazy: start-up (the subcommand needs it)
 
     p = sub.add_parser(
         "selftest",
@@ -47,11 +47,11 @@ def _cmd(args: Any) -> int:
     import sys
     from pathlib import Path
 
-    from conformance.data.loader import load_all
-    from conformance.data.variants import variants_of
-    from conformance.options import BY_NAME, csv
-    from conformance.selftest.faults import FAULTS
-    from conformance.selftest.run import dumps, run_selftest
+    from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
+    from conformance.data.variants import variants_of  # lazy: start-up (the subcommand needs it)
+    from conformance.options import BY_NAME, csv  # lazy: start-up (the subcommand needs it)
+    from conformance.selftest.faults import FAULTS  # lazy: imports torch
+    from conformance.selftest.run import dumps, run_selftest  # lazy: imports torch
 
     root = Path(args.cases or BY_NAME["cases"].env_default())
     cases, errors = load_all([Path(p) for p in args.paths] or [root], root if root.is_dir() else None)
