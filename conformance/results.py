@@ -85,11 +85,31 @@ class ProbeResult:
     note: Text = ""
 
 
-class GraphValueRecord(_Record):
+# Per value: (attribute path, symbolic size dims, symbolic stride dims); "" is the value itself.
+Symbolic = tuple[tuple[Name, tuple[int, ...], tuple[int, ...]], ...]
+
+
+class GraphValue(_Record):
+    """What one input (or output) of a compiled region is, in the program's terms: what the runner
+    records per compile (conformance/run/compiles.py), the probe reads, and a record keeps.
+
+    The probe needs this because generated code indexes the region, not the program: dynamo orders
+    graph inputs by first use and inserts symbolic sizes, AOTAutograd lifts the graph module's
+    parameters in front, so slot k of generated code is not argument k. Kinds: ``"input"``, a
+    program value the graph input *is* (identity): `index` its position among the arguments, `name`
+    the input (or `module.param`) name; ``"param"``, a parameter or buffer of the graph module,
+    lifted in front of the graph inputs (`name` when it is a program value); ``"symint"``,
+    ``"symfloat"``, ``"tensor"``... for values the program does not see (symbolic sizes, lifted or
+    tensorified values); for a graph output, ``"output"`` with the program output `index` it is, or
+    ``"other"``. `symbolic`: per subclass attribute path, the size and stride dims that were
+    symbolic at compile time. `requires_grad`: for a graph output, what dynamo's tracing (eager
+    semantics on fake tensors) says.
+    """
+
     kind: Name
     name: Name | None = None
     index: int | None = None
-    symbolic: tuple[tuple[Name, tuple[int, ...], tuple[int, ...]], ...] = ()
+    symbolic: Symbolic = ()
     requires_grad: bool = False
 
 
@@ -101,8 +121,8 @@ class ProbeRecord(_Record):
     forms: tuple[Name, ...] = Field((), description="How they arrived: trace, trace-combined, module-logger.")
     unrecognised: tuple[Text, ...] = ()
     error: Text | None = Field(None, description="The probe itself failed (never the item's verdict).")
-    graph_inputs: tuple[tuple[GraphValueRecord, ...], ...] = ()
-    graph_outputs: tuple[tuple[GraphValueRecord, ...], ...] = ()
+    graph_inputs: tuple[tuple[GraphValue, ...], ...] = ()
+    graph_outputs: tuple[tuple[GraphValue, ...], ...] = ()
     partial: tuple[bool, ...] = ()
 
     def statuses(self) -> dict[str, str]:

@@ -62,9 +62,7 @@ from conformance.probe.capture import CaptureResult
 from conformance.probe.region import (
     CompileToProbe,
     GraphSignature,
-    GraphValue,
     OutputSample,
-    Symbolic,
     match_outputs,
     to_region,
 )
@@ -76,13 +74,11 @@ from reference_impl.observe import Observation
 
 __all__ = [
     "GraphSignature",
-    "GraphValue",
     "OutputSample",
     "ProbeRecord",
     "ProbeResult",
     "ProbeStatus",
     "ScalarSweep",
-    "Symbolic",
     "match_outputs",
     "probe",
     "probe_compiles",

@@ -7,35 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
 from conformance.probe.capture import CaptureResult
+from conformance.results import GraphValue, Symbolic
 from reference_impl.observe import Observation, predict_trace_joint
 from reference_impl.region import UnseenAlias, region, synthetic_bases
 from reference_impl.runtime_wrapper import AliasKind
 from reference_impl.runtime_wrapper_form import RuntimeWrapperForm
 from reference_impl.subclass_wrapper import Meta, is_wrapper_subclass, mark_symbolic
-
-# Per value: (attribute path, symbolic size dims, symbolic stride dims); "" is the value itself.
-Symbolic = tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]
-
-
-class GraphValue(Protocol):
-    """One input or output of a compiled region as the runner recorded it
-    (:class:`conformance.run.compiles.GraphInput` has this shape)."""
-
-    @property
-    def kind(self) -> str: ...
-    @property
-    def name(self) -> str | None: ...
-    @property
-    def index(self) -> int | None: ...
-    @property
-    def symbolic(self) -> Symbolic: ...
-    @property
-    def requires_grad(self) -> bool: ...
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Compiled regions in the program's terms: how many graphs a pass compiles and, for each,
-what its inputs and outputs are (see GraphInput), for the internals probe."""
+what its inputs and outputs are (see GraphValue), for the internals probe."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import contextlib
 import functools
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -16,9 +16,8 @@ from conformance.core.build import BuiltInputs, tensors_of
 from conformance.core.compile import CountingBackend
 from conformance.core.state import is_subclass
 from conformance.probe.region import TraceFacts
+from conformance.results import GraphValue, Symbolic
 from reference_impl.subclass_wrapper import subclass_meta_of
-
-Symbolic = tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]
 
 
 def _version(t: torch.Tensor) -> int | None:
@@ -28,49 +27,16 @@ def _version(t: torch.Tensor) -> int | None:
         return None
 
 
-@dataclass(frozen=True)
-class GraphInput:
-    """What one input (or output) of a compiled region is, in the program's terms.
-
-    The probe needs this because generated code indexes the region, not the program:
-    dynamo orders graph inputs by first use and inserts symbolic sizes, AOTAutograd lifts
-    the graph module's parameters in front, so slot k of generated code is not argument k.
-    Kinds: ``"input"``, a program value the graph input *is* (identity): `index` its
-    position among the arguments, `name` the input (or `module.param`) name; ``"param"``,
-    a parameter or buffer of the graph module, lifted in front of the graph inputs (`name`
-    when it is a program value); ``"symint"``, ``"symfloat"``, ``"tensor"``... for values
-    the program does not see (symbolic sizes, lifted or tensorified values); for a graph
-    output, ``"output"`` with the program output `index` it is, or ``"other"``.
-    `symbolic`: per subclass attribute path (``""`` for the value itself), the size and
-    stride dims that were symbolic at compile time. `requires_grad`: for a graph output, what
-    dynamo's tracing (eager semantics on fake tensors) says.
-    """
-
-    kind: str
-    name: str | None = None
-    index: int | None = None
-    symbolic: Symbolic = ()
-    requires_grad: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "index": self.index}
-        if self.symbolic:
-            out["symbolic"] = [[path, list(sizes), list(strides)] for path, sizes, strides in self.symbolic]
-        if self.requires_grad:
-            out["requires_grad"] = True
-        return out
-
-
 @dataclass
 class CompiledRegion:
     """One graph dynamo handed the backend, in the program's terms: the call that compiled it, its
-    inputs (see GraphInput), its outputs' symbolic dims and requires_grad as traced, samples of
+    inputs (see GraphValue), its outputs' symbolic dims and requires_grad as traced, samples of
     what it returned on its first call, whether the program also ran outside it during that call
     (`partial`), the sources generated while it compiled (`capture`, when a capture is active), and
     whether the backend raised (`failed`: dynamo retries such a compile differently)."""
 
     call: int
-    inputs: tuple[GraphInput, ...]
+    inputs: tuple[GraphValue, ...]
     trace: TraceFacts = field(default_factory=TraceFacts)
     output_symbolic: tuple[Symbolic, ...] | None = None
     output_requires_grad: tuple[bool, ...] | None = None
@@ -82,7 +48,7 @@ class CompiledRegion:
 
 class CompileCounter(CountingBackend):
     """A backend wrapper that counts the graphs dynamo hands to the backend and records, for
-    each, what its region is in the program's terms (see GraphInput): its inputs (the graph
+    each, what its region is in the program's terms (see GraphValue): its inputs (the graph
     module's lifted parameters, then the example inputs, identified by identity), which
     call compiled it, samples of its outputs on their first call, whether the program also
     ran outside the region during that call (`partial`: another graph in the same call, or
@@ -140,20 +106,20 @@ class CompileCounter(CountingBackend):
         partial = bool(same_call) or self._input_states() != self._states
         nodes = list(gm.graph.nodes) if hasattr(gm, "graph") else []
         placeholders = [n for n in nodes if n.op == "placeholder"]
-        lifted: list[GraphInput] = []
+        lifted: list[GraphValue] = []
         lifted_values: list[Any] = []
         lifted_names: list[str] = []
         if isinstance(gm, torch.nn.Module):
             for name, t in (*gm.named_parameters(remove_duplicate=False), *gm.named_buffers(remove_duplicate=False)):
                 lifted_names.append(name)
                 found = self._describe(t)
-                lifted.append(GraphInput("param", found.name, found.index, self._symbolic(t)))
+                lifted.append(GraphValue(kind="param", name=found.name, index=found.index, symbolic=self._symbolic(t)))
                 lifted_values.append(t)
         described = []
         for i, e in enumerate(example_inputs):
             g = self._describe(e)
             fake = placeholders[i].meta.get("example_value") if i < len(placeholders) else None
-            described.append(replace(g, symbolic=self._symbolic(fake)))
+            described.append(g.model_copy(update={"symbolic": self._symbolic(fake)}))
         region = CompiledRegion(call_index, (*lifted, *described), partial=partial)
         self.regions.append(region)
         fakes = [p.meta.get("example_value") for p in placeholders]
@@ -206,18 +172,18 @@ class CompileCounter(CountingBackend):
 
         return call
 
-    def _describe(self, value: Any) -> GraphInput:
+    def _describe(self, value: Any) -> GraphValue:
         if self.current is not None:
             tensors = tensors_of(self.current.named)
             for name, t in tensors.items():
                 if t is value:
                     index = next((i for i, a in enumerate(self.current.args) if a is t), None)
-                    return GraphInput("input", name, index)
+                    return GraphValue(kind="input", name=name, index=index)
         if isinstance(value, torch.SymInt | int):
-            return GraphInput("symint")
+            return GraphValue(kind="symint")
         if isinstance(value, torch.SymFloat | float):
-            return GraphInput("symfloat")
-        return GraphInput("tensor" if isinstance(value, torch.Tensor) else type(value).__name__)
+            return GraphValue(kind="symfloat")
+        return GraphValue(kind="tensor" if isinstance(value, torch.Tensor) else type(value).__name__)
 
     @staticmethod
     def _symbolic(value: Any, path: str = "") -> Symbolic:
@@ -413,7 +379,7 @@ class _AotCounter(CompileCounter):
         self.count += 1
         self.backend_calls += 1
         args = self.current.args if self.current is not None else []
-        self.regions.append(CompiledRegion(max(self.calls - 1, 0), tuple(GraphInput("input", None, i)
+        self.regions.append(CompiledRegion(max(self.calls - 1, 0), tuple(GraphValue(kind="input", index=i)
                                                                           for i in range(len(args)))))
         return self.inner(gm, example_inputs, **kwargs)
 

@@ -23,8 +23,8 @@ from conformance.data.variants import Variant
 from conformance.probe import GraphSignature, OutputSample, match_outputs, probe_compiles
 from conformance.probe.capture import CaptureResult
 from conformance.probe.scalar_recompile import ScalarSweep
-from conformance.results import ProbeRecord
-from conformance.run.compiles import CompileCounter, CompiledRegion, GraphInput
+from conformance.results import GraphValue, ProbeRecord
+from conformance.run.compiles import CompileCounter, CompiledRegion
 from reference_impl.observe import Observation, flatten_outputs, observe
 from reference_impl.region import UnseenAlias
 from reference_impl.scalar_recompile import analyze_float_uses
@@ -173,12 +173,11 @@ def _signature(region: CompiledRegion, obs: Any, frozen: frozenset[int]) -> tupl
         symbolic, needs_grad = region.output_symbolic, region.output_requires_grad
         matched = _matched_outputs(samples, obs, trace.output_aliases, needs_grad, partial)
         outputs = tuple(
-            GraphInput(
-                "output" if m is not None else "other",
-                None,
-                m,
-                symbolic[j] if symbolic is not None and j < len(symbolic) else (),
-                needs_grad is not None and j < len(needs_grad) and needs_grad[j],
+            GraphValue(
+                kind="output" if m is not None else "other",
+                index=m,
+                symbolic=symbolic[j] if symbolic is not None and j < len(symbolic) else (),
+                requires_grad=needs_grad is not None and j < len(needs_grad) and needs_grad[j],
             )
             for j, m in enumerate(matched)
         )
@@ -186,12 +185,12 @@ def _signature(region: CompiledRegion, obs: Any, frozen: frozenset[int]) -> tupl
     # first step) was not there to observe before it: a value the program does not see
     observed = {a.name for a in obs.attributes}
     inputs = tuple(
-        GraphInput("tensor", None, None, g.symbolic)
+        GraphValue(kind="tensor", symbolic=g.symbolic)
         if g.index is None and g.name is not None and g.name not in observed else g
         for g in region.inputs
     )
     signature = GraphSignature.of(inputs, outputs, frozen=frozen, partial=partial, trace=trace)
-    return signature, None if outputs is None else [g.to_json() for g in outputs]
+    return signature, None if outputs is None else list(outputs)
 
 
 def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter,
@@ -199,7 +198,7 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
     """Compare what the build generated during the cold pass with the reference (never raises).
 
     One comparison per compile, each with the observation of the call that compiled it and
-    the region the counter recorded (GraphInput); the graph's outputs are matched with the
+    the region the counter recorded (GraphValue); the graph's outputs are matched with the
     observed program outputs. Sources are split per compile when the counter captured them
     so and they account for everything captured; otherwise the whole capture is compared
     with the first compile. For aot_function the region is the program's own signature.
@@ -249,5 +248,5 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
     except Exception as exc:  # the probe informs; it must never cost the contract verdict
         return ProbeRecord(error=exception_summary(exc), seen=capture.names())
     return ProbeRecord.model_validate({
-        **report.model_dump(), "graph_inputs": [[g.to_json() for g in r.inputs] for r in counter.regions],
+        **report.model_dump(), "graph_inputs": [list(r.inputs) for r in counter.regions],
         "graph_outputs": graph_outputs, "partial": [r.partial for r in counter.regions]})
