@@ -41,7 +41,8 @@ class UpstreamTest(_Strict):
     file: Annotated[str, StringConstraints(pattern=r"^test/.+\.py$")]
     test: Annotated[str, StringConstraints(pattern=r"^([A-Za-z_]\w*\.)?test\w*$")]
     cases: tuple[_CaseId, ...] = Field((), description="cases that check this test's scenario black-box")
-    white_box: _Text | None = Field(None, description="why it has no program to port (nothing in it compiles and calls one)")
+    white_box: _Text | None = Field(
+        None, description="why it has no program to port (nothing in it compiles and calls one)")
     not_portable: _Text | None = Field(None, description="what a case cannot express for it")
     note: _Text | None = Field(None, description="how the case departs from the upstream scenario")
     expects: Annotated[str, StringConstraints(pattern=EXPECTS)] | None = Field(
