@@ -116,8 +116,22 @@ class TensorState:
         return self.size, self.stride, self.storage_offset
 
 
+def _readable(t: torch.Tensor) -> bool:
+    """Whether every element lies inside the storage: a storage resized below the tensor's geometry
+    (resize_storage_bytes_) would be read past its end, which crashes rather than raises."""
+    if t.numel() == 0:
+        return True
+    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+    return (last + 1) * t.element_size() <= t.untyped_storage().nbytes()
+
+
+def _values(t: torch.Tensor) -> torch.Tensor:
+    """A copy of the values, or an empty tensor of the dtype where they cannot be read."""
+    return t.clone() if _readable(t) else torch.empty(0, dtype=t.dtype, device=t.device)
+
+
 def snapshot(t: torch.Tensor) -> TensorState:
-    """Record a tensor's observable state (values are cloned, detached)."""
+    """Record a tensor's observable state (values are cloned, detached; unreadable: empty)."""
     return TensorState(
         type_name=type(t).__name__,
         dtype=t.dtype,
@@ -129,7 +143,7 @@ def snapshot(t: torch.Tensor) -> TensorState:
         requires_grad=t.requires_grad,
         is_leaf=t.is_leaf,
         grad_fn=t.grad_fn,
-        values=tuple(v.clone() for v in leaves(t)),
+        values=tuple(_values(v) for v in leaves(t)),
         storages=_storages(t),
     )
 

@@ -97,6 +97,20 @@ def _safe(fn: Any, default: Any = None) -> Any:
         return default
 
 
+def fits_storage(t: torch.Tensor) -> bool:
+    """Whether every element of `t` lies inside its storage. A storage resized below the tensor's
+    geometry (resize_storage_bytes_, as FSDP does) leaves a tensor that reading would read past the
+    end of its memory (a crash, not an error): such a tensor's values are unreadable."""
+    if t.numel() == 0 or is_subclass(t):
+        return True
+    try:
+        nbytes = t.untyped_storage().nbytes()
+    except (RuntimeError, NotImplementedError):  # no storage to hold it against (meta, a wrapper's)
+        return True
+    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+    return (last + 1) * t.element_size() <= nbytes
+
+
 def tensor_state(t: torch.Tensor, *, with_storage: bool = True) -> TensorState:
     sub = is_subclass(t)
     inner: dict[str, TensorState] = {}
@@ -104,7 +118,8 @@ def tensor_state(t: torch.Tensor, *, with_storage: bool = True) -> TensorState:
         names, _ctx = type(t).__tensor_flatten__(t)  # type: ignore[attr-defined]  # subclass protocol
         for name in names:
             inner[name] = tensor_state(getattr(t, name), with_storage=with_storage)
-    values = None if sub else _safe(lambda: t.detach().clone(memory_format=torch.contiguous_format))
+    values = None if sub or not fits_storage(t) else _safe(
+        lambda: t.detach().clone(memory_format=torch.contiguous_format))
     storage_values = None
     if with_storage and not sub:
         storage_values = _safe(lambda: _whole_storage(t))

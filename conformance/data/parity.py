@@ -80,7 +80,21 @@ class ParityFile(_Strict):
         unread = sorted({t.file for t in self.tests} - set(self.revisions))
         if unread:
             raise ValueError(f"no revision given for {', '.join(unread)}")
+        shared = self.shared()
+        if shared:
+            listed = "; ".join(f"{cid} ({', '.join(tests)})" for cid, tests in list(shared.items())[:5])
+            raise ValueError(f"{len(shared)} case(s) stand in for several upstream tests: {listed}; "
+                             "give each test a case of its own")
         return self
+
+    def shared(self) -> dict[str, list[str]]:
+        """Case ids named by entries of more than one upstream test function (a test inherited by
+        another class, e.g. run again with the cache on, is one test function)."""
+        named: dict[str, set[str]] = {}
+        for t in self.tests:
+            for cid in t.cases:
+                named.setdefault(cid, set()).add(t.test.rsplit(".", 1)[-1])
+        return {cid: sorted(tests) for cid, tests in sorted(named.items()) if len(tests) > 1}
 
 
 @dataclass(frozen=True)
@@ -156,7 +170,7 @@ def _holds(part: str, ran: list[ResultRecord]) -> bool | None:
         return any(kind == "Exception" or kind in a.replace(":", " ").split() for a in raised)
     if part.startswith("count "):
         op, n = part.split()[1:]
-        counts = [c for r in ran if r.backend not in ("eager", "none")
+        counts = [c for r in ran if r.backend != "none"  # `none` compiles nothing: a control
                   if (c := r.compile_counts.get("cold_graphs")) is not None]
         if not counts:
             return None

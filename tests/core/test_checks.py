@@ -108,3 +108,23 @@ def test_a_jagged_dim_compares_by_its_form_and_its_lengths_by_the_offsets() -> N
     other = compare_state("out", tensor_state(njt([3, 2, 4])), tensor_state(a), Tolerance())
     assert [(m.check, m.where) for m in other] == [("values", "out._offsets")]
     assert dims((2, 3)) == (2, 3)
+
+
+def test_a_tensor_whose_storage_was_resized_away_is_unreadable_not_a_crash() -> None:
+    """resize_storage_bytes_(x, 0) (FSDP's way of freeing a parameter) leaves x's geometry over an
+    empty storage: reading its values would read past the end of memory (a segfault, not an error)."""
+    from conformance.core.compare import compare_state
+    from conformance.core.state import fits_storage, tensor_state
+    from reference_impl.observe import snapshot
+
+    freed = torch.arange(8.0)
+    freed.untyped_storage().resize_(0)
+    assert not fits_storage(freed) and fits_storage(torch.arange(8.0)) and fits_storage(torch.empty(0))
+    state = tensor_state(freed)
+    assert state.values is None and state.storage_values is not None and state.storage_values.numel() == 0
+    (m,) = compare_state("x", state, tensor_state(torch.arange(8.0)), Tolerance(), storage=False)
+    assert (m.check, m.expected, m.actual) == ("values", "readable", "unreadable")
+    assert snapshot(freed).values[0].numel() == 0
+    grown = torch.empty(0)
+    grown.untyped_storage().resize_(32)  # storage back, geometry still empty: readable
+    assert fits_storage(grown)

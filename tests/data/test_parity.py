@@ -70,6 +70,9 @@ def test_validate_checks_the_mapping_beside_the_cases(tmp_path: Path, capsys: py
     ("{file: test/functorch/test_x.py, test: test_vague, cases: [mutation_epilogue/a], expects: works}", "expects"),
     ("{file: test/functorch/test_x.py, test: test_vague, cases: [mutation_epilogue/a], expects: count = 2}",
      "expects"),
+    # one case standing in for two upstream tests stands in for neither
+    ("{file: test/functorch/test_x.py, test: test_other, cases: [mutation_epilogue/a], expects: eager}",
+     "1 case(s) stand in for several upstream tests: mutation_epilogue/a (test_mapped, test_other)"),
 ])
 def test_a_bad_mapping_entry_is_an_error_at_a_line(entry: str, message: str, tmp_path: Path) -> None:
     path = tmp_path / PARITY_FILE
@@ -77,6 +80,14 @@ def test_a_bad_mapping_entry_is_an_error_at_a_line(entry: str, message: str, tmp
     with pytest.raises(CaseLoadError) as exc:
         load_parity(path)
     assert message in str(exc.value) and f"{path}:" in str(exc.value)
+
+
+def test_a_test_inherited_by_another_class_may_share_its_case(tmp_path: Path) -> None:
+    """The same test function run again by a subclass (upstream's WithCache variants) is one scenario."""
+    path = tmp_path / PARITY_FILE
+    path.write_text(GOOD + "  - {file: test/functorch/test_x.py, test: WithCache.test_mapped, "
+                    "cases: [mutation_epilogue/a], expects: eager}\n")
+    assert load_parity(path).mapping.shared() == {}
 
 
 def test_the_mapping_is_not_collected_as_a_case(tmp_path: Path) -> None:
