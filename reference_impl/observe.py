@@ -32,6 +32,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from reference_impl.runtime_wrapper import AliasKind, ViewSpec
+from reference_impl.snapshot import TensorState, extents, leaves, same_values, snapshot, storages
 from reference_impl.subclass_wrapper import Meta, PlainMeta, SubclassMeta, is_wrapper_subclass, subclass_meta_of
 
 __all__ = [
@@ -48,118 +49,6 @@ __all__ = [
     "same_values",
     "snapshot",
 ]
-
-
-def _storage_ptr(t: torch.Tensor) -> int:
-    """Data pointer of the storage; -1 for wrapper subclasses, which have none."""
-    if is_wrapper_subclass(t):
-        return -1
-    ptr = _data_ptr(t)
-    return -1 if ptr is None else ptr
-
-
-def _data_ptr(t: torch.Tensor) -> int | None:
-    """The storage's data pointer; None for a wrapper without the flatten protocol, whose
-    storage is a placeholder that refuses the question (and whose values we cannot name)."""
-    try:
-        return int(t.untyped_storage().data_ptr())
-    except RuntimeError:
-        return None
-
-
-def _storages(t: torch.Tensor) -> frozenset[int]:
-    """Storage pointers holding ``t``'s values: its own, or its inner tensors' for a wrapper
-    subclass (which has no storage). Empty tensors hold nothing and share nothing."""
-    return frozenset(
-        p for leaf in leaves(t) if leaf.numel() and (p := _data_ptr(leaf))
-    )
-
-
-def _extents(t: torch.Tensor) -> frozenset[tuple[int, int, int]]:
-    """The byte ranges ``t``'s values span: (storage, first byte, past the last byte)."""
-    spans = set()
-    for leaf in leaves(t):
-        if leaf.numel() and (storage := _data_ptr(leaf)):
-            reach = sum((n - 1) * abs(s) for n, s in zip(leaf.size(), leaf.stride(), strict=True))
-            first = leaf.data_ptr()
-            spans.add((storage, first, first + (reach + 1) * leaf.element_size()))
-    return frozenset(spans)
-
-
-def leaves(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """The plain tensors holding ``t``'s values (``t`` itself unless a wrapper subclass)."""
-    if not is_wrapper_subclass(t):
-        return (t.detach(),)
-    names, _ = t.__tensor_flatten__()  # type: ignore[attr-defined]  # protocol method
-    return tuple(leaf for n in names for leaf in leaves(getattr(t, n)))
-
-
-@dataclass(frozen=True)
-class TensorState:
-    """What an input looks like at one moment. ``values`` are read at this geometry."""
-
-    type_name: str
-    dtype: torch.dtype
-    size: tuple[int, ...]
-    stride: tuple[int, ...]
-    storage_offset: int
-    storage_ptr: int
-    version: int
-    requires_grad: bool
-    is_leaf: bool
-    grad_fn: object = field(compare=False, repr=False)
-    values: tuple[torch.Tensor, ...] = field(compare=False, repr=False)
-    storages: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
-
-    @property
-    def geometry(self) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-        return self.size, self.stride, self.storage_offset
-
-
-def _readable(t: torch.Tensor) -> bool:
-    """Whether every element lies inside the storage: a storage resized below the tensor's geometry
-    (resize_storage_bytes_) would be read past its end, which crashes rather than raises."""
-    if t.numel() == 0:
-        return True
-    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
-    return (last + 1) * t.element_size() <= t.untyped_storage().nbytes()
-
-
-def _values(t: torch.Tensor) -> torch.Tensor:
-    """A copy of the values, or an empty tensor of the dtype where they cannot be read."""
-    return t.clone() if _readable(t) else torch.empty(0, dtype=t.dtype, device=t.device)
-
-
-def snapshot(t: torch.Tensor) -> TensorState:
-    """Record a tensor's observable state (values are cloned, detached; unreadable: empty)."""
-    return TensorState(
-        type_name=type(t).__name__,
-        dtype=t.dtype,
-        size=tuple(t.size()),
-        stride=tuple(t.stride()),
-        storage_offset=int(t.storage_offset()),
-        storage_ptr=_storage_ptr(t),
-        version=t._version,
-        requires_grad=t.requires_grad,
-        is_leaf=t.is_leaf,
-        grad_fn=t.grad_fn,
-        values=tuple(_values(v) for v in leaves(t)),
-        storages=_storages(t),
-    )
-
-
-def same_values(xs: Sequence[torch.Tensor], ys: Sequence[torch.Tensor]) -> bool:
-    return len(xs) == len(ys) and all(_same(a, b) for a, b in zip(xs, ys, strict=True))
-
-
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.is_floating_point() or a.is_complex():
-        return bool(torch.equal(a.isnan(), b.isnan())) and bool(
-            torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))
-        )
-    return bool(torch.equal(a, b))
 
 
 @dataclass(frozen=True)
@@ -213,9 +102,9 @@ class _InPlaceLog(TorchFunctionMode):
         if target is None and name.endswith("_") and not name.startswith("__") and args:
             target = args[0]
         if isinstance(target, torch.Tensor):
-            written = _storages(target)
+            written = storages(target)
             self.writes.append((written, torch.is_grad_enabled()))
-            self.spans |= _extents(target)
+            self.spans |= extents(target)
             if name not in _STORAGE_SWAPS:
                 self.data_written |= written
         return func(*args, **kwargs)
@@ -229,7 +118,7 @@ class _InPlaceLog(TorchFunctionMode):
         """Did an in-place call write bytes ``t`` spans? (A write beside it in the same storage
         moves ``t``'s counter where the two share one, as ``detach()`` does, yet writes nothing
         of ``t``.) True when the log saw no write into ``t``'s storage at all."""
-        mine = _extents(t)
+        mine = extents(t)
         near = [w for w in self.spans if any(w[0] == m[0] for m in mine)]
         return not near or any(
             w[0] == m[0] and w[1] < m[2] and m[1] < w[2] for w in near for m in mine
@@ -384,8 +273,8 @@ def relate_outputs(
     ``origins``: per output, the inputs it derives from (:func:`_origins`): of several inputs
     sharing its storage, an output is an alias of the one it derives from."""
     tensors = {i: a for i, a in enumerate(inputs) if isinstance(a, torch.Tensor)}
-    in_storages = {i: _storages(a) for i, a in tensors.items()}
-    out_storages = [_storages(o) if isinstance(o, torch.Tensor) else frozenset() for o in outs]
+    in_storages = {i: storages(a) for i, a in tensors.items()}
+    out_storages = [storages(o) if isinstance(o, torch.Tensor) else frozenset() for o in outs]
     result: list[OutputObservation] = []
     bases: list[torch.Tensor] = []
     for j, o in enumerate(outs):
@@ -487,8 +376,8 @@ def _separated(args: Sequence[object], grad_enabled: bool) -> list[object] | Non
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     if not all(isinstance(a, torch.Tensor | int | float | bool | str | None) for a in args):
         return None
-    storages = [_storages(t) for t in tensors]
-    if not any(a & b for k, a in enumerate(storages) for b in storages[k + 1 :]):
+    held = [storages(t) for t in tensors]
+    if not any(a & b for k, a in enumerate(held) for b in held[k + 1 :]):
         return None
     with torch.set_grad_enabled(grad_enabled):
         out: list[object] = []
@@ -510,9 +399,9 @@ def _origins(program: Callable[..., Any], clones: Sequence[object]) -> tuple[fro
         outs = flatten_outputs(program(*clones))
     except Exception:  # the program may need its arguments' aliasing; then nothing is told apart
         return None
-    storages = {i: _storages(a) for i, a in enumerate(clones) if isinstance(a, torch.Tensor)}
+    held = {i: storages(a) for i, a in enumerate(clones) if isinstance(a, torch.Tensor)}
     return tuple(
-        frozenset(i for i, st in storages.items() if isinstance(o, torch.Tensor) and st & _storages(o))
+        frozenset(i for i, st in held.items() if isinstance(o, torch.Tensor) and st & storages(o))
         for o in outs
     )
 
