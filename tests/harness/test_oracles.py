@@ -205,8 +205,10 @@ calls:
 """
 
 
-@pytest.mark.parametrize(("body", "mode", "leaves"), [(VIEW_LEAVES, "training", {"grad of x.a", "grad of x.b", "grad of y"}),
-                                                      (CALLER_BACKWARD, "inference", {"grad of y"})])
+@pytest.mark.parametrize(("body", "mode", "leaves"), [
+    (VIEW_LEAVES, "training", {"grad of x.a", "grad of x.b", "grad of y"}),
+    (CALLER_BACKWARD, "inference", {"grad of y"}),
+])
 def test_a_gradient_reaching_a_leaf_built_by_a_view_expression_is_compared(
         make_case: CaseFactory, body: str, mode: str, leaves: set[str]) -> None:
     """A TwoTensor over leaves, or a detached copy, is a leaf of its own: its gradient, from the harness's
