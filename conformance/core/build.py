@@ -510,7 +510,11 @@ def _run_input(name: str, kind: str, source: str, scope: dict[str, Any]) -> None
 
 def _leaves_of(name: str, spec: Spec, value: Any, scope: dict[str, Any], *, training: bool,
                names: set[str]) -> dict[str, torch.Tensor]:
-    """The grad leaves an input brings, by name."""
+    """The grad leaves an input brings, by name. A view expression that makes a leaf requiring grad
+    (a TwoTensor over leaves, `x.detach().requires_grad_()`) brings it in either mode: its gradient
+    is the program's business wherever a backward reaches it (the harness's, or a caller's)."""
+    if spec["view"] is not None:
+        return {name: value} if isinstance(value, torch.Tensor) and value.is_leaf and value.requires_grad else {}
     if isinstance(value, torch.nn.Module):
         return {f"{name}.{p}": t for p, t in value.named_parameters() if t.requires_grad}
     if not training or (spec["tensor"] is None and spec["two_tensor"] is None and spec["subclass"] is None):

@@ -76,6 +76,7 @@ class Side:
     relations: list[Relation | None] = field(default_factory=list)
     grads: dict[str, TensorState | None] = field(default_factory=dict)
     backward_exc: BaseException | None = None
+    backward_ran: bool = False  # the harness's backward (training); else grads are read after the call
     write_errors: list[str | None] = field(default_factory=list)
     after_write: dict[str, TensorState] = field(default_factory=dict)
     # the inputs' storages from before the call, kept alive while the side is: a storage freed by a
@@ -160,6 +161,8 @@ def act(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out: Any,
 
 
 def snapshot(side: Side) -> None:
+    if not side.backward_ran:  # no harness backward: the gradients a caller's backward left, if any
+        side.grads = read_grads(side)
     side.out_states = [tensor_state(o) if isinstance(o, torch.Tensor) else None for o in side.outputs]
     tensors = tensors_of(side.inputs.named)
     side.after = {n: tensor_state(t) for n, t in tensors.items()}
@@ -196,8 +199,13 @@ def backward(side: Side, case: Spec, is_program_exception: Callable[[BaseExcepti
         if not is_program_exception(exc):
             raise
         side.backward_exc = exc.with_traceback(None)
-    side.grads = {name: (tensor_state(leaf.grad, with_storage=False) if leaf.grad is not None else None)
-                  for name, leaf in side.inputs.grad_leaves.items()}
+    side.backward_ran = True
+    side.grads = read_grads(side)
+
+
+def read_grads(side: Side) -> dict[str, TensorState | None]:
+    return {name: (tensor_state(leaf.grad, with_storage=False) if leaf.grad is not None else None)
+            for name, leaf in side.inputs.grad_leaves.items()}
 
 
 def write_through_outputs(outputs: list[Any]) -> list[str | None]:
@@ -367,7 +375,7 @@ def _compare_write_through(eager: Side, comp: Side, tol: Tolerance) -> list[Mism
     return out
 
 
-def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, training: bool) -> list[Mismatch]:
+def compare_call(eager: Side, comp: Side, case: Spec, prefix: str) -> list[Mismatch]:
     """Everything one call left behind, compiled against eager (the caller places it in its call)."""
     found = _compare_exceptions(eager, comp, case, prefix)
     if eager.exc is None and comp.exc is None:
@@ -378,8 +386,7 @@ def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, training: boo
         assert comp.ambient is not None
         assert eager.ambient is not None
         found += compare_ambient(comp.ambient, eager.ambient)
-        if training:
-            found += _compare_grads(eager, comp, tol)
+        found += _compare_grads(eager, comp, tol)
         if expect["write_through"]:
             found += _compare_write_through(eager, comp, tol)
     return found

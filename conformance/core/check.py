@@ -227,7 +227,7 @@ def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn:
             several = len(points) > 1
             found += [m.located(call=i + 1 if several else None, call_label=point.label if several else "",
                                 warm=bool(warm_prefix))
-                      for m in [*pending, *compare_call(eager, comp, case, prefix, training)]]
+                      for m in [*pending, *compare_call(eager, comp, case, prefix)]]
             if case["expect"]["write_through"]:
                 _each([eager, comp], undo_write_through)
         e_env.out, c_env.out = eager.result, comp.result

@@ -211,6 +211,25 @@ class KnownFailure(Strict):
         return value
 
 
+def _top_level_names(source: str | None) -> list[str]:
+    """The names the classes block binds at its top level (classes, functions, assignments,
+    imports): what a `view` expression may use besides torch and earlier inputs."""
+    try:
+        tree = ast.parse(source or "")
+    except SyntaxError:  # the classes block's own check says where
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names]
+    return names
+
+
 class Case(Strict):
     """One conformance case: a program, its inputs, and how the build must behave on it."""
 
@@ -310,7 +329,8 @@ class Case(Strict):
 
     @field_validator("inputs")
     @classmethod
-    def _inputs(cls, value: dict[str, InputSpec]) -> dict[str, InputSpec]:
+    def _inputs(cls, value: dict[str, InputSpec], info: ValidationInfo) -> dict[str, InputSpec]:
+        classes = _top_level_names(info.data.get("classes"))
         seen: list[str] = []
         for name, spec in value.items():
             if not IDENT.match(name) or name in ("torch", *CALL_ACTIONS):
@@ -319,10 +339,10 @@ class Case(Strict):
             if spec.view is not None:
                 expr = ast.parse(spec.view, mode="eval")
                 for node in ast.walk(expr):
-                    if isinstance(node, ast.Name) and node.id != "torch" and node.id not in seen:
+                    if isinstance(node, ast.Name) and node.id != "torch" and node.id not in seen + classes:
                         raise ValueError(
-                            f"view of {name!r} uses {node.id!r}, which is not an earlier input; "
-                            f"earlier inputs: {', '.join(seen) or 'none'}"
+                            f"view of {name!r} uses {node.id!r}, which is neither an earlier input nor a name "
+                            f"the classes block defines; earlier inputs: {', '.join(seen) or 'none'}"
                         )
             seen.append(name)
         sweeps = {

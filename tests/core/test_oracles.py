@@ -179,6 +179,47 @@ def test_gradient_oracle(make_case: CaseFactory) -> None:
     assert any(m.where == "grad of x" and m.check == "values" for m in record.mismatches)
 
 
+
+VIEW_LEAVES = """\
+classes: |
+  from torch.testing._internal.two_tensor import TwoTensor
+inputs:
+  a: {tensor: {shape: [4]}, hidden: true}
+  b: {tensor: {shape: [4]}, hidden: true}
+  x: {view: "TwoTensor(a, b).requires_grad_()"}
+  y: {view: "a.detach().clone().requires_grad_()"}
+program: |
+  def f(x, y):
+      return x * 2, y.sin()
+"""
+CALLER_BACKWARD = """\
+inputs:
+  a: {tensor: {shape: [4]}, hidden: true}
+  y: {view: "a.detach().clone().requires_grad_()"}
+program: |
+  def f(y):
+      return y.sin()
+calls:
+  - after: |
+      out.sum().backward()
+"""
+
+
+@pytest.mark.parametrize(("body", "mode", "leaves"), [
+    (VIEW_LEAVES, "training", {"grad of x.a", "grad of x.b", "grad of y"}),
+    (CALLER_BACKWARD, "inference", {"grad of y"}),
+])
+def test_a_gradient_reaching_a_leaf_built_by_a_view_expression_is_compared(
+        make_case: CaseFactory, body: str, mode: str, leaves: set[str]) -> None:
+    """A TwoTensor over leaves, or a detached copy, is a leaf of its own: its gradient, from the harness's
+    backward (training) or a caller's (an `after:` action), is held to eager's."""
+    lc = case(make_case, body, behavior="backward_unwrap")
+    assert run(lc, mode).status == "pass"
+    record = run(lc, mode, fault="gradient_perturbed")
+    assert record.status == "fail"
+    assert {m.where.split(": ")[-1] for m in record.mismatches if m.check == "values"} >= leaves, record.mismatches
+
+
 SWEEP = """\
 config:
   torch._dynamo.config.specialize_float: false

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,8 +99,34 @@ def test_program_syntax_error_points_at_the_case_file_line(tmp_path: Path) -> No
 def test_view_must_refer_to_an_earlier_input(tmp_path: Path) -> None:
     text = MINIMAL.replace("    tensor: {shape: [4]}", "    view: 'base[1:]'")
     (err,) = errors_of(write(tmp_path, text))
-    assert "view of 'x' uses 'base', which is not an earlier input" in err
+    assert "view of 'x' uses 'base', which is neither an earlier input nor a name the classes block defines" in err
     assert err.startswith("case.yaml:4: inputs:")
+
+
+def test_a_view_may_use_what_the_classes_block_defines(tmp_path: Path, make_case: Any) -> None:
+    """The classes block's names are in the scope the inputs are built in, as cases/README.md says."""
+    lc = make_case("""\
+        behavior: subclass_wrapper
+        summary: A view built by a helper the classes block defines.
+        upstream: [https://github.com/pytorch/pytorch/pull/176741]
+        modes: [inference]
+        backends: [aot_eager]
+        classes: |
+          import math as m
+          SCALE = 2.0
+          def doubled(t):
+              return t * SCALE
+        inputs:
+          a: {tensor: {shape: [4]}, hidden: true}
+          x: {view: "doubled(a) + m.pi"}
+        program: |
+          def f(x):
+              return x.sin()
+        """)
+    from conformance.runner import run_variant
+    from conformance.variants import Variant
+
+    assert run_variant(lc, Variant("cpu", "aot_eager", "inference")).status == "pass"
 
 
 def test_training_needs_an_input_that_requires_grad(tmp_path: Path) -> None:
