@@ -386,14 +386,14 @@ known_failures:
 
 def test_strict_internals_fails_an_item_whose_probe_diverges(make_case: CaseFactory,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.probe import mutation_epilogue as epilogue_probe
+    from conformance.probe import PROBES
     from conformance.probe.verdict import ProbeResult
 
     lc = case(make_case, MUTATION)
     variant = Variant("cpu", "aot_eager", "inference")
     assert run_variant(lc, variant, RunOptions(strict_internals=True)).status == "pass"
-    monkeypatch.setattr(epilogue_probe, "probe", lambda *_: ProbeResult("mutation_epilogue", "diverges",
-                                                                       diff="-one statement\n+another"))
+    monkeypatch.setitem(PROBES, "mutation_epilogue", lambda *_: ProbeResult("mutation_epilogue", "diverges",
+                                                                           diff="-one statement\n+another"))
     relaxed = run_variant(lc, variant, RunOptions())
     assert relaxed.status == "pass" and relaxed.probes.statuses()["mutation_epilogue"] == "diverges"
     strict = run_variant(lc, variant, RunOptions(strict_internals=True))
