@@ -60,13 +60,23 @@ def _file_name(key: str) -> str:
     return f"{words}_{hashlib.sha256(key.encode()).hexdigest()[:8]}.md"
 
 
+def _exception_title(cause: Cause) -> str:
+    """Which side raised: the cause's exception is compiled's, or eager's where compiled did not raise."""
+    kind = cause.exception.split(":", 1)[0] or "an error"
+    if cause.direction == "compiled does not raise":
+        return f"does not raise the {kind} eager raises"
+    if cause.direction == "compiled raises otherwise":
+        return f"raises {kind} where eager raises otherwise"
+    return f"raises {kind} where eager runs"
+
+
 def title(cause: Cause, backends: list[str]) -> str:
     """What goes wrong, under which API, in under 90 characters."""
     api = "aot_function" if cause.entry == "aot_function" else f"torch.compile ({'/'.join(backends)})"
     where = cause.place.replace("an input's gradient", "a gradient").replace(", after writing through the outputs",
                                                                                   " (seen through an output)")
     what = {
-        "exception": f"raises {cause.exception.split(':', 1)[0] or 'an error'} where eager runs",
+        "exception": _exception_title(cause),
         "values": f"wrong values in {where}",
         "storage contents": f"wrong values beside {where} in its storage",
         "graphs compiled": f"{cause.direction}",

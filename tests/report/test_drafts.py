@@ -199,3 +199,21 @@ def test_a_draft_quotes_the_innermost_error_as_the_build_wrote_it(tmp_path: Path
                                   "(caused by AssertionError: size=[12], stride=[4, 1])"}
     (text,) = _drafts(tmp_path, [_fail("mutation_epilogue/a", raised)]).values()
     assert "The innermost error: `AssertionError: size=[12], stride=[4, 1]`." in text, text
+
+
+@pytest.mark.parametrize(("actual", "expected", "says"), [
+    ("RuntimeError: boom", "no exception", "raises RuntimeError where eager runs"),
+    ("no exception", "RuntimeError: boom", "does not raise the RuntimeError eager raises"),
+    ("TypeError: other", "RuntimeError: boom", "raises TypeError where eager raises otherwise"),
+])
+def test_an_exception_title_says_which_side_raised(actual: str, expected: str, says: str) -> None:
+    """A compiled call that stays silent where eager raises was titled "raises ... where eager runs"."""
+    from conformance.report.drafts import title
+    from conformance.results import ResultRecord
+
+    m = {"check": "exception", "where": "call", "path": "call", "expected": expected, "actual": actual}
+    rec = ResultRecord.model_validate({"case_id": "c", "variant": "cpu-aot_eager-inference", "status": "fail",
+                                       "backend": "aot_eager", "mismatches": [m]})
+    cause = cause_of(rec)
+    assert cause is not None
+    assert title(cause, ["aot_eager"]) == f"[torch.compile (aot_eager)] {says}"

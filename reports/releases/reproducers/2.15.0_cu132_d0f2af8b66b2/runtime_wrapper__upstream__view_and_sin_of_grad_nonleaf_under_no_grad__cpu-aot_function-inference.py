@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Called under no_grad on a clone of an all-ones leaf that requires grad, a flattened view and a sine come back with eager's requires_grad, values and aliasing.
+On torch 2.15.0+cu132 the compiled call differs from eager at outputs: structure (exit 3; 0 where they agree, 4 without the device).
+From cases/runtime_wrapper/upstream/view_and_sin_of_grad_nonleaf_under_no_grad.yaml."""
+import sys
+
+import torch
+
+def flatten_outputs(out):
+    if isinstance(out, dict):
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
+
+def output_structure(out):
+    if isinstance(out, tuple | list):
+        return f"{type(out).__name__}({', '.join((output_structure(x) for x in out))})"
+    if isinstance(out, dict):
+        return f"dict({', '.join((f'{k}: {output_structure(out[k])}' for k in sorted(out, key=str)))})"
+    return '*'
+
+def f(x):
+    return x.view(-1), x.sin()
+
+def run(fn, compiled):
+    g = torch.Generator().manual_seed(0)
+    src = torch.ones((2, 3), dtype=torch.float32)
+    leaf = src.clone().requires_grad_()
+    x = leaf.clone()
+    with torch.set_grad_enabled(False):
+        out = fn(x)
+    outs = flatten_outputs(out)
+    return output_structure(out)
+
+from functorch.compile import aot_function, nop
+
+compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations=False, dynamic=False)
+eager = run(f, compiled=False)
+compiled = run(compiled_f, compiled=True)
+print('eager:   ', eager)
+print('compiled:', compiled)
+# the verdict: what it printed, as the exit status
+same = compiled == eager
+print('MATCHES: compiled behaves like eager here' if same else 'MISMATCH: outputs: structure differs from eager')
+sys.exit(0 if same else 3)
