@@ -123,8 +123,8 @@ def test_a_view_may_use_what_the_classes_block_defines(tmp_path: Path, make_case
           def f(x):
               return x.sin()
         """)
-    from conformance.run.runner import run_variant
     from conformance.data.variants import Variant
+    from conformance.run.runner import run_variant
 
     assert run_variant(lc, Variant("cpu", "aot_eager", "inference")).status == "pass"
 
