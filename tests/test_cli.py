@@ -11,7 +11,7 @@ import pytest
 
 from conformance.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = ROOT / "tests" / "resources" / "cases"
 
 # Runs the CLI in a Python where `import torch` fails, as on a machine that has no build yet.

@@ -13,7 +13,7 @@ from conformance.data.loader import load_all, load_case
 from conformance.data.variants import Variant
 from conformance.run.runner import run_variant
 
-README = Path(__file__).parents[2] / "cases" / "README.md"
+README = Path(__file__).parents[1] / "cases" / "README.md"
 # What a schema-2 feature looks like in a case file: each must appear in some complete example.
 FEATURES = {
     "tensor.values": r"\bvalues: \[",
