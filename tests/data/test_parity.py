@@ -146,6 +146,8 @@ def _rec(status: str, *, raised: str = "", graphs: int | None = None, backend: s
     ("count == 2", [_rec("pass", graphs=2), _rec("pass", graphs=2, backend="inductor")], "holds"),
     ("count <= 2", [_rec("pass", graphs=3)], "fails"),
     ("count == 1", [_rec("pass")], "not checked"),  # no count recorded
+    ("count == 1", [_rec("pass", graphs=2, backend="eager")], "fails"),  # the eager backend's frames count too
+    ("count == 1", [_rec("pass", graphs=1, backend="none")], "not checked"),  # `none` compiles nothing
     ("eager and count == 1", [_rec("pass", graphs=2)], "fails"),
     ("eager and source", [_rec("pass")], "holds"),
     ("source", [_rec("pass")], "not checked"),
