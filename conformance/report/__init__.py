@@ -4,8 +4,9 @@
 writes the folder; `conformance.report.diff` compares two runs. See README.md, "Reports".
 """
 
+from conformance.report.document import COMPAT_SCHEMA
 from conformance.report.model import Report, merge
-from conformance.report.read import COMPAT_SCHEMA, ReportInputError
+from conformance.report.read import ReportInputError
 from conformance.report.write import write_report
 
 __all__ = ["COMPAT_SCHEMA", "Report", "ReportInputError", "merge", "write_report"]

@@ -93,7 +93,7 @@ def _is_report(path: Path) -> bool:
     """Whether an input is a report's compat.json (gzipped or not), by its first bytes."""
     import gzip
 
-    from conformance.report.read import COMPAT_SCHEMA  # lazy: start-up (the subcommand needs it)
+    from conformance.report.document import COMPAT_SCHEMA  # lazy: start-up (the subcommand needs it)
 
     try:
         with path.open("rb") as raw:

@@ -1,4 +1,4 @@
-"""compat.json: the merged report as data (schema `torch-conformance.compat/1`)."""
+"""compat.json: the merged report as data, checked against its model (conformance.report.document)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from collections import Counter
 from typing import Any
 
 from conformance import __version__
+from conformance.report.document import COMPAT_SCHEMA, CompatDoc
 from conformance.report.history import history, mechanism_history
 from conformance.report.model import Report
-from conformance.report.read import COMPAT_SCHEMA, Sourced
+from conformance.report.read import Sourced
 from conformance.results import STATUSES
 
 
@@ -88,8 +89,11 @@ def compat_document(report: Report) -> dict[str, Any]:
 
 def render_compat(report: Report) -> str:
     """The document, then its records one per line: each serialised alone (a matrix's records as one
-    indented tree took ten times the file's size in memory)."""
-    head = json.dumps(compat_document(report), indent=1, ensure_ascii=False, allow_nan=False)
+    indented tree took ten times the file's size in memory). The document goes through its model first,
+    so what is written is what the schema says (a field the model does not declare is an error here)."""
+    checked = CompatDoc.model_validate({**compat_document(report), "records": []})
+    head = json.dumps(checked.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude={"records"}),
+                      indent=1, ensure_ascii=False, allow_nan=False)
     records = ",\n".join(json.dumps(record_json(report, s), ensure_ascii=False, allow_nan=False)
                           for s in report.records)
     body = f"\n{records}\n " if records else ""

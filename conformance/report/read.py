@@ -13,9 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from conformance.report.document import COMPAT_SCHEMA, CompatDoc
 from conformance.results import RESULT_SCHEMA, ResultRecord, RunManifest, manifest_path
-
-COMPAT_SCHEMA = "torch-conformance.compat/1"
 
 
 class ReportInputError(Exception):
@@ -164,9 +163,15 @@ def is_compat(text: str) -> bool:
 
 
 def _compat_document(path: Path, text: str) -> dict[str, Any]:
+    """The document, its head (everything but the records) checked against its model; the records are
+    checked one by one by the caller, each error naming its index."""
     data = loads(text, f"{path}:1")
     if not isinstance(data, dict) or data.get("schema") != COMPAT_SCHEMA:
         raise ReportInputError(f"{path}:1: not a {COMPAT_SCHEMA} report")
+    try:
+        CompatDoc.model_validate({**data, "records": []})
+    except ValidationError as exc:
+        raise ReportInputError(f"{path}:1: not a valid {COMPAT_SCHEMA} report: {_validation_text(exc)}") from None
     return data
 
 

@@ -274,7 +274,8 @@ def test_a_malformed_manifest_is_an_input_error(tmp_path: Path, capsys: pytest.C
 @pytest.mark.parametrize(("of", "path"), [("result", "schemas/result.schema.json"),
                                           ("manifest", "schemas/manifest.schema.json"),
                                           ("bench", "schemas/bench.schema.json"),
-                                          ("findings", "schemas/findings.schema.json")])
+                                          ("findings", "schemas/findings.schema.json"),
+                                          ("compat", "schemas/compat.schema.json")])
 def test_the_published_json_schemas_are_current(of: str, path: str, capsys: pytest.CaptureFixture[str]) -> None:
     root = Path(__file__).parents[2]
     assert main(["schema", "--of", of, "--check", str(root / path)]) == 0, capsys.readouterr().err
