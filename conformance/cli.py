@@ -53,13 +53,24 @@ def _display(path: Path) -> str:
         return path.as_posix()
 
 
-def _require_torch() -> bool:
-    try:
-        import torch  # noqa: F401  # only checking that the build under test imports
-    except ImportError:
+def _require_torch(how: bool | str) -> bool:
+    """Whether the build under test imports; `run` only asks whether it is installed, as its items
+    import it in their worker (a broken build is then an error record per item), which spares the
+    run's own process the import (seconds, most of its start-up)."""
+    if how == "installed":
+        import importlib.util
+
+        found = importlib.util.find_spec("torch") is not None
+    else:
+        try:
+            import torch  # noqa: F401  # only checking that the build under test imports
+        except ImportError:
+            found = False
+        else:
+            found = True
+    if not found:
         print(_TORCH_MISSING.format(exe=sys.executable), file=sys.stderr)
-        return False
-    return True
+    return found
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -293,11 +304,12 @@ def _accounted(results: Path, code: int, started: float) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     from conformance.bench.document import bench_json_schema  # lazy: start-up (the subcommand needs it)
     from conformance.explore.findings_file import findings_json_schema  # lazy: start-up (the subcommand needs it)
+    from conformance.report.document import compat_json_schema  # lazy: start-up (the subcommand needs it)
     from conformance.results import manifest_json_schema, result_json_schema  # lazy: start-up (the subcommand needs it)
     from conformance.schema import json_schema  # lazy: start-up (the subcommand needs it)
 
     made = {"case": json_schema, "result": result_json_schema, "manifest": manifest_json_schema,
-            "bench": bench_json_schema, "findings": findings_json_schema}[args.of]
+            "bench": bench_json_schema, "findings": findings_json_schema, "compat": compat_json_schema}[args.of]
     text = json.dumps(made(), indent=2, sort_keys=True) + "\n"
     if args.check:
         current = Path(args.check).read_text() if Path(args.check).exists() else ""
@@ -359,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "command's status is then 1")
     p.add_argument("-q", dest="quiet", action="store_true", help="quieter pytest output")
     p.add_argument("--dry-run", action="store_true", help="print the pytest command line and exit")
-    p.set_defaults(func=cmd_run, pytest_args=[], needs_torch=True)
+    p.set_defaults(func=cmd_run, pytest_args=[], needs_torch="installed")
 
     from conformance.selftest import cli as selftest  # lazy: start-up (the subcommand needs it)
 
@@ -370,12 +382,12 @@ def build_parser() -> argparse.ArgumentParser:
     explore.register(sub)
 
     p = sub.add_parser("schema", help="print a JSON Schema (case files, result records, run manifests, bench "
-                       "results, explorer findings), or write/check a committed copy")
-    p.add_argument("--of", choices=("case", "result", "manifest", "bench", "findings"), default="case",
+                       "results, explorer findings, reports), or write/check a committed copy")
+    p.add_argument("--of", choices=("case", "result", "manifest", "bench", "findings", "compat"), default="case",
                    help="case: case files (cases/schema.json); result: one line of results.jsonl "
                    "(schemas/result.schema.json); manifest: the run manifest (schemas/manifest.schema.json); "
                    "bench: bench.json (schemas/bench.schema.json); findings: the explorer's findings.json "
-                   "(schemas/findings.schema.json)")
+                   "(schemas/findings.schema.json); compat: a report's compat.json (schemas/compat.schema.json)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--write", metavar="PATH", help="write the schema to PATH")
     g.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the current schema")
@@ -407,7 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.pytest_args = extra
     elif extra:
         parser.error(f"{args.command} takes no arguments after --")
-    if getattr(args, "needs_torch", False) and not _require_torch():
+    if getattr(args, "needs_torch", False) and not _require_torch(args.needs_torch):
         return EXIT_USAGE
     code: int = args.func(args)
     return code

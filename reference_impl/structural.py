@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import functools
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -433,12 +434,20 @@ def trace_function(source: str, params: Sequence[str], name: str | None = None) 
 
     ``params`` are the canonical names of the function's parameters, by position.
     """
+    return _trace(source, tuple(params), name)
+
+
+# A build generates the same few wrappers for many programs; the trace is a pure function of its
+# arguments and immutable, so each distinct source is traced once.
+@functools.lru_cache(maxsize=512)
+def _trace(source: str, params: tuple[str, ...], name: str | None) -> Trace:
     fn = find_function(source, name)
     ev = _Evaluator(fn, params)
     ev.run(fn.body)
     return Trace(fn.name, ev.param_names, tuple(ev.effects))
 
 
+@functools.lru_cache(maxsize=512)
 def free_roles(source: str, name: str | None = None) -> frozenset[str]:
     """The roles of the helpers function ``name`` reads besides its arguments, Python's
     builtins and ``torch``: what the build injects into its generated function."""
