@@ -61,7 +61,7 @@ from reference_impl.terms import (
     is_pure_call,
 )
 
-__all__ = ["diff_lines", "find_function", "free_roles", "trace_function"]
+__all__ = ["defined_function", "diff_lines", "find_function", "free_roles", "trace_function"]
 
 
 _BINOPS: dict[type[ast.operator], tuple[str, Callable[[int, int], int]]] = {
@@ -445,6 +445,12 @@ def _trace(source: str, params: tuple[str, ...], name: str | None) -> Trace:
     ev = _Evaluator(fn, params)
     ev.run(fn.body)
     return Trace(fn.name, ev.param_names, tuple(ev.effects))
+
+
+@functools.lru_cache(maxsize=512)
+def defined_function(source: str) -> str:
+    """The name of the function ``source`` defines (the first top-level one)."""
+    return find_function(source).name
 
 
 @functools.lru_cache(maxsize=512)

@@ -8,7 +8,7 @@ from typing import Any
 from conformance.behaviors import UNPROBED_ARTIFACTS, artifact
 from conformance.probe.capture import CaptureResult
 from conformance.results import ProbeResult
-from reference_impl.structural import diff_lines, find_function, free_roles
+from reference_impl.structural import defined_function, diff_lines, free_roles
 from reference_impl.terms import GLOBAL_ROLES, StructuralError
 
 
@@ -24,7 +24,7 @@ def sources(capture: CaptureResult, name: str) -> list[str]:
         if art.name in UNPROBED_ARTIFACTS:
             continue
         try:
-            if find_function(art.source).name == declared.function:
+            if defined_function(art.source) == declared.function:
                 out.append(art.source)
         except StructuralError:
             continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
@@ -415,7 +416,7 @@ class Case(Strict):
             raise ValueError("compiles counts torch.compile graphs; aot_function compiles none")
         return value
 
-    @property
+    @functools.cached_property  # read on every pass of every item; the program never changes
     def function_name(self) -> str:
         func = next(n for n in ast.parse(self.program).body if isinstance(n, ast.FunctionDef))
         return func.name
