@@ -370,7 +370,8 @@ def _check_growth(node: ast.BinOp, left: Number | None, right: Number | None) ->
         if right is None or (left is None and abs(right) > MAX_POWER):
             raise ValueError(f"raises to a power or shifts by more than {MAX_POWER}, or by an amount the view "
                              "does not spell out")
-        if isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1:
+        if (isinstance(left, int) and isinstance(right, int) and right > 0
+                and (abs(left) > 1 if isinstance(node.op, ast.Pow) else left != 0)):  # 1 ** n stays 1; 1 << n grows
             at_least = ((abs(left).bit_length() - 1) * right if isinstance(node.op, ast.Pow)
                         else abs(left).bit_length() + right)
             if at_least > INT64.bit_length():

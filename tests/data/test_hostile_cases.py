@@ -11,7 +11,6 @@ which file, where, and how much (a few dozen variants in CI's profile, hundreds 
 from __future__ import annotations
 
 import re
-import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -223,17 +222,17 @@ MUTATIONS: dict[str, Mutation] = {
 }
 
 
-def _validate(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, float, int]:
+def _validate(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, int]:
+    """validate's exit status, output and peak memory: an input that made the loader expand or evaluate
+    without bound shows in the peak (no wall-clock bound: the machine's load is not the loader's)."""
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         code = main(["validate", "--cases", str(path.parent), str(path)])
     finally:
-        elapsed = time.perf_counter() - start
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     out, err = capsys.readouterr()
-    return code, out, err, elapsed, peak
+    return code, out, err, peak
 
 
 # capsys is read (and so emptied) once per example; twelve times the profile's examples: 300 in CI
@@ -249,7 +248,7 @@ def test_every_broken_case_file_is_an_error_at_a_line(data: st.DataObject, tmp_p
         path.write_bytes(broken)
     else:
         path.write_text(broken, encoding="utf-8")
-    code, out, err, elapsed, peak = _validate(path, capsys)
+    code, out, err, peak = _validate(path, capsys)
     assert code == 2, f"{name}: exit {code}\n{out}\n{err}"
     assert "Traceback" not in out + err, f"{name}:\n{out}\n{err}"
     lines = [ln for ln in out.splitlines() if ln.strip()]
@@ -258,7 +257,6 @@ def test_every_broken_case_file_is_an_error_at_a_line(data: st.DataObject, tmp_p
         match = ERROR_LINE.match(line)
         assert match and match["path"] == str(path), f"{name}: not path:line: field: message: {line!r}"
         assert int(match["line"]) >= 1
-    assert elapsed < 10, f"{name}: {elapsed:.1f} s"
     assert peak < 200 << 20, f"{name}: {peak >> 20} MiB"
 
 
@@ -282,10 +280,10 @@ def test_each_mutation_on_its_own(name: str, tmp_path: Path, capsys: pytest.Capt
         path.write_bytes(broken)
     else:
         path.write_text(broken)
-    code, out, err, elapsed, peak = _validate(path, capsys)
+    code, out, err, peak = _validate(path, capsys)
     assert code == 2 and "Traceback" not in out + err, (out, err)
     assert all(ERROR_LINE.match(ln) for ln in out.splitlines() if ln.strip()), out
-    assert elapsed < 10 and peak < 200 << 20, (elapsed, peak)
+    assert peak < 200 << 20, peak
 
 
 @pytest.mark.parametrize(("spec", "expected"), [
@@ -300,7 +298,7 @@ def test_values_that_cannot_run_are_refused_where_they_stand(spec: str, expected
     text = (REPO / "cases" / "mutation_epilogue" / "data_mutation_nonleaf.yaml").read_text()
     path = tmp_path / "case.yaml"
     path.write_text(_tensor_input(text, spec))
-    code, out, _, _, _ = _validate(path, capsys)
+    code, out, _, _ = _validate(path, capsys)
     assert code == 2 and expected in out, out
 
 
@@ -308,7 +306,7 @@ def test_a_repeated_device_and_a_huge_seed_are_refused(tmp_path: Path, capsys: p
     text = (REPO / "cases" / "mutation_epilogue" / "data_mutation_nonleaf.yaml").read_text()
     path = tmp_path / "case.yaml"
     path.write_text(_set_key(_set_key(text, "devices", "[cpu, cpu]"), "seed", "1.0e+23"))
-    code, out, _, _, _ = _validate(path, capsys)
+    code, out, _, _ = _validate(path, capsys)
     assert code == 2
     assert "devices: Value error, each device at most once" in out or "devices: each device at most once" in out, out
     assert "seed: Input should be a valid integer" in out, out
@@ -320,7 +318,7 @@ def test_a_control_character_is_reported_at_its_own_line(tmp_path: Path, capsys:
     lines[5] += "\x07"
     path = tmp_path / "case.yaml"
     path.write_text("\n".join(lines) + "\n")
-    code, out, _, _, _ = _validate(path, capsys)
+    code, out, _, _ = _validate(path, capsys)
     assert code == 2 and out.startswith(f"{path}:6: <yaml>: invalid YAML: character #x0007 is not allowed"), out
 
 
@@ -334,19 +332,19 @@ def test_an_alias_bomb_under_config_stops_before_it_expands(tmp_path: Path, caps
     path = tmp_path / "case.yaml"
     path.write_text(alias_bomb(text, Max()))  # type: ignore[arg-type]  # draws like a DataObject
     assert path.stat().st_size < 2000  # 9**9 values once expanded
-    code, out, _, elapsed, peak = _validate(path, capsys)
+    code, out, _, peak = _validate(path, capsys)
     assert code == 2 and "expands to more than 20000 values (YAML anchors and aliases?)" in out, out
-    assert elapsed < 5 and peak < 50 << 20, (elapsed, peak)
+    assert peak < 50 << 20, peak
 
 
 BASE = REPO / "cases" / "mutation_epilogue" / "data_mutation_nonleaf.yaml"  # 12 lines
 
 
-def _one_error(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, float, int]:
-    code, out, err, elapsed, peak = _validate(path, capsys)
+def _one_error(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, int]:
+    code, out, err, peak = _validate(path, capsys)
     lines = [ln for ln in out.splitlines() if ln.strip()]
     assert code == 2 and "Traceback" not in out + err and len(lines) == 1, (out, err)
-    return lines[0], elapsed, peak
+    return lines[0], peak
 
 
 @pytest.mark.parametrize(("snippet", "line", "field", "message"), TAGS_AND_KEYS,
@@ -355,7 +353,7 @@ def test_a_tag_or_a_key_that_is_not_plain_data_is_one_line_at_its_own_line(
         snippet: str, line: int, field: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "case.yaml"
     path.write_text(BASE.read_text() + snippet + "\n")
-    got, _, _ = _one_error(path, capsys)
+    got, _ = _one_error(path, capsys)
     assert got.startswith(f"{path}:{line}: {field}: ") and message in got, got
 
 
@@ -363,7 +361,7 @@ def test_a_tag_directive_is_resolved_before_the_tag_is_judged(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "case.yaml"
     path.write_text("%TAG !! tag:yaml.org,2002:python/\n---\n" + BASE.read_text() + "extra: !!object:os.system {}\n")
-    got, _, _ = _one_error(path, capsys)
+    got, _ = _one_error(path, capsys)
     assert got == f"{path}:15: extra: a YAML tag (!!python/object:os.system) is not allowed", got
 
 
@@ -378,10 +376,10 @@ def test_recursive_and_exploding_aliases_are_refused_before_any_node_is_built(
     monkeypatch.setattr("conformance.data.loader.yaml.compose", compose)
     path = tmp_path / "case.yaml"
     path.write_text(BASE.read_text() + snippet + "\n")
-    got, elapsed, peak = _one_error(path, capsys)
+    got, peak = _one_error(path, capsys)
     assert got.startswith(f"{path}:{line}: {field}: ") and message in got, got
-    # 2.4 GB and 7.6 s for `extra: &r [*r]` before; now one pass over the events
-    assert elapsed < 2 and peak < 20 << 20, (elapsed, peak)
+    # 2.4 GB for `extra: &r [*r]` before; now one pass over the events
+    assert peak < 20 << 20, peak
 
 
 @pytest.mark.parametrize(("spec", "field", "message"), [
@@ -395,14 +393,14 @@ def test_a_stride_that_makes_elements_share_memory_is_refused(spec: str, field: 
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "case.yaml"
     path.write_text(_tensor_input(BASE.read_text(), spec.replace("}}", ", requires_grad: true}}")))
-    got, _, _ = _one_error(path, capsys)
+    got, _ = _one_error(path, capsys)
     assert got.startswith(f"{path}:6: inputs.x.tensor.{field}: ") and message in got, got
 
 
 @pytest.mark.parametrize(("view", "message"), [
     ("base[(9**9**9):]", "9**9**9 is about 2**1162261467, beyond int64"),
     ("base[9 ** 99:]", "9 ** 99 is about 2**297, beyond int64"),
-    ("base[1 << 10**10:]", "1 << 10**10 is beyond int64"),
+    ("base[1 << 10**10:]", "1 << 10**10 is about 2**10000000001, beyond int64"),  # 1.2 GB computed before
     ("base[:-(10**30)]", "10**30 is about 2**90, beyond int64"),
     ("base[(2**31) * (2**31) * 4:]", "(2**31) * (2**31) * 4 is beyond int64"),
     ("base[: int('9' * 99) ** 9**9]", "raises to a power or shifts by more than 64"),
@@ -416,9 +414,9 @@ def test_a_view_whose_arithmetic_cannot_finish_is_refused(view: str, message: st
                                     f"    hidden: true\n  y:\n    view: \"{view}\"\n  x:\n")
     path = tmp_path / "case.yaml"
     path.write_text(text.replace("def f(x):", "def f(y, x):"))
-    got, elapsed, _ = _one_error(path, capsys)
+    got, peak = _one_error(path, capsys)
     assert got.startswith(f"{path}:10: inputs.y.view: ") and message in got, got
-    assert elapsed < 5, elapsed
+    assert peak < 20 << 20, f"{peak >> 20} MiB: the value was computed before it was refused"
 
 
 @pytest.mark.parametrize("view", ["base[2**3:]", "base[1 << 2:]", "base ** 2", "base[-1:]", "base.pow(0.5)",
