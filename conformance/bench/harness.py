@@ -7,7 +7,7 @@ clock from spawn to exit: interpreter start, imports, collection and reporting i
 Every result record carries its time split (``durations``); torch's own time is
 ``eager + compile + compiled_calls`` summed over the records. Then:
 
-* overhead (serial)     = wall / torch - 1                                  target <= 0.10
+* overhead (serial)     = wall / torch - 1                     target <= 0.10
 * overhead (``-n N``)   = N x wall / torch - 1: the worker-seconds the run held per second
                           torch worked (idle workers at the end count against us too)
 * speed-up of ``-n N``  = wall(-n N) / wall(serial)            target <= 0.6
