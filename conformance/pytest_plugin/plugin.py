@@ -220,9 +220,11 @@ def pytest_configure_node(node: Any) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Freeze the heap before pytest's exit-time garbage collections (its unraisable-exception
     plugin collects several times over, to report finalizers that raise): after a run the heap
-    holds every compiled graph's objects and those collections took about 2 s per process. Every
-    item's record is written by then; a finalizer that raises at exit says nothing about one."""
-    if _active(config):
+    holds every compiled graph's objects and those collections took about 2 s. Every item's record
+    is written by then; a finalizer that raises at exit says nothing about one. Only in an xdist
+    worker, whose process ends next: a process that goes on (pytest.main called in-process) keeps
+    collecting its garbage."""
+    if _active(config) and _is_worker(config):
         gc.freeze()
 
 
