@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -143,7 +143,11 @@ def summary(mapping: ParityFile) -> list[dict[str, Any]]:
     return [*out, {"file": "total", "revision": "", **total}]
 
 
-def outcome(statuses: Iterable[str]) -> str:
+Outcome = Literal["pass", "known", "fail", "not run"]  # a mapped test on one build, against eager
+Asserted = Literal["holds", "fails", "not checked", "not run"]  # the same, against what upstream asserts
+
+
+def outcome(statuses: Iterable[str]) -> Outcome:
     """One mapped test on one build, from the statuses of its cases' items there: `pass` when every
     item that ran passed; `known` when the rest are known failures; `fail` when any failed or
     errored; `not run` when none ran (all skipped, or the cases are not in the results)."""
@@ -155,7 +159,9 @@ def outcome(statuses: Iterable[str]) -> str:
     return "known" if any(s == "xfail" for s in ran) else "pass"
 
 
-HOLDS, FAILS, NOT_CHECKED = "holds", "fails", "not checked"
+HOLDS: Final = "holds"
+FAILS: Final = "fails"
+NOT_CHECKED: Final = "not checked"
 
 
 def _holds(part: str, ran: list[ResultRecord]) -> bool | None:
@@ -178,7 +184,7 @@ def _holds(part: str, ran: list[ResultRecord]) -> bool | None:
     return None  # source: generated text, not black-box behaviour
 
 
-def asserted(expects: str | None, records: Iterable[ResultRecord]) -> str:
+def asserted(expects: str | None, records: Iterable[ResultRecord]) -> Asserted:
     """One mapped test on one build: `holds` where every part of what upstream asserts that the records
     can tell holds, `fails` where one does not, `not checked` where none can be told (generated source
     only), `not run` where no item ran."""

@@ -7,15 +7,15 @@ from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from conformance.bench.document import RatioDoc
+from conformance.data.parity import Asserted, Outcome
 from conformance.results import ProbeStatus, ResultRecord, RunManifest, Status
 from conformance.schema.case import KnownFailureKind
 
 CompatSchema = Literal["torch-conformance.compat/1"]
 COMPAT_SCHEMA: Final[str] = get_args(CompatSchema)[0]
+CellVerdict = Literal["pass", "fail", "xpass", "empty", "unavailable", "not-selected"]  # report.model.Cell
 
-CellVerdict = Literal["pass", "fail", "xpass", "empty", "unavailable", "not-selected"]
-Outcome = Literal["pass", "known", "fail", "not run"]  # conformance.data.parity.outcome
-Asserted = Literal["holds", "fails", "not checked", "not run"]  # conformance.data.parity.asserted
 
 
 class _Doc(BaseModel):
@@ -167,12 +167,6 @@ class HistoryDoc(_Doc):
     builds: list[str]
     mechanisms: dict[str, list[str]]
     changed: list[ChangedDoc]
-
-
-class RatioDoc(_Doc):
-    value: float
-    ci95: list[float] = Field(min_length=2, max_length=2)
-    distinguishable: bool
 
 
 class NamedRatioDoc(RatioDoc):

@@ -25,6 +25,7 @@ from conformance.data.loader import CaseLoadError
 from conformance.data.parity import ParityFile
 from conformance.data.parity import table as parity_table
 from conformance.report.causes import cause_of
+from conformance.report.document import CellVerdict
 from conformance.report.history import BAD, in_release_order
 from conformance.report.read import (
     ReportInputError,
@@ -145,7 +146,7 @@ class Cell:
         return sum(self.counts[s] for s in RAN)
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> CellVerdict:
         """fail (a fail or error), xpass (retire), pass; where no case ran: unavailable (every item skipped
         because the device is absent on the machine that ran it), not-selected (a run narrowed on purpose
         selected nothing here), or empty (an error: nothing says why no case ran)."""
