@@ -128,3 +128,30 @@ def test_a_tensor_whose_storage_was_resized_away_is_unreadable_not_a_crash() -> 
     grown = torch.empty(0)
     grown.untyped_storage().resize_(32)  # storage back, geometry still empty: readable
     assert fits_storage(grown)
+
+
+def test_values_that_are_identical_skip_assert_close_and_nothing_else_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """close()'s shortcut for equal tensors can only say "same" where assert_close would: a different
+    dtype, one differing element, NaN and a subclass all still go to assert_close."""
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    from conformance.core.checks import close
+
+    calls: list[int] = []
+    real = torch.testing.assert_close
+
+    def counted(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.testing, "assert_close", counted)
+    x = torch.arange(1000, dtype=torch.float32)
+    assert close(x, x.clone(), EXACT) is None and calls == []  # the shortcut
+    assert close(torch.tensor([0.0]), torch.tensor([-0.0]), EXACT) is None and calls == []
+    y = x.clone()
+    y[-1] += 1
+    assert close(y, x, EXACT) is not None and len(calls) == 1
+    assert close(x, x.double(), EXACT) is not None and len(calls) == 2  # equal values, another dtype
+    assert close(x[:999], x, EXACT) is not None and len(calls) == 3  # another shape
+    assert close(T, T.clone(), EXACT) is None and len(calls) == 4  # NaN: assert_close's equal_nan decides
+    assert close(TwoTensor(x, x), TwoTensor(x, x.clone()), EXACT) is None and len(calls) == 5

@@ -65,3 +65,19 @@ def test_a_compat_json_whose_head_breaks_the_model_is_refused_naming_the_field(t
     with pytest.raises(ReportInputError, match=rf"compat.json:1: not a valid torch-conformance.compat/1 report: "
                                                rf"{message}"):
         merge([path])
+
+
+def test_a_hand_made_compat_json_with_missing_sections_is_refused_by_report_and_report_diff(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
+    good = _written(tmp_path)
+    bare = tmp_path / "bare" / "compat.json"
+    bare.parent.mkdir()
+    bare.write_text('{"schema": "torch-conformance.compat/1",\n "records": []}\n')
+    with pytest.raises(ReportInputError, match=r"bare/compat.json:1: not a valid torch-conformance.compat/1 report: "
+                                               r"generator: Field required"):
+        merge([bare])
+    assert main(["report", "diff", str(good), str(bare)]) == 2
+    err = capsys.readouterr().err
+    assert "compat.json:1: not a valid torch-conformance.compat/1 report" in err and "Traceback" not in err, err
