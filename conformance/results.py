@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Annotated, Any, Literal, get_args
 
 import pydantic.dataclasses
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from conformance.core.mismatch import sentence
 from conformance.schema.case import KnownFailureKind
@@ -63,6 +63,8 @@ class MismatchRecord(_Record):
     role: Name = Field("", description="What the subject is: output, input, grad (of an input leaf), or empty.")
     subject: Text = Field("", description="The tensor read: out[0], an input tensor (x, net.fc1.weight), a leaf.")
     inner: tuple[Name, ...] = Field((), description="Inner tensors of a subclass subject, outermost first.")
+    known: int | None = Field(None, ge=0, description="Which of the record's known_failures covers this mismatch "
+                              "(its index); None where none does.")
 
     def message(self) -> str:
         return sentence(self.check, self.where, self.expected, self.actual, detail=self.detail, source=self.source)
@@ -166,7 +168,12 @@ class ResultRecord(_Record):
     summary: Text = ""
     upstream: tuple[Text, ...] = ()
     mismatches: tuple[MismatchRecord, ...] = ()
-    known_failure: KnownFailureRef | None = None
+    known_failures: tuple[KnownFailureRef, ...] = Field(
+        (), description="The declared known failures whose conditions match this item's build, in the order "
+        "declared; each mismatch names the one that covers it (MismatchRecord.known).")
+    allowed: tuple[Text, ...] = Field(
+        (), description="Differences a declared allowance accepts (conformance.core.checks.ALLOWANCES): "
+        "'<allowance>: <the difference>'. They are not mismatches.")
     compile_counts: dict[Name, int | None] = Field(
         default_factory=dict, description="Graphs compiled: per pass (cold_graphs, warm_graphs: those whose compile "
         "returned), by the cold pass's first call (cold_first_call: more than one where dynamo broke the graph), "
@@ -186,6 +193,40 @@ class ResultRecord(_Record):
     skip_kind: Literal["device", "feature", "fault"] | None = Field(
         None, description="Why a skip skipped: the device is absent here, the build lacks a feature, or a "
         "self-check fault does not apply.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_known_failure(cls, data: Any) -> Any:
+        """A record written before an item could carry several known failures has `known_failure`,
+        which covered every mismatch of an xfail."""
+        if not isinstance(data, dict) or "known_failure" not in data:
+            return data
+        data = dict(data)
+        ref = data.pop("known_failure")
+        if ref is not None and not data.get("known_failures"):
+            data["known_failures"] = [ref]
+            if data.get("status") == "xfail" and isinstance(data.get("mismatches"), list | tuple):
+                data["mismatches"] = [{**m, "known": 0} if isinstance(m, dict) else m for m in data["mismatches"]]
+        return data
+
+    @model_validator(mode="after")
+    def _known_in_range(self) -> ResultRecord:
+        for i, m in enumerate(self.mismatches):
+            if m.known is not None and m.known >= len(self.known_failures):
+                raise ValueError(f"mismatches[{i}].known is {m.known}, but the record has "
+                                 f"{len(self.known_failures)} known failure(s)")
+        return self
+
+    @property
+    def known_failure(self) -> KnownFailureRef | None:
+        """The first known failure that covers a mismatch (the first declared where none does)."""
+        used = [m.known for m in self.mismatches if m.known is not None]
+        if used:
+            return self.known_failures[min(used)]
+        return self.known_failures[0] if self.known_failures else None
+
+    def known_of(self, m: MismatchRecord) -> KnownFailureRef | None:
+        return None if m.known is None or m.known >= len(self.known_failures) else self.known_failures[m.known]
 
     def to_json_line(self) -> str:
         data = self.model_dump(mode="json", by_alias=True, exclude_defaults=False)

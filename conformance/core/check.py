@@ -27,7 +27,7 @@ from conformance.core.call import (
     undo_write_through,
     write_through,
 )
-from conformance.core.checks import CHECKS
+from conformance.core.checks import CHECKS, allowance_for
 from conformance.core.compile import (
     CountingBackend,
     fresh_compile_caches,
@@ -84,6 +84,7 @@ class Outcome:
     compile_counts: dict[str, int | None] = field(default_factory=dict)
     calls: int = 0
     recompiles: str | None = None  # graphs compiled after the first call where expect.compiles says nothing
+    allowed: list[tuple[str, Mismatch]] = field(default_factory=list)  # (allowance id, the difference it allows)
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,19 @@ def run_passes(case: Spec, target: Target, callbacks: LoopCallbacks | None = Non
             miscount = compile_count_mismatch(case, target, pass_name, len(points), counter.count)
             if miscount is not None:
                 outcome.mismatches.append(miscount)
+    return _allow(outcome, target.backend)
+
+
+def _allow(outcome: Outcome, backend: str) -> Outcome:
+    """The differences a declared allowance accepts (conformance/core/checks.py) move out of the mismatches."""
+    kept: list[Mismatch] = []
+    for m in outcome.mismatches:
+        allowance = allowance_for(m, backend)
+        if allowance is None:
+            kept.append(m)
+        else:
+            outcome.allowed.append((allowance.id, m))
+    outcome.mismatches = kept
     return outcome
 
 

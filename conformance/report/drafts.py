@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conformance.core.entry import in_user_words
-from conformance.report.causes import Cause, cause_of, innermost_as_raised
+from conformance.report.causes import Cause, causes_of, innermost_as_raised
 from conformance.report.history import BAD, in_release_order
 from conformance.report.scripts import reproducer_text
 from conformance.reproducer import VERDICT_LINE
@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
     from conformance.report.model import Build, Report
     from conformance.report.read import Sourced
+    from conformance.results import MismatchRecord
 
 DRAFTS = "issue-drafts"
-TITLE_MAX = 89  # under 90, as the issue template asks
 PROGRAM_MAX = 60
 FILED = ("bug", "eager_bug")  # the kinds of known failure a draft is written for
 
@@ -35,14 +35,17 @@ def has_issue(link: str | None) -> bool:
     return bool(link) and "/issues/" in str(link)
 
 
-def needs_draft(s: Sourced) -> bool:
-    """A failing item whose failure no upstream issue describes; a known failure only where it is a
-    bug (compiled's or eager's): a benign or by-design difference is nothing to file."""
+def needs_draft(s: Sourced, m: MismatchRecord | None) -> bool:
+    """Whether one difference of an item (its mismatch; None for an error with none) is something to
+    file: it fails untriaged, or a known failure of a kind a draft is written for (compiled's bug or
+    eager's) covers it, and no upstream issue describes it. A benign or by-design difference never is."""
     status = s.record.status
-    known = s.record.known_failure
-    if status in ("fail", "error"):
-        return known is None or not has_issue(known.link)
-    return status == "xfail" and known is not None and known.kind in FILED and not has_issue(known.link)
+    if status not in ("fail", "error", "xfail"):
+        return False
+    known = s.record.known_of(m) if m is not None else s.record.known_failure
+    if known is None:
+        return status != "xfail"
+    return known.kind in FILED and not has_issue(known.link)
 
 
 @dataclass(frozen=True)
@@ -70,24 +73,55 @@ def _exception_title(cause: Cause) -> str:
     return f"raises {kind} where eager runs"
 
 
+_FLAG_WORDS = {"storage swapped (set_)": "{where} ends in another storage", "requires_grad": "{where} requires grad",
+               "is_leaf": "{where} is a leaf", "exists": "{where} exists"}
+
+
+def _effect(cause: Cause, where: str) -> str:  # noqa: PLR0911  # one phrase per kind of check
+    """What goes wrong, in plain words, for each check."""
+    check, direction = cause.check, cause.direction
+    if check == "exception":
+        return _exception_title(cause)
+    if check == "graphs compiled":
+        return f"compiles {direction.replace(' than expected', '')} than the contract allows"
+    if check == "_version moved" and direction != "differs":
+        return f"{where}'s version counter " + ("moves where eager's stays" if direction.startswith("compiled True")
+                                                 else "stays where eager's moves")
+    if check in ("grad mode", "inference mode") and direction != "differs":
+        on = direction.startswith("compiled True")
+        return f"{check} is {'on' if on else 'off'} after the call where eager's is {'off' if on else 'on'}"
+    if check in _FLAG_WORDS and direction != "differs":
+        what = _FLAG_WORDS[check].format(where=where)
+        return f"{what} where eager's does not" if direction.startswith("compiled True") else (
+            f"{what} in eager but not compiled")
+    if check == ".grad":
+        return ("an input's leaf gets a .grad where eager leaves it None" if "has a tensor" in direction.split(",")[0]
+                else "an input's leaf gets no .grad where eager computes one")
+    if check == "view of (_base)":
+        return f"{where} is {direction.removeprefix('compiled ').replace(', eager ', ' where eager gives ')}"
+    if check == "_version delta":
+        return f"{where}'s version counter moves {'further' if direction == 'more bumps' else 'less far'} than eager's"
+    return {
+        "values": f"wrong values in {where}",
+        "storage contents": f"wrong values beside {where} in its storage",
+        "structure": "the outputs come back in other containers than eager's",
+        "number of outputs": "returns another number of outputs than eager",
+        "shares storage with": f"{where} shares its storage with other tensors than eager's does",
+        "is the input object": f"{where} is not the same object as in eager",
+        "in-place write through outputs": f"writing in place through {where} behaves otherwise than in eager",
+        "value": f"{where} (a Python number) differs from eager's",
+        "inner tensors": f"{where} has other inner tensors than eager's",
+        "storage size": f"{where}'s storage has another size than eager's",
+        "autocast": "the autocast state after the call differs from eager's",
+    }.get(check, f"{where} has another {check} than eager's")
+
+
 def title(cause: Cause, backends: list[str]) -> str:
-    """What goes wrong, under which API, in under 90 characters."""
+    """What goes wrong, under which API, in plain words; never cut."""
     api = "aot_function" if cause.entry == "aot_function" else f"torch.compile ({'/'.join(backends)})"
     where = cause.place.replace("an input's gradient", "a gradient").replace(", after writing through the outputs",
                                                                                   " (seen through an output)")
-    what = {
-        "exception": _exception_title(cause),
-        "values": f"wrong values in {where}",
-        "storage contents": f"wrong values beside {where} in its storage",
-        "graphs compiled": f"{cause.direction}",
-        "_version moved": f"{where}'s version counter "
-                          + ("stays where eager's moves" if cause.direction.endswith("eager True")
-                             else "moves where eager's stays"),
-        "_version delta": f"{where}'s version counter: {cause.direction} than eager",
-        ".grad": f"gradient missing or extra: {cause.direction}",
-    }.get(cause.check, f"{cause.check} of {where} differs from eager")
-    text = f"[{api}] {what}"
-    return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1].rstrip() + "…"
+    return f"[{api}] {_effect(cause, where)}"
 
 
 def drafts(report: Report) -> list[Draft]:
@@ -98,18 +132,18 @@ def drafts(report: Report) -> list[Draft]:
     for s in report.records:
         if s.record.status != "skip" and order[s.build] >= order.get(newest_of.get(s.record.case_id, ""), -1):
             newest_of[s.record.case_id] = s.build
-    by_cause: dict[Cause, list[Sourced]] = {}
+    by_cause: dict[Cause, list[tuple[Sourced, MismatchRecord | None]]] = {}
     for s in report.records:
-        if s.build != newest_of.get(s.record.case_id) or not needs_draft(s):
+        if s.build != newest_of.get(s.record.case_id):
             continue
-        cause = cause_of(s.record)
-        if cause is not None:
-            by_cause.setdefault(cause, []).append(s)
+        for cause, m in causes_of(s.record):
+            if needs_draft(s, m) and all(other is not s for other, _ in by_cause.get(cause, [])):
+                by_cause.setdefault(cause, []).append((s, m))
     out = []
-    for cause, items in sorted(by_cause.items()):
-        items.sort(key=lambda s: (_length(report, s), s.record.case_id, s.record.variant))
-        text = _text(report, cause, items, builds)
-        out.append(Draft(items[0].record.case_id, _file_name(cause.key()), text, cause.key()))
+    for cause, shown in sorted(by_cause.items()):
+        shown.sort(key=lambda sm: (_length(report, sm[0]), sm[0].record.case_id, sm[0].record.variant))
+        text = _text(report, cause, shown, builds)
+        out.append(Draft(shown[0][0].record.case_id, _file_name(cause.key()), text, cause.key()))
     return out
 
 
@@ -139,19 +173,21 @@ def _program(report: Report, s: Sourced) -> list[str]:
     return lines
 
 
-def _text(report: Report, cause: Cause, items: list[Sourced], builds: Sequence[Build]) -> str:
-    head = items[0]
+def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecord | None]],
+          builds: Sequence[Build]) -> str:
+    items = [s for s, _ in shown]
+    head, m = shown[0]
     record = head.record
     newest = report.build(head.build)
     backends = sorted({in_user_words(s.record.backend or "?") for s in items})
-    m = record.mismatches[0] if record.mismatches else None
     program = _program(report, head)
-    lines = [f"# {title(cause, backends)}", "", "### 🐛 Describe the bug", "", record.summary.strip(), ""]
+    lines = [f"# {title(cause, backends)}", "", "### 🐛 Describe the bug", ""]
     if m is not None:
         lines.append(f"Compiled, the call differs from eager at {_place(m)}: {m.check} is {m.actual}, eager gives "
                      f"{m.expected}.")
     else:
         lines.append(f"The compiled call cannot run: {record.reason.splitlines()[0] if record.reason else '?'}")
+    lines += ["", record.summary.strip()]
     if cause.exception:
         # as the build wrote it (the cause's key has its numbers and names normalised away)
         summary = record.reason.split(": ", 1)[-1] if m is None else (
@@ -159,8 +195,8 @@ def _text(report: Report, cause: Cause, items: list[Sourced], builds: Sequence[B
         kind, message = innermost_as_raised(summary)
         error = f"{kind}: {message.strip()}" if kind else cause.exception
         lines += ["", f"The innermost error: `{error}`."]
-    shown = sorted({f"{in_user_words(s.record.backend or '?')} ({s.record.mode})" for s in items})
-    lines += ["", f"Seen with {', '.join(shown)}" + (f", in {len({s.record.case_id for s in items})} programs"
+    seen = sorted({f"{in_user_words(s.record.backend or '?')} ({s.record.mode})" for s in items})
+    lines += ["", f"Seen with {', '.join(seen)}" + (f", in {len({s.record.case_id for s in items})} programs"
                                                     if len({s.record.case_id for s in items}) > 1 else "") + "."]
     if program and len(program) <= PROGRAM_MAX + 20:
         lines += ["", "```python", *program, "```", ""]
@@ -168,12 +204,16 @@ def _text(report: Report, cause: Cause, items: list[Sourced], builds: Sequence[B
             lines += [f"On torch {newest.torch_version}:", "", "```", f"eager:    {m.expected}",
                       f"compiled: {m.actual}", "```"]
     lines += ["", "### Versions", "", *_versions(report, items, builds)]
-    related = sorted({link for s in items for link in (*s.record.upstream,
-                      *([s.record.known_failure.link] if s.record.known_failure else []))})
+    related = sorted({link for s, sm in shown for link in (*s.record.upstream, *_known_links(s, sm))})
     if related:
         lines += ["", "### Possibly related", "", *(f"- {link}" for link in related)]
     lines += ["", "---", f"Found by a conformance harness from `{record.case_file}`.", ""]
     return "\n".join(lines)
+
+
+def _known_links(s: Sourced, m: MismatchRecord | None) -> list[str]:
+    known = s.record.known_of(m) if m is not None else s.record.known_failure
+    return [known.link] if known is not None else []
 
 
 def _place(m: object) -> str:

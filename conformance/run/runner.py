@@ -194,9 +194,10 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
     mismatches = list(outcome.mismatches)
     if options.strict_internals:
         mismatches += strict_mismatches(harness.probes)
-    known = [(k, lc.display_path) for k in lc.case.known_failures]
+    known = [(k, f"{lc.display_path}:{lc.line_of('known_failures', i)}") for i, k in enumerate(lc.case.known_failures)]
     if options.extra_known_failures is not None:
         known += list(options.extra_known_failures(lc.id))
     verdict = decide(mismatches, known, build_facts(variant))
-    return done(verdict.status, reason=verdict.reason, known_failure=verdict.known_failure,
-                mismatches=tuple(m.to_json() for m in mismatches), **kw)
+    records = tuple({**m.to_json(), "known": i} for m, i in zip(mismatches, verdict.covered_by, strict=False))
+    return done(verdict.status, reason=verdict.reason, known_failures=verdict.known_failures, mismatches=records,
+                allowed=tuple(f"{a}: {m.message()}" for a, m in outcome.allowed), **kw)

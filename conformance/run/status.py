@@ -1,5 +1,6 @@
-"""One item's status from what its run found: pass, fail, or, where a reviewed known failure
-matches the build, xfail (it failed as declared) or xpass (it passed although declared)."""
+"""One item's status from what its run found: pass, fail, or, where reviewed known failures match the
+build, xfail (every mismatch is covered, each by exactly one of them) or xpass (a known failure that
+applies covers nothing: it is to be retired or narrowed)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from conformance.core.cause import direction, innermost_as_raised, place_of, raised
 from conformance.core.checks import CHECKS
+from conformance.core.entry import is_aot_function
 from conformance.core.mismatch import Mismatch
 from conformance.data.expectations import BuildFacts, condition_matches
 from conformance.results import KnownFailureRef, ProbeRecord
-from conformance.schema import KnownFailure
+from conformance.schema import Covers, KnownFailure
 
 STRICT_SOURCE = "--strict-internals"
 
@@ -20,7 +23,8 @@ STRICT_SOURCE = "--strict-internals"
 class Verdict:
     status: str
     reason: str = ""
-    known_failure: KnownFailureRef | None = None
+    known_failures: tuple[KnownFailureRef, ...] = ()
+    covered_by: tuple[int | None, ...] = ()  # per mismatch: the index in known_failures of the entry covering it
 
 
 def strict_mismatches(probes: ProbeRecord) -> list[Mismatch]:
@@ -30,22 +34,65 @@ def strict_mismatches(probes: ProbeRecord) -> list[Mismatch]:
             for r in probes.results if r.status == "diverges"]
 
 
+def _entry(backend: str) -> str:
+    return "aot_function" if is_aot_function(backend) else "torch.compile"
+
+
+def covered(c: Covers, m: Mismatch, backend: str) -> bool:
+    """Whether one `covers` item of a known failure matches a mismatch, by its cause's parts."""
+    if c.check != m.check or (c.place is not None and c.place != place_of(m)):
+        return False
+    if c.direction is not None and c.direction != direction(m):
+        return False
+    if c.entry is not None and c.entry != _entry(backend):
+        return False
+    if c.subject is not None and c.subject != m.subject:
+        return False
+    if c.exception is None and c.message is None:
+        return True
+    kind, message = innermost_as_raised(raised(m))
+    return (c.exception is None or c.exception == kind) and (
+        c.message is None or re.search(c.message, message) is not None)
+
+
+def covers(kf: KnownFailure, m: Mismatch, backend: str) -> bool:
+    return any(covered(c, m, backend) for c in kf.covers) and (
+        kf.mismatch is None or re.search(kf.mismatch, m.message()) is not None)
+
+
+def _ref(kf: KnownFailure, source: str) -> KnownFailureRef:
+    return KnownFailureRef(reason=kf.reason, link=kf.link, kind=kf.kind, source=source)
+
+
 def decide(mismatches: Sequence[Mismatch], known: Sequence[tuple[KnownFailure, str]], facts: BuildFacts) -> Verdict:
-    """The first known failure whose conditions match the build applies; it covers only the
-    mismatches its `mismatch` pattern matches (all of them when it has none)."""
-    hit = next(((k, src) for k, src in known if condition_matches(k.when, facts)), None)
-    if hit is None:
-        if not mismatches:
-            return Verdict("pass")
-        more = f" (+{len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
-        return Verdict("fail", mismatches[0].message() + more)
-    kf, src = hit
-    ref = KnownFailureRef(reason=kf.reason, link=kf.link, kind=kf.kind, source=src)
+    """Every known failure whose conditions match the build applies; each mismatch must be covered by
+    exactly one of them for the item to be a known failure, and each of them must cover something."""
+    applying = [(k, src) for k, src in known if condition_matches(k.when, facts)]
+    refs = tuple(_ref(k, src) for k, src in applying)
+    by: list[int | None] = []
+    for m in mismatches:
+        hits = [i for i, (k, _) in enumerate(applying) if covers(k, m, facts.backend)]
+        if len(hits) > 1:
+            return Verdict("error", f"case error: {m.message()} is covered by {len(hits)} known failures ("
+                           + ", ".join(applying[i][1] for i in hits) + "); make their conditions or covers disjoint",
+                           refs, tuple(by))
+        by.append(hits[0] if hits else None)
+    uncovered = [m for m, i in zip(mismatches, by, strict=True) if i is None]
+    if uncovered:
+        more = f" (+{len(uncovered) - 1} more)" if len(uncovered) > 1 else ""
+        beyond = ""
+        if applying:
+            beyond = " (no known failure covers it; declared for this build: " + ", ".join(
+                f"{k.kind} {k.link} at {src}" for k, src in applying) + ")"
+        return Verdict("fail", uncovered[0].message() + more + beyond, refs, tuple(by))
+    idle = [i for i in range(len(applying)) if i not in by]
+    if idle:
+        k, src = applying[idle[0]]
+        what = "passes although declared a known failure" if not mismatches else (
+            "a declared known failure covers none of its differences")
+        return Verdict("xpass", f"{what} ({k.link}); retire or narrow the expectation at {src}", refs, tuple(by))
     if not mismatches:
-        return Verdict("xpass", f"passes although declared a known failure ({kf.link}); retire the expectation in "
-                       f"{src}", ref)
-    other = [m for m in mismatches if kf.mismatch is not None and not re.search(kf.mismatch, m.message())]
-    if other:
-        return Verdict("fail", f"{other[0].message()} (beyond the known failure {kf.link}, which covers only "
-                       f"mismatches matching {kf.mismatch!r})", ref)
-    return Verdict("xfail", f"known failure: {kf.reason} ({kf.link})", ref)
+        return Verdict("pass")
+    kinds = sorted({applying[i][0].kind for i in by if i is not None})
+    first = applying[by[0]][0] if by[0] is not None else applying[0][0]
+    return Verdict("xfail", f"known failure ({', '.join(kinds)}): {first.reason} ({first.link})", refs, tuple(by))

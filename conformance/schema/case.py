@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 
+from conformance.core.cause import ENTRIES, PLACES, Place, directions
+from conformance.core.checks import CHECKS
 from conformance.core.entry import AOT_FUNCTION, DEFAULT_BACKENDS
 from conformance.schema.common import (
     CALL_ACTIONS,
@@ -175,8 +177,57 @@ class BuildCondition(Strict):
 KnownFailureKind = Literal["bug", "eager_bug", "benign", "by_design"]
 
 
+class Covers(Strict):
+    """One kind of mismatch a known failure covers, by its cause (conformance/core/cause.py): the check,
+    and optionally the kind of place, the direction, the tensor, the entry point and the innermost
+    exception. A given field must equal the mismatch's; an absent one matches anything."""
+
+    check: str = Field(description="The check's id (conformance/core/checks.py CHECKS), e.g. '.grad', 'values'.")
+    place: Place | None = Field(None, description="The kind of place: " + ", ".join(PLACES) + ".")
+    direction: str | None = Field(None, description="Which way compiled differs, as the cause says it (e.g. "
+                                  "'compiled has a tensor, eager None'); the check's directions are listed in "
+                                  "conformance/core/cause.py.")
+    subject: str | None = Field(None, description="The tensor the check read, as the mismatch names it: an input "
+                                "(x, net.fc1.weight), an output (out[0]) or a leaf whose gradient it is (la).")
+    entry: Literal[ENTRIES] | None = Field(None, description="torch.compile or aot_function.")  # type: ignore[valid-type]  # a Literal of the tuple's values
+    exception: str | None = Field(None, description="For an exception: the innermost exception's type name "
+                                  "(RuntimeError, AssertionError).")
+    message: str | None = Field(None, description="For an exception: a regular expression the innermost "
+                                "exception's message (as the build wrote it) must match.")
+
+    @field_validator("check")
+    @classmethod
+    def _known_check(cls, value: str) -> str:
+        if value not in CHECKS:
+            raise ValueError(f"{value!r} is no check; write one of: {', '.join(sorted(CHECKS))}")
+        return value
+
+    @field_validator("direction")
+    @classmethod
+    def _known_direction(cls, value: str | None, info: ValidationInfo) -> str | None:
+        check = info.data.get("check")
+        if value is not None and check is not None and value not in directions(check):
+            raise ValueError(f"{value!r} is no direction of check {check!r}; write one of: "
+                             + "; ".join(repr(d) for d in directions(check)))
+        return value
+
+    @field_validator("message")
+    @classmethod
+    def _message_regex(cls, value: str | None) -> str | None:
+        return check_regex(value)
+
+    @field_validator("exception", "message")
+    @classmethod
+    def _exception_only(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and info.data.get("check") not in (None, "exception"):
+            raise ValueError(f"only a mismatch of check 'exception' has an exception; drop {info.field_name}")
+        return value
+
+
 class KnownFailure(Strict):
-    """A reviewed, linked expectation that this case fails on matching builds."""
+    """A reviewed, linked expectation that this case fails on matching builds, and which mismatches it
+    covers. An item is a known failure only where every one of its mismatches is covered by exactly one
+    entry whose conditions match the build; any other mismatch fails the item."""
 
     when: BuildCondition = Field(default_factory=BuildCondition)
     reason: str = Field(min_length=1, description="One line: what is broken.")
@@ -186,10 +237,12 @@ class KnownFailure(Strict):
         description="bug: the compiled path is wrong; eager_bug: eager is wrong and compiled right; benign: a "
         "difference the contract allows (documented, or without observable effect); by_design: upstream chose it.")
     evidence: str = Field(min_length=1, description="One line: what the audit measured, on which build.")
+    covers: tuple[Covers, ...] = Field(
+        min_length=1, description="The mismatches this entry covers, by cause: each a check with optional place, "
+        "direction, subject, entry and exception.")
     mismatch: str | None = Field(
         None,
-        description="Regular expression every mismatch message must match for the failure to count as this "
-        "known one (e.g. 'graphs compiled'); any other mismatch still fails the case.",
+        description="A further narrowing: a regular expression a covered mismatch's message must also match.",
     )
 
     @field_validator("mismatch")

@@ -310,13 +310,15 @@ known_failures:
     link: https://github.com/pytorch/pytorch/issues/1
     kind: bug
     evidence: demo
+    covers: [{check: values, place: output}]
 """
     lc = case(make_case, MUTATION + kf)
     xfail = run(lc, fault="output_perturbed")
     assert xfail.status == "xfail" and xfail.known_failure is not None
-    assert xfail.known_failure.link.endswith("/issues/1")
+    assert xfail.known_failure.link.endswith("/issues/1") and xfail.known_failure.source.endswith("case.yaml:14")
+    assert all(m.known == 0 for m in xfail.mismatches)
     xpass = run(lc)
-    assert xpass.status == "xpass" and "retire the expectation" in xpass.reason
+    assert xpass.status == "xpass" and "retire or narrow the expectation at" in xpass.reason
     other = kf.replace("backend: [aot_eager]", "backend: [inductor]")
     assert run(case(make_case, MUTATION + other), fault="output_perturbed").status == "fail"
 
@@ -368,20 +370,21 @@ modes: [training]
     assert run(lc, "training", fault="alias_returned_as_copy").status == "fail"
 
 
-def test_known_failure_with_a_mismatch_pattern_still_fails_on_other_mismatches(make_case: CaseFactory) -> None:
+def test_known_failure_still_fails_on_mismatches_it_does_not_cover(make_case: CaseFactory) -> None:
     kf = """\
 known_failures:
   - reason: the count is known to be off
     link: https://github.com/pytorch/pytorch/issues/1
     kind: bug
     evidence: demo
-    mismatch: "graphs compiled"
+    covers: [{check: graphs compiled}]
 """
     lc = case(make_case, SWEEP.replace("{compiles: 1}", "{compiles: 2}") + kf, "scalar_recompile")
     assert run(lc).status == "xfail"
     record = run(lc, fault="sweep_reuses_first_value")
     assert record.status == "fail"
-    assert "beyond the known failure" in record.reason and record.mismatches[0].check == "values"
+    assert "no known failure covers it" in record.reason and record.mismatches[0].check == "values"
+    assert record.mismatches[0].known is None and record.mismatches[-1].known == 0
 
 
 def test_strict_internals_fails_an_item_whose_probe_diverges(make_case: CaseFactory,

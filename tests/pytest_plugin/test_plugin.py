@@ -226,9 +226,11 @@ entries:
     when: {backend: [aot_eager]}
     reason: a vendor's known failure
     link: https://github.com/pytorch/pytorch/issues/1
+    covers: [{check: graphs compiled}]
   - case: "nothing/*"
     reason: matches no case
     link: https://github.com/pytorch/pytorch/issues/2
+    covers: [{check: values}]
 """
 
 
@@ -239,10 +241,10 @@ def test_external_expectations_xfail_and_report_stale_entries(pytester: pytest.P
     result.assert_outcomes(xfailed=1)
     result.stdout.fnmatch_lines([
         "*stale expectations*",
-        "vendor.yaml:7: nothing/* matched no item of this run; retire or fix it (*issues/2)",
+        "vendor.yaml:8: nothing/* matched no item of this run; retire or fix it (*issues/2)",
     ])
     (rec,) = records(pytester)
-    assert rec["status"] == "xfail" and rec["known_failure"]["source"] == "vendor.yaml:3"  # type: ignore[index]
+    assert rec["status"] == "xfail" and rec["known_failures"][0]["source"] == "vendor.yaml:3"  # type: ignore[index]
 
 
 def test_broken_expectations_file_is_a_usage_error_with_its_line(pytester: pytest.Pytester) -> None:
@@ -251,8 +253,8 @@ def test_broken_expectations_file_is_a_usage_error_with_its_line(pytester: pytes
     result = run(pytester, "--conformance-expectations=vendor.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*vendor.yaml:8: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, kind, "
-         "evidence, mismatch, case*"]
+        ["*vendor.yaml:9: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, kind, "
+         "evidence, covers, mismatch, case*"]
     )
 
 
@@ -330,7 +332,7 @@ def test_a_vendor_plugin_adds_backends_devices_and_expectations(pytester: pytest
     pytester.makepyfile(vendor=VENDOR)
     pytester.path.joinpath("vendor.yaml").write_text(
         "version: 1\nentries:\n  - case: a/default\n    when: {backend: [inductor]}\n    reason: r\n"
-        "    link: https://github.com/pytorch/pytorch/issues/1\n")
+        "    link: https://github.com/pytorch/pytorch/issues/1\n    covers: [{check: values}]\n")
     pytester.makeini("[pytest]\npythonpath = .\n")
     result = run(pytester, "-p", "vendor", "--conformance-devices=cpu", "--collect-only", "-q")
     result.stdout.fnmatch_lines([

@@ -217,3 +217,37 @@ def test_an_exception_title_says_which_side_raised(actual: str, expected: str, s
     cause = cause_of(rec)
     assert cause is not None
     assert title(cause, ["aot_eager"]) == f"[torch.compile (aot_eager)] {says}"
+
+
+def test_an_item_with_a_by_design_difference_beside_a_bug_gets_a_draft_for_the_bug_only(tmp_path: Path) -> None:
+    structure = {"check": "number of outputs", "where": "outputs", "path": "outputs", "expected": "2", "actual": "3"}
+    grad = {"check": ".grad", "where": "grad of la", "path": "grad of la", "role": "grad", "subject": "la",
+            "expected": "None", "actual": "a tensor"}
+    design = KnownFailureRef(reason="on purpose", link="https://github.com/pytorch/pytorch/pull/3", kind="by_design",
+                             source="cases/x.yaml:9")
+    bug = KnownFailureRef(reason="a zero grad", link="https://github.com/pytorch/pytorch/pull/4", kind="bug",
+                          source="cases/x.yaml:3")
+    xfail = changed(record("runtime_wrapper/a", variant="cpu-inductor-training", status="xfail", build="2.14.1"),
+                    mismatches=({**structure, "known": 0}, {**grad, "known": 1}), known_failures=(design, bug))
+    (text,) = _drafts(tmp_path, [xfail]).values()
+    first = text.splitlines()[0]
+    assert first == "# [torch.compile (inductor)] an input's leaf gets a .grad where eager leaves it None", first
+    assert "grad of la: .grad is a tensor, eager gives None" in text and "number of outputs" not in text
+    assert "pull/4" in text and "pull/3" not in text
+    assert _drafts(tmp_path / "only", [changed(xfail, mismatches=({**structure, "known": 0},),
+                                               known_failures=(design,))]) == {}
+
+
+@pytest.mark.parametrize("check", ["shares storage with", "is the input object", "inner tensors", "storage size",
+                                   "dtype", "storage_offset"])
+def test_a_title_reads_as_a_sentence_and_is_never_cut(check: str) -> None:
+    from conformance.report.drafts import title
+    from conformance.results import ResultRecord
+
+    m = {"check": check, "where": "out[0]", "path": "out[0]", "role": "output", "subject": "out[0]",
+         "expected": "x" * 200, "actual": "y" * 200}
+    cause = cause_of(ResultRecord.model_validate({"case_id": "c", "variant": "cpu-aot_eager-training",
+                                                  "status": "fail", "backend": "aot_eager", "mismatches": [m]}))
+    assert cause is not None
+    text = title(cause, ["aot_eager", "inductor", "a-backend-with-a-very-long-name-that-makes-the-title-long"])
+    assert "…" not in text and " of an output differs" not in text and text.startswith("[torch.compile ("), text
