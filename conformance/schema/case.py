@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 
 from conformance.core.cause import ENTRIES, PLACES, Place, directions
@@ -525,6 +526,7 @@ class Case(Strict):
         if self.version == 1:
             found += [(loc, f"{what} is schema version 2; write version: 2 (or leave version out)")
                       for loc, what in newer_keys(self, ())]
+        found += overlapping_known_failures(self.known_failures)
         return found
 
 
@@ -533,6 +535,50 @@ class Case(Strict):
             for action in CALL_ACTIONS:
                 if getattr(call, action) is not None:
                     yield ("calls", i), action
+
+
+# releases a `torch:` range is tried on to tell whether two ranges share one
+_RELEASES = tuple(Version(f"{major}.{minor}.{patch}")
+                  for major in (1, 2, 3) for minor in range(40) for patch in range(4))
+
+
+def _conditions_meet(a: BuildCondition, b: BuildCondition) -> bool:
+    """Whether some build matches both conditions."""
+    for x, y in ((a.device, b.device), (a.backend, b.backend), (a.mode, b.mode)):
+        if x is not None and y is not None and not set(x) & set(y):
+            return False
+    if a.torch is None or b.torch is None:
+        return True
+    sa, sb = SpecifierSet(a.torch), SpecifierSet(b.torch)
+    return any(sa.contains(v, prereleases=True) and sb.contains(v, prereleases=True) for v in _RELEASES)
+
+
+def _covers_meet(a: Covers, b: Covers) -> bool:
+    """Whether one mismatch can match both: the same check, and no part both give differently (two
+    message patterns are taken to differ)."""
+    return a.check == b.check and all(
+        x is None or y is None or x == y for x, y in ((a.place, b.place), (a.direction, b.direction),
+                                                     (a.subject, b.subject), (a.entry, b.entry),
+                                                     (a.exception, b.exception), (a.message, b.message)))
+
+
+def overlapping_known_failures(known: tuple[KnownFailure, ...]) -> list[tuple[Loc, str]]:
+    """Pairs of entries that may cover one mismatch on one build: each mismatch is covered by exactly one
+    entry, so a case must keep its entries' conditions or covers apart (two narrowing patterns that both
+    differ are taken to keep them apart)."""
+    found: list[tuple[Loc, str]] = []
+    for j, later in enumerate(known):
+        for i, earlier in enumerate(known[:j]):
+            apart_by_pattern = earlier.mismatch is not None and later.mismatch is not None and (
+                earlier.mismatch != later.mismatch)
+            if apart_by_pattern or not _conditions_meet(earlier.when, later.when):
+                continue
+            shared = next(((c, d) for c in earlier.covers for d in later.covers if _covers_meet(c, d)), None)
+            if shared is not None:
+                found.append((("known_failures", j), f"may cover the same mismatches as known_failures[{i}] "
+                              f"(both cover check {shared[1].check!r} on builds both conditions match); make their "
+                              "`when` or `covers` disjoint: each mismatch is covered by exactly one entry"))
+    return found
 
 
 def _optimizer_problems(loc: Loc, spec: OptimizerSpec, earlier: dict[str, InputSpec]) -> list[tuple[Loc, str]]:

@@ -139,3 +139,27 @@ def test_a_record_of_one_known_failure_reads_as_one_covering_every_mismatch() ->
     record = ResultRecord.model_validate(old)
     assert [m.known for m in record.mismatches] == [0, 0] and record.known_failure is not None
     assert record.known_of(record.mismatches[1]) == record.known_failures[0]
+
+
+@pytest.mark.parametrize(("first", "second", "overlap"), [
+    ({}, {}, True),
+    ({"when": {"torch": "<2.12"}}, {"when": {"torch": ">=2.12"}}, False),
+    ({"when": {"torch": "<2.13"}}, {"when": {"torch": ">=2.12"}}, True),
+    ({"when": {"mode": ["training"]}}, {"when": {"mode": ["inference"]}}, False),
+    ({"when": {"backend": ["aot_function"]}}, {"when": {"mode": ["training"]}}, True),
+    ({"covers": [{"check": ".grad", "subject": "la"}]}, {"covers": [{"check": ".grad", "subject": "lb"}]}, False),
+    ({"covers": [{"check": ".grad", "subject": "la"}]}, {"covers": [{"check": ".grad", "place": "grad"}]}, True),
+    ({"mismatch": "grad of la"}, {"mismatch": "grad of lb"}, False),
+    ({"mismatch": "grad of la"}, {"mismatch": "grad of la"}, True),
+])
+def test_validate_refuses_two_entries_that_may_cover_one_mismatch(first: dict[str, Any], second: dict[str, Any],
+                                                                   overlap: bool) -> None:
+    from conformance.schema.case import overlapping_known_failures
+
+    a = entry(*first.pop("covers", [{"check": ".grad"}]), **first)
+    b = entry(*second.pop("covers", [{"check": ".grad"}]), **second)
+    found = overlapping_known_failures((a, b))
+    assert bool(found) == overlap
+    if overlap:
+        assert found[0][0] == ("known_failures", 1)
+        assert "may cover the same mismatches as known_failures[0]" in found[0][1]
