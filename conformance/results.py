@@ -225,6 +225,11 @@ class ResultRecord(_Record):
             return self.known_failures[min(used)]
         return self.known_failures[0] if self.known_failures else None
 
+    def idle_known_failures(self) -> tuple[KnownFailureRef, ...]:
+        """The applying known failures that cover no mismatch of this item: to retire or narrow (an xpass)."""
+        used = {m.known for m in self.mismatches}
+        return tuple(k for i, k in enumerate(self.known_failures) if i not in used)
+
     def known_of(self, m: MismatchRecord) -> KnownFailureRef | None:
         return None if m.known is None or m.known >= len(self.known_failures) else self.known_failures[m.known]
 

@@ -159,8 +159,7 @@ class ResultsSink:
                 self.session.shouldstop = self.session.shouldstop or f"cannot write results: {exc}"
             return
         data = json.loads(raw)
-        known = data.get("known_failure")
-        if known:
+        for known in data.get("known_failures") or []:  # every entry that applied to the item was used
             self.used.add(known["source"])
         if data.get("status") == "skip":
             self.skips[str(data.get("reason") or "")] += 1

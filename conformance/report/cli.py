@@ -157,8 +157,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     for item in report.stale:
         print(f"stale expectation: {item['source']}: {item['case']} matched no item; retire or fix it")
     for s in report.xpasses:
-        src = s.record.known_failure.source if s.record.known_failure else "?"
-        print(f"xpass: {s.record.case_id} [{s.record.variant}] passes; retire the expectation in {src}")
+        idle = s.record.idle_known_failures()
+        src = ", ".join(k.source for k in idle) or "?"
+        print(f"xpass: {s.record.case_id} [{s.record.variant}]: a known failure covers nothing; retire or narrow "
+              f"the expectation at {src}")
     return EXIT_OK if args.exit_zero else report.exit_code()
 
 

@@ -71,8 +71,8 @@ def compat_document(report: Report) -> dict[str, Any]:
         "runs": [r.to_json() for r in report.runs],
         "failures": [{**ref(s), "reproducer_link": report.links.get(report.key(s))} for s in report.failures],
         "retire": [
-            {**ref(s), "expectation": s.record.known_failure.source if s.record.known_failure else "",
-             "link": s.record.known_failure.link if s.record.known_failure else ""}
+            {**ref(s), "expectation": ", ".join(k.source for k in s.record.idle_known_failures()),
+             "link": ", ".join(k.link for k in s.record.idle_known_failures())}
             for s in report.xpasses
         ],
         "stale_expectations": report.stale,
