@@ -225,6 +225,29 @@ class Covers(Strict):
         return value
 
 
+class Searched(Strict):
+    """How upstream was searched for an issue that describes a known failure, where none links it: the
+    queries, the nearest issue found, and why it is not this one."""
+
+    queries: tuple[Annotated[str, Field(min_length=3)], ...] = Field(min_length=1, description="What was searched.")
+    nearest: str = Field(description="The nearest upstream issue or PR found (https://...).")
+    why_not: str = Field(min_length=1, description="One line: why the nearest is not this behaviour.")
+
+    @field_validator("nearest")
+    @classmethod
+    def _https(cls, value: str) -> str:
+        if not value.startswith("https://"):
+            raise ValueError("nearest must be an https:// URL")
+        return value
+
+    @field_validator("why_not")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if "\n" in value.strip():
+            raise ValueError("must be one line")
+        return value.strip()
+
+
 class KnownFailure(Strict):
     """A reviewed, linked expectation that this case fails on matching builds, and which mismatches it
     covers. An item is a known failure only where every one of its mismatches is covered by exactly one
@@ -245,6 +268,9 @@ class KnownFailure(Strict):
         None,
         description="A further narrowing: a regular expression a covered mismatch's message must also match.",
     )
+    searched: Searched | None = Field(
+        None, description="Where `link` is no upstream issue that describes this behaviour: how upstream was "
+        "searched (queries), the nearest issue, and why it is not this one.")
 
     @field_validator("mismatch")
     @classmethod
