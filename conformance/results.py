@@ -19,7 +19,7 @@ import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from conformance.core.mismatch import sentence
-from conformance.schema.case import KnownFailureKind
+from conformance.schema.case import KnownFailureKind, Searched
 
 RESULT_SCHEMA = "torch-conformance.result/2"
 Status = Literal["pass", "fail", "xfail", "xpass", "skip", "error"]
@@ -42,6 +42,8 @@ class KnownFailureRef(_Record):
         "bug", description="The audit's classification (conformance.schema.KnownFailureKind); records older "
         "than it say bug.")
     source: Text = Field(description="Where the expectation is declared: a case file or expectations file.")
+    searched: Searched | None = Field(None, description="How upstream was searched where `link` is no issue that "
+                                      "describes this behaviour (the case file's record of it).")
 
 
 class MismatchRecord(_Record):

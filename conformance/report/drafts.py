@@ -15,19 +15,20 @@ from typing import TYPE_CHECKING
 
 from conformance.core.entry import in_user_words
 from conformance.report.causes import Cause, causes_of, innermost_as_raised
+from conformance.report.draft_output import Captured
+from conformance.report.draft_output import key as output_key
 from conformance.report.history import BAD, in_release_order
 from conformance.report.scripts import reproducer_text
 from conformance.reproducer import VERDICT_LINE
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from conformance.report.model import Build, Report
     from conformance.report.read import Sourced
     from conformance.results import MismatchRecord
 
 DRAFTS = "issue-drafts"
-PROGRAM_MAX = 60
 FILED = ("bug", "eager_bug")  # the kinds of known failure a draft is written for
 
 
@@ -54,6 +55,8 @@ class Draft:
     name: str  # file name under issue-drafts/
     text: str
     cause: str = ""
+    program: str = ""  # the program as the draft shows it, to run as published
+    torch_version: str = ""  # the build the draft is for (the newest that shows the cause)
 
 
 def _file_name(key: str) -> str:
@@ -124,8 +127,9 @@ def title(cause: Cause, backends: list[str]) -> str:
     return f"[{api}] {_effect(cause, where)}"
 
 
-def drafts(report: Report) -> list[Draft]:
-    """One draft per cause failing on the newest build that ran the items showing it."""
+def drafts(report: Report, outputs: Mapping[str, Captured] | None = None) -> list[Draft]:
+    """One draft per cause failing on the newest build that ran the items showing it; `outputs`: what
+    the drafts' programs printed where they were run (conformance/report/draft_output.py)."""
     builds = in_release_order(report.builds)
     order = {b.id: i for i, b in enumerate(builds)}
     newest_of: dict[str, str] = {}
@@ -142,8 +146,12 @@ def drafts(report: Report) -> list[Draft]:
     out = []
     for cause, shown in sorted(by_cause.items()):
         shown.sort(key=lambda sm: (_length(report, sm[0]), sm[0].record.case_id, sm[0].record.variant))
-        text = _text(report, cause, shown, builds)
-        out.append(Draft(shown[0][0].record.case_id, _file_name(cause.key()), text, cause.key()))
+        program = "\n".join(_program(report, shown[0][0]))
+        version = report.build(shown[0][0].build).torch_version
+        ran = (outputs or {}).get(output_key(program + "\n", version)) if program else None
+        text = _text(report, cause, shown, builds, program=program, ran=ran)
+        out.append(Draft(shown[0][0].record.case_id, _file_name(cause.key()), text, cause.key(),
+                         program + "\n" if program else "", version))
     return out
 
 
@@ -174,13 +182,12 @@ def _program(report: Report, s: Sourced) -> list[str]:
 
 
 def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecord | None]],
-          builds: Sequence[Build]) -> str:
+          builds: Sequence[Build], *, program: str, ran: Captured | None) -> str:
     items = [s for s, _ in shown]
     head, m = shown[0]
     record = head.record
     newest = report.build(head.build)
     backends = sorted({in_user_words(s.record.backend or "?") for s in items})
-    program = _program(report, head)
     lines = [f"# {title(cause, backends)}", "", "### 🐛 Describe the bug", ""]
     if m is not None:
         lines.append(f"Compiled, the call differs from eager at {_place(m)}: {m.check} is {m.actual}, eager gives "
@@ -198,17 +205,37 @@ def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecor
     seen = sorted({f"{in_user_words(s.record.backend or '?')} ({s.record.mode})" for s in items})
     lines += ["", f"Seen with {', '.join(seen)}" + (f", in {len({s.record.case_id for s in items})} programs"
                                                     if len({s.record.case_id for s in items}) > 1 else "") + "."]
-    if program and len(program) <= PROGRAM_MAX + 20:
-        lines += ["", "```python", *program, "```", ""]
-        if m is not None:
-            lines += [f"On torch {newest.torch_version}:", "", "```", f"eager:    {m.expected}",
-                      f"compiled: {m.actual}", "```"]
+    if program:
+        lines += ["", "```python", program, "```", ""]
+        if ran is not None:
+            lines += [f"Run as it is on torch {ran.torch_version}, it prints (exit status {ran.exit_status}):", "",
+                      "```", ran.output, "```"]
+        else:
+            lines.append(f"(Not yet run as published on torch {newest.torch_version}: `torch-conformance report "
+                         "--capture-drafts` runs it there and shows what it prints.)")
     lines += ["", "### Versions", "", *_versions(report, items, builds)]
     related = sorted({link for s, sm in shown for link in (*s.record.upstream, *_known_links(s, sm))})
     if related:
         lines += ["", "### Possibly related", "", *(f"- {link}" for link in related)]
+    lines += _searched(shown)
     lines += ["", "---", f"Found by a conformance harness from `{record.case_file}`.", ""]
     return "\n".join(lines)
+
+
+def _searched(shown: list[tuple[Sourced, MismatchRecord | None]]) -> list[str]:
+    """How upstream was searched for an issue that describes this (from the reviewed known failures)."""
+    done = {}
+    for s, m in shown:
+        known = s.record.known_of(m) if m is not None else s.record.known_failure
+        if known is not None and known.searched is not None:
+            done[(known.searched.queries, known.searched.nearest)] = known.searched
+    if not done:
+        return ["", "### Searched upstream", "", "Not yet searched for an existing issue."]
+    out = ["", "### Searched upstream", ""]
+    for found in done.values():
+        out += [f"- Queries: {'; '.join(f'`{q}`' for q in found.queries)}",
+                f"- Nearest: {found.nearest} (not this bug: {found.why_not})"]
+    return out
 
 
 def _known_links(s: Sourced, m: MismatchRecord | None) -> list[str]:

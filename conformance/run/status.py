@@ -61,7 +61,7 @@ def covers(kf: KnownFailure, m: Mismatch, backend: str) -> bool:
 
 
 def _ref(kf: KnownFailure, source: str) -> KnownFailureRef:
-    return KnownFailureRef(reason=kf.reason, link=kf.link, kind=kf.kind, source=source)
+    return KnownFailureRef(reason=kf.reason, link=kf.link, kind=kf.kind, source=source, searched=kf.searched)
 
 
 def decide(mismatches: Sequence[Mismatch], known: Sequence[tuple[KnownFailure, str]], facts: BuildFacts) -> Verdict:

@@ -251,3 +251,58 @@ def test_a_title_reads_as_a_sentence_and_is_never_cut(check: str) -> None:
     assert cause is not None
     text = title(cause, ["aot_eager", "inductor", "a-backend-with-a-very-long-name-that-makes-the-title-long"])
     assert "…" not in text and " of an output differs" not in text and text.startswith("[torch.compile ("), text
+
+
+def _scripted(tmp_path: Path) -> Any:
+    script = tmp_path / "reproducers" / "mutation_epilogue__a__cpu-inductor-inference.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text('#!/usr/bin/env python3\n"""Docstring.\n"""\nimport torch\n\nprint("compiled differs")\n')
+    return changed(_fail("mutation_epilogue/a", VALUES), reproducer=str(script))
+
+
+def test_a_draft_shows_what_its_program_printed_never_the_record(tmp_path: Path) -> None:
+    from conformance.report.draft_output import Captured, key
+    from conformance.report.drafts import drafts
+
+    report = merge([write_results(tmp_path / "r.jsonl", [_scripted(tmp_path)])])
+    (pending,) = drafts(report)
+    assert "Not yet run as published on torch 2.14.1+cpu" in pending.text and "compiled: [2.0]" not in pending.text
+    assert pending.program == 'import torch\n\nprint("compiled differs")\n'
+    ran = {key(pending.program, pending.torch_version): Captured("2.14.1+cpu", 3, "compiled differs\nMISMATCH")}
+    (shown,) = drafts(report, ran)
+    assert "it prints (exit status 3):\n\n```\ncompiled differs\nMISMATCH\n```" in shown.text
+    other = {key(pending.program + "# changed\n", pending.torch_version): Captured("2.14.1+cpu", 0, "other")}
+    assert "Not yet run" in drafts(report, other)[0].text  # another program's output is not this one's
+
+
+def test_a_draft_program_runs_as_a_file_of_its_own_and_its_output_is_kept(tmp_path: Path) -> None:
+    from conformance.report.draft_output import load, run, save
+
+    ran = run("import sys\nprint('eager: 1')\nprint('compiled: 2', file=sys.stderr)\nraise SystemExit(3)\n",
+              "2.14.1+cpu")
+    assert (ran.exit_status, ran.output) == (3, "eager: 1\ncompiled: 2")
+    slow = run("import time\nprint('started', flush=True)\ntime.sleep(30)\n", "x", timeout=2)
+    assert slow.exit_status == -1 and slow.output.startswith("started") and "stopped after 2 s" in slow.output
+    crash = run("raise RuntimeError('boom')\n", "x")
+    assert crash.exit_status == 1 and 'File "repro.py", line 1' in crash.output and "draft-" not in crash.output
+    save(tmp_path, {"k": ran})
+    assert load(tmp_path) == {"k": ran}
+    (tmp_path / ".captured.json").write_text("{not json")
+    assert load(tmp_path) == {}
+
+
+def test_a_draft_says_how_upstream_was_searched(tmp_path: Path) -> None:
+    from conformance.schema.case import Searched
+
+    searched = Searched(queries=("aot_function zero grad", "unused mutated input grad"),
+                        nearest="https://github.com/pytorch/pytorch/issues/5", why_not="about inductor only")
+    kf = KnownFailureRef(reason="why", link="https://github.com/pytorch/pytorch/pull/1", source="cases/x.yaml:3",
+                         searched=searched)
+    xfail = changed(record("mutation_epilogue/a", variant="cpu-inductor-inference", status="xfail", build="2.14.1"),
+                    mismatches=({**VALUES, "known": 0},), known_failures=(kf,))
+    (text,) = _drafts(tmp_path, [xfail]).values()
+    assert "- Queries: `aot_function zero grad`; `unused mutated input grad`" in text
+    assert "- Nearest: https://github.com/pytorch/pytorch/issues/5 (not this bug: about inductor only)" in text
+    bare = changed(xfail, known_failures=(kf.model_copy(update={"searched": None}),))
+    (text,) = _drafts(tmp_path / "bare", [bare]).values()
+    assert "Not yet searched for an existing issue." in text
