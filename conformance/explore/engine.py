@@ -30,7 +30,7 @@ from conformance.data.loader import CaseLoadError, LoadedCase, load_case
 from conformance.data.variants import Variant, variants_of
 from conformance.explore.grammar import Program, programs
 from conformance.explore.layout import EXAMPLES, RUNNING
-from conformance.report.causes import cause_of
+from conformance.report.causes import cause_of, causes_of
 from conformance.results import ResultRecord
 from conformance.run.runner import RunOptions, run_variant
 
@@ -45,6 +45,12 @@ def signature_of(record: ResultRecord) -> str:
     group the same way."""
     cause = cause_of(record)
     return cause.key() if cause is not None else f"{record.status}"
+
+
+def signatures_of(record: ResultRecord) -> list[str]:
+    """Every cause of a record, one per mismatch (a program that shows two causes is two discrepancies)."""
+    keys = list(dict.fromkeys(c.key() for c, _ in causes_of(record)))
+    return keys or [signature_of(record)]
 
 
 @dataclass
@@ -65,7 +71,8 @@ class Ran:
         out: dict[str, ResultRecord] = {}
         for r in self.records:
             if r.status == "fail" or (r.status == "error" and not r.reason.startswith("case error")):
-                out.setdefault(signature_of(r), r)
+                for sig in signatures_of(r):
+                    out.setdefault(sig, r)
         return out
 
 

@@ -259,7 +259,7 @@ def write_findings(explorer: Explorer, findings: list[Finding]) -> dict[str, Any
 def mark_known(report: dict[str, Any], known: Path) -> list[str]:
     """Each finding that a known failure of the corpus shows the same way on this build (the same
     cause: conformance.report.causes) names those cases; warnings."""
-    from conformance.explore.engine import signature_of  # lazy: imports torch
+    from conformance.explore.engine import signatures_of  # lazy: imports torch
 
     try:
         records = [s.record for s in read_results(known, [])]
@@ -273,7 +273,8 @@ def mark_known(report: dict[str, Any], known: Path) -> list[str]:
     by_where: dict[str, set[str]] = {}
     for r in records:
         if r.status in ("xfail", "fail") and r.mismatches:
-            by_where.setdefault(signature_of(r), set()).add(r.case_id)
+            for sig in signatures_of(r):
+                by_where.setdefault(sig, set()).add(r.case_id)
     for f in report["findings"]:
         f["known_by"] = sorted(by_where.get(f.get("where", f["signature"]), ()))
     report["known_from"] = str(known)

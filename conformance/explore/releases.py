@@ -64,11 +64,11 @@ def rerun(cases: list[Path], root: Path, site: Path) -> tuple[str, list[Any]]:
 
 def outcome(signature: str, records: list[Any]) -> str:
     """What one build did with a finding's case: fails (the same cause), passes, or what else."""
-    from conformance.explore.engine import signature_of  # lazy: imports torch
+    from conformance.explore.engine import signatures_of  # lazy: imports torch
 
     if not records:
         return "not run"
-    seen = [signature_of(r) for r in records if r.status in ("fail", "error")]
+    seen = [sig for r in records if r.status in ("fail", "error") for sig in signatures_of(r)]
     if any(same_cause(signature, s) for s in seen):
         return FAILS
     if seen:

@@ -148,6 +148,18 @@ def test_a_signature_is_the_cause_not_the_names() -> None:
     assert signature_of(expand) != signature_of(set_)
 
 
+def test_a_program_with_two_causes_is_two_discrepancies_whichever_comes_first() -> None:
+    from conformance.explore.engine import Ran, signatures_of
+
+    both = _record(("structure", "outputs", "tuple(*, *)", "list(*, *)"), ("values", "grad of la", "1", "2"))
+    swapped = _record(*reversed([("structure", "outputs", "tuple(*, *)", "list(*, *)"),
+                                 ("values", "grad of la", "1", "2")]))
+    assert signatures_of(both) == ["torch.compile | structure | the call | differs",
+                                   "torch.compile | values | an input's gradient | differs"]
+    ran = Ran(None, "", [swapped])  # type: ignore[arg-type]  # the program is not read
+    assert set(ran.discrepancies()) == set(signatures_of(both))
+
+
 def test_the_cli_refuses_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explore", "-o", str(tmp_path), "--fault", "no_such_fault"]) == 2
     assert "no such fault" in capsys.readouterr().err
