@@ -553,6 +553,9 @@ class Case(Strict):
             found += [(loc, f"{what} is schema version 2; write version: 2 (or leave version out)")
                       for loc, what in newer_keys(self, ())]
         found += overlapping_known_failures(self.known_failures)
+        found += [(("known_failures", i), "links no upstream issue that describes it: add `searched:` (the queries "
+                   "sent, the nearest issue found, why it is not this one), or link the issue")
+                  for i, k in enumerate(self.known_failures) if k.searched is None and unlinked(k)]
         return found
 
 
@@ -586,6 +589,13 @@ def _covers_meet(a: Covers, b: Covers) -> bool:
         x is None or y is None or x == y for x, y in ((a.place, b.place), (a.direction, b.direction),
                                                      (a.subject, b.subject), (a.entry, b.entry),
                                                      (a.exception, b.exception), (a.message, b.message)))
+
+
+def unlinked(k: KnownFailure) -> bool:
+    """A known failure that says no upstream issue describes it, or a bug (compiled's or eager's) whose link
+    is no issue: the corpus records how upstream was searched for one."""
+    said = "no upstream issue" in f"{k.reason} {k.evidence}".lower()
+    return said or (k.kind in ("bug", "eager_bug") and "/issues/" not in k.link)
 
 
 def overlapping_known_failures(known: tuple[KnownFailure, ...]) -> list[tuple[Loc, str]]:

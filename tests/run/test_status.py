@@ -163,3 +163,22 @@ def test_validate_refuses_two_entries_that_may_cover_one_mismatch(first: dict[st
     if overlap:
         assert found[0][0] == ("known_failures", 1)
         assert "may cover the same mismatches as known_failures[0]" in found[0][1]
+
+
+def test_a_corpus_entry_that_links_no_issue_must_say_how_upstream_was_searched() -> None:
+    from conformance.schema.case import Case
+
+    base = {"behavior": "mutation_epilogue", "inputs": {"x": {"tensor": {"shape": [2]}}},
+            "program": "def f(x):\n    return x + 1\n"}
+    pr = {"reason": "r", "link": "https://github.com/pytorch/pytorch/pull/1", "kind": "bug", "evidence": "e",
+          "covers": [{"check": "values"}]}
+    searched = {"queries": ["x plus one"], "nearest": "https://github.com/pytorch/pytorch/issues/2", "why_not": "w"}
+
+    def problems(entry: dict[str, Any]) -> list[str]:
+        return [m for _, m in Case.model_validate({**base, "known_failures": [entry]}).problems()]
+
+    assert any("add `searched:`" in m for m in problems(pr))
+    assert problems({**pr, "searched": searched}) == []
+    assert problems({**pr, "link": "https://github.com/pytorch/pytorch/issues/1"}) == []
+    assert problems({**pr, "kind": "by_design"}) == []  # a design choice links the change that made it
+    assert any("add `searched:`" in m for m in problems({**pr, "kind": "by_design", "reason": "no upstream issue"}))
