@@ -168,7 +168,8 @@ def test_validate_refuses_two_entries_that_may_cover_one_mismatch(first: dict[st
 def test_a_corpus_entry_that_links_no_issue_must_say_how_upstream_was_searched() -> None:
     from conformance.schema.case import Case
 
-    base = {"behavior": "mutation_epilogue", "inputs": {"x": {"tensor": {"shape": [2]}}},
+    base = {"behavior": "mutation_epilogue", "summary": "s", "upstream": ["https://github.com/pytorch/pytorch/pull/9"],
+            "inputs": {"x": {"tensor": {"shape": [2]}}},
             "program": "def f(x):\n    return x + 1\n"}
     pr = {"reason": "r", "link": "https://github.com/pytorch/pytorch/pull/1", "kind": "bug", "evidence": "e",
           "covers": [{"check": "values"}]}
