@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from conformance.files import write_atomic
-from conformance.report.model import Report, merge
+from conformance.report.model import Report, counts_against, merge
 from conformance.report.read import Sourced
 from conformance.versions import torch_release
 
 BAD = ("fail", "error")  # a new item in these fails
-REGRESSED = (*BAD, "xfail")  # as the report's history: an item that went here from a pass regressed
 
 
 @dataclass(frozen=True)
@@ -125,9 +124,10 @@ def diff_pair(a: Report, b: Report, build_a: str, build_b: str) -> PairDiff:  # 
         if ra.status != rb.status:
             change = Change(f"{ra.status}->{rb.status}", *key, ra.status, rb.status,
                             rb.reason.splitlines()[0] if rb.status in BAD and rb.reason else "")
-            if rb.status in REGRESSED and ra.status not in (*REGRESSED, "skip"):
+            # as the report's history: what counts against a build (Note [A difference is not a failure])
+            if counts_against(rb) and not counts_against(ra) and ra.status != "skip":
                 out.regressions.append(change)
-            elif ra.status in REGRESSED and rb.status not in (*REGRESSED, "skip"):
+            elif counts_against(ra) and not counts_against(rb) and rb.status != "skip":
                 out.improvements.append(change)
             else:
                 out.other.append(change)

@@ -15,6 +15,8 @@ from conformance.schema.case import KnownFailureKind
 CompatSchema = Literal["torch-conformance.compat/1"]
 COMPAT_SCHEMA: Final[str] = get_args(CompatSchema)[0]
 CellVerdict = Literal["pass", "fail", "xpass", "empty", "unavailable", "not-selected"]  # report.model.Cell
+# what a cell holds, worst first (report.model.SHADES)
+CellShade = Literal["fail", "empty", "new", "xpass", "bug", "difference", "pass", "unavailable", "not-selected"]
 
 
 
@@ -90,6 +92,12 @@ class CellDoc(_Doc):
     counts: dict[Status, int]
     ran: int
     verdict: CellVerdict
+    shade: CellShade | None = Field(None, description="What the cell holds, worst first (a report written before "
+                                    "cells were shaded has none).")
+    new: int = Field(0, ge=0, description="Items failing here that passed (or differed only by design or benignly) "
+                     "on the release before.")
+    kinds: dict[KnownFailureKind, int] = Field(default_factory=dict,
+                                               description="Known-failing items by the kind they count as.")
 
 
 class ProblemDoc(_Doc):

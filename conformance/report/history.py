@@ -17,7 +17,7 @@ from conformance.versions import version_key
 if TYPE_CHECKING:
     from conformance.report.model import Build, Report
 
-BAD = frozenset({"fail", "xfail", "error"})  # the contract does not hold there (known or not)
+BAD = frozenset({"fail", "xfail", "error"})  # the contract does not hold there (known or not, bug or not)
 GOOD = frozenset({"pass", "xpass"})
 
 
@@ -56,6 +56,7 @@ class Row:
     first_failing: str | None  # the build id where it first fails
     first_fixed: str | None  # the first build after a failing one where it passes again
     regressions: tuple[str, ...]  # build ids where it fails after passing on the release before
+    fixes: tuple[str, ...] = ()  # build ids where it passes after failing on the release before
 
     @property
     def changes(self) -> bool:
@@ -63,37 +64,58 @@ class Row:
         return len(seen) > 1
 
 
+def moves(bad: Sequence[bool | None], ids: Sequence[str]) -> tuple[str | None, str | None, tuple[str, ...],
+                                                                    tuple[str, ...]]:
+    """(first failing, first fixed after it, regressions, fixes) over whether the item fails on each
+    build in release order (None: it did not run there)."""
+    first_failing = first_fixed = None
+    regressions, fixes = [], []
+    previous: bool | None = None
+    for failing, build in zip(bad, ids, strict=True):
+        if failing is None:
+            continue
+        if failing:
+            first_failing = first_failing or build
+            if previous is False:
+                regressions.append(build)
+        else:
+            if first_failing is not None and first_fixed is None:
+                first_fixed = build
+            if previous:
+                fixes.append(build)
+        previous = failing
+    return first_failing, first_fixed, tuple(regressions), tuple(fixes)
+
+
 def timeline(statuses: Sequence[str | None], ids: Sequence[str]) -> tuple[str | None, str | None, tuple[str, ...]]:
     """(first failing, first fixed after it, regressions) over statuses in release order."""
-    first_failing = first_fixed = None
-    regressions = []
-    previous: str | None = None
-    for status, build in zip(statuses, ids, strict=True):
-        if status is None:
-            continue
-        if status in BAD:
-            first_failing = first_failing or build
-            if previous in GOOD:
-                regressions.append(build)
-        elif first_failing is not None and first_fixed is None:
-            first_fixed = build
-        previous = status
-    return first_failing, first_fixed, tuple(regressions)
+    first_failing, first_fixed, regressions, _ = moves([None if s is None else s in BAD for s in statuses], ids)
+    return first_failing, first_fixed, regressions
 
 
 def history(report: Report) -> tuple[list[Build], list[Row]]:
-    """Every case x variant of the report, with its status per build in release order."""
+    """Every case x variant of the report, with its status per build in release order; it fails where it
+    counts against the build (a known failure by design or benign does not: Note [A difference is not a
+    failure])."""
+    return report.cached("history", lambda: _history(report))
+
+
+def _history(report: Report) -> tuple[list[Build], list[Row]]:
+    from conformance.report.model import counts_against  # model reads the history
+
     builds = in_release_order(report.builds)
     ids = [b.id for b in builds]
-    by_item: dict[tuple[str, str], dict[str, str]] = {}
+    by_item: dict[tuple[str, str], dict[str, tuple[str, bool]]] = {}
     for s in report.records:
         if s.record.status == "skip":
             continue
-        by_item.setdefault((s.record.case_id, s.record.variant), {})[s.build] = s.record.status
+        by_item.setdefault((s.record.case_id, s.record.variant), {})[s.build] = (s.record.status,
+                                                                                counts_against(s.record))
     rows = []
     for (case_id, variant), per_build in sorted(by_item.items()):
-        statuses = tuple(per_build.get(b) for b in ids)
-        rows.append(Row(case_id, variant, statuses, *timeline(statuses, ids)))
+        statuses = tuple(per_build[b][0] if b in per_build else None for b in ids)
+        bad = [per_build[b][1] if b in per_build else None for b in ids]
+        rows.append(Row(case_id, variant, statuses, *moves(bad, ids)))
     return builds, rows
 
 

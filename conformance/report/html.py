@@ -22,24 +22,16 @@ from markupsafe import Markup
 
 from conformance import __version__
 from conformance.report.causes import cause_of
-from conformance.report.history import (
-    environment_changes,
-    history,
-    labels,
-    mechanism_history,
-    regressed,
-    regression_words,
-    release_key,
-)
+from conformance.report.history import environment_changes, history, labels, mechanism_history, release_key
 from conformance.report.model import (
     FAILING,
+    FOLD_AT,
     NO_DEVICE,
-    QUIET_VERDICTS,
-    VERDICT_WORD,
-    Cell,
+    SHADES,
     Report,
     behavior_of,
     clip,
+    link_label,
     verdict_line,
 )
 from conformance.report.read import Sourced
@@ -47,7 +39,6 @@ from conformance.report.speed import landing_text, later_text, own_text, publish
 from conformance.report.trend import svg as trend_svg
 from conformance.results import STATUSES
 
-HEAT_STEPS = 10
 MISMATCHES_COMPACT = 3
 COMPACT_CHARS = 240  # a published page's text per field; every character is in compat.json.gz
 
@@ -79,16 +70,6 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["url"] = safe_url
     return env
-
-
-def heat(cell: Cell) -> str:
-    """The cell's colour class: h0 (nothing passed) .. h10 (everything passed or failed as declared)."""
-    if cell.verdict in ("empty", *QUIET_VERDICTS):
-        return cell.verdict
-    step = round(cell.good_fraction * HEAT_STEPS)
-    if cell.verdict == "fail":  # one failure in many must still read as trouble, never as green
-        step = min(step, HEAT_STEPS * 6 // 10)
-    return f"h{step}"
 
 
 def item_id(s: Sourced) -> str:
@@ -218,10 +199,11 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
         csp=csp,
         css=Markup(css),  # noqa: S704  # our own static asset, allowed by hash in the CSP
         js=Markup(js),  # noqa: S704  # likewise
-        statuses=STATUSES,
         columns=columns,
         matrix=matrix,
-        heat=heat,
+        shades=SHADES,
+        fold_at=FOLD_AT,
+        statuses=STATUSES,
         no_device=NO_DEVICE,
         mechanisms=[(b, report.mechanisms(b.id)) for b in report.builds],
         data=_json_for_script(data),
@@ -232,7 +214,8 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
         trend=Markup(trend_svg(report)),  # noqa: S704  # our own drawing: every label escaped in trend.py
         devices=sorted({d for b in report.builds for d in report.devices(b.id)}),
         exit_code=report.exit_code(),
-        verdict_word=VERDICT_WORD,
+        summary=report.summary(),
+        link_label=link_label,
         parity=report.parity_rows(),
         timeline=_timeline(report),
         attention=_attention(report),
@@ -245,35 +228,40 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
 
 
 def _attention(report: Report) -> dict[str, Any]:
-    """What the page shows first: every failing item with its first mismatch (linked to its details),
-    and every regression in the words of its status there (a known failure is not a new failure)."""
-    failures = [{"status": s.record.status, "case_id": s.record.case_id, "variant": s.record.variant,
-                 "build": report.build(s.build).label, "link": report.links.get(report.key(s)), "id": item_id(s),
-                 "first": clip(s.record.mismatches[0].message() if s.record.mismatches else s.record.reason, 300)}
-                for s in report.failures]
-    by_key = {(s.build, s.record.case_id, s.record.variant): s for s in report.records}
-    regressions = []
-    for r, on in regressed(report):
-        last = by_key.get((r.regressions[-1], r.case_id, r.variant)) if r.regressions else None
-        regressions.append({"case_id": r.case_id, "variant": r.variant, "on": on, "words": regression_words(report, r),
-                            "id": item_id(last) if last is not None else ""})
-    return {"failures": failures, "regressions": regressions}
+    """What the page shows first (Report.attention): every failing item with its first mismatch (linked to
+    its details), the known failures that pass, then every newly failing item in the words of its status
+    there (a known failure is not a new failure)."""
+    attention = report.attention()
+
+    def shown(s: Sourced) -> dict[str, Any]:
+        return {"status": s.record.status, "case_id": s.record.case_id, "variant": s.record.variant,
+                "build": report.build(s.build).label, "link": report.links.get(report.key(s)), "id": item_id(s),
+                "first": clip(s.record.mismatches[0].message() if s.record.mismatches else s.record.reason, 300)}
+
+    regressions = [{**{k: v for k, v in r.items() if k != "item"},
+                    "id": item_id(r["item"]) if r["item"] is not None else ""} for r in attention["regressions"]]
+    return {"count": attention["count"], "words": report.attention_words(),
+            "failures": [shown(s) for s in [*attention["failures"], *attention["xpasses"]]],
+            "regressions": regressions, "regressions_words": report.regressions_words()}
 
 
 def _causes(report: Report) -> list[dict[str, Any]]:
     """The causes table: each cause with its anchor, its items' filter, its draft and a reproducer."""
     draft_of = dict(report.draft_paths)
-    first_link: dict[str, str] = {}
+    first_link: dict[str, list[tuple[str, str]]] = {}
     for s in report.records:
         cause = cause_of(s.record) if s.record.status in ("fail", "xfail", "error", "xpass") else None
         if cause is not None and report.key(s) in report.links:
-            first_link.setdefault(cause.key(), report.links[report.key(s)])
+            first_link.setdefault(cause.key(), [(s.record.case_id, report.links[report.key(s)])])
     out = []
     for g in report.causes():
         builds = "; ".join(f"{report.build(b).torch_version}: {', '.join(f'{n} {st}' for st, n in sorted(c.items()))}"
                            for b, c in sorted(g["builds"].items(), key=lambda bc: release_key(report.build(bc[0]))))
-        out.append({**g, "id": cause_id(g["key"]), "builds_text": builds, "draft": draft_of.get(g["key"], ""),
-                    "reproducer": first_link.get(g["key"], "")})
+        # each link named by what it links to, joined only between links (no row starts with a separator)
+        links = [("draft", draft_of[g["key"]])] if g["key"] in draft_of else []
+        links += [(f"reproducer ({case})", link) for case, link in first_link.get(g["key"], [])]
+        links += [(link_label(url), url) for url in g["links"]]
+        out.append({**g, "id": cause_id(g["key"]), "builds_text": builds, "anchors": links})
     return out
 
 

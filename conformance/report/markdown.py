@@ -2,26 +2,51 @@
 
 from __future__ import annotations
 
-from conformance.report.history import history, labels, mechanism_history, regressed, regression_words
+from conformance.report.history import history, labels, mechanism_history
 from conformance.report.model import (
+    FOLD_AT,
     NO_DEVICE,
     PROBE_STATUSES,
-    VERDICT_WORD,
+    SHADES,
     Cell,
     Report,
     behavior_of,
     clip,
+    link_label,
     verdict_line,
 )
 from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, within_text
-from conformance.results import STATUSES
 
 
 def _esc(text: object) -> str:
-    """Text for a Markdown table cell or line: no pipes, no line breaks, no HTML."""
-    return (str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """Text for a Markdown table cell or line: no pipes, no line breaks, no HTML (a bracket is escaped
+    the Markdown way, so that it reads as itself on the rendered page)."""
+    return (str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<").replace(">", "\\>")
             .replace("\r", " ").replace("\n", " "))
+
+
+def _tick(text: object, *, table: bool = True) -> str:
+    """Text as an inline code span: shown as written (no escape but a table's pipe works inside one)."""
+    value = str(text).replace("\r", " ").replace("\n", " ")
+    if table:
+        value = value.replace("|", "\\|")
+    fence = "`"
+    while fence in value:
+        fence += "`"
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def _fold(lines: list[str], summary: str, count: int | None = None) -> list[str]:
+    """A list or table of more than FOLD_AT rows folded, its count in the summary (as index.html does)."""
+    if (len(lines) if count is None else count) <= FOLD_AT:
+        return lines
+    return [f"<details><summary>{summary}</summary>", "", *lines, "", "</details>"]
+
+
+def _link(url: str) -> str:
+    return f"[{_esc(link_label(url))}]({url.replace(' ', '%20').replace(')', '%29')})"
 
 
 def _code(text: str) -> str:
@@ -32,8 +57,8 @@ def _code(text: str) -> str:
 
 
 def cell_text(cell: Cell) -> str:
-    counts = " · ".join(f"{cell.counts[s]} {s}" for s in STATUSES if cell.counts[s])
-    return f"**{VERDICT_WORD[cell.verdict]}** {counts or '0 items'}"
+    counts = " · ".join(text for _, text in cell.parts())
+    return f"**{cell.word}** {counts or '0 items'}"
 
 
 def _column(report: Report, build: str, device: str) -> str:
@@ -50,27 +75,29 @@ def _verdicts(report: Report) -> list[str]:
 def render_markdown(report: Report) -> str:  # one section after another
     out: list[str] = ["# torch-conformance compatibility report", ""]
     n_files = len(report.inputs)
-    bad, note = report.headline()
+    _, summary = report.summary()
     out.append(f"{len(report.records)} result record(s) from {n_files} file(s), {len(report.builds)} build(s). "
-               f"Exit status {report.exit_code()}: " + (f"{bad} (below)" if bad else
-                                                          "every case that could run here ran and passed or failed "
-                                                          "as declared.") + (f" Also: {note}." if note else ""))
+               f"Exit status {report.exit_code()}. {_esc(summary)}")
     out += _verdicts(report)
     if report.dropped:
         out.append("")
         out.append(f"The inputs overlap: {len(report.dropped)} record(s) were superseded by a later record of the "
                    "same build, case and variant and left out (listed at the end).")
-    # what needs a person first: problems, failures, regressions, expectations to retire
+    # what needs a person first: problems, failures, expectations to retire; then what newly fails
+    attention = report.attention()
+    out += ["", f"## Needs a person ({attention['count']})", ""]
+    out.append(report.attention_words())
     if report.problems:
-        out += ["", "## Problems", ""]
-        out += [f"- **{_esc(p.kind)}**: {_esc(p.message)}" for p in report.problems]
+        out += ["", "### Problems", ""]
+        out += _fold([f"- **{_esc(p.kind)}**: {_esc(p.message)}" for p in report.problems],
+                     f"{len(report.problems)} problems")
 
-    failures = [s for s in report.failures if s.record.status != "xpass"]
-    out += ["", f"## Failures ({len(failures)})", ""]
+    failures = attention["failures"]
+    out += ["", f"### Failures ({len(failures)})", ""]
     if not failures:
         out.append("None.")
-    for s in failures:
-        out += _failure(report, s)
+    out += _fold([line for s in failures for line in _failure(report, s)], f"{len(failures)} failing items",
+                 len(failures))
 
     out += _xpasses(report)
     out += _regressions(report)
@@ -89,24 +116,27 @@ def render_markdown(report: Report) -> str:  # one section after another
 
     if report.dropped:
         out += ["", "## Superseded records", ""]
-        out += [f"- {_esc(d['case_id'])} [{_esc(d['variant'])}] on {_esc(d['build'])}: {_esc(d['dropped'])} "
-                f"superseded by {_esc(d['kept'])}" for d in report.dropped]
+        out += _fold([f"- {_tick(d['case_id'], table=False)} [{_esc(d['variant'])}] on {_esc(d['build'])}: "
+                      f"{_esc(d['dropped'])} superseded by {_esc(d['kept'])}" for d in report.dropped],
+                     f"{len(report.dropped)} superseded records")
     return "\n".join(out) + "\n"
 
 
 def _xpasses(report: Report) -> list[str]:
     """Known failures that now pass: expectations to retire."""
     out: list[str] = []
-    out += ["", f"## Known failures that now pass: retire them ({len(report.xpasses)})", ""]
+    out += ["", f"### Known failures that now pass: retire them ({len(report.xpasses)})", ""]
     if not report.xpasses:
         out.append("None.")
+    lines = []
     for s in report.xpasses:
-        kf = s.record.known_failure
-        where = f"{kf.source} ({kf.link})" if kf else "?"
+        idle = s.record.idle_known_failures()
+        where = ", ".join(f"{_esc(k.source)} ({_link(k.link)})" for k in idle) or "?"
         link = report.links.get(report.key(s))
-        out.append(f"- `{_esc(s.record.case_id)}` [{_esc(s.record.variant)}] on {_esc(report.build(s.build).label)}: "
-                   f"retire the expectation in {_esc(where)}" + (f" — [reproducer]({link})" if link else ""))
-    return out
+        lines.append(f"- {_tick(s.record.case_id, table=False)} [{_esc(s.record.variant)}] on "
+                     f"{_esc(report.build(s.build).label)}: retire or narrow the expectation at {where}"
+                     + (f" — [reproducer]({link})" if link else ""))
+    return out + _fold(lines, f"{len(lines)} known failures that now pass")
 
 
 def _builds(report: Report) -> list[str]:
@@ -125,15 +155,14 @@ def _builds(report: Report) -> list[str]:
 
 
 def _matrix(report: Report) -> list[str]:
-    """The behaviour x (build, device) matrix of verdicts."""
+    """The behaviour x (build, device) matrix: each cell by what it holds (SHADES), with its counts."""
     out: list[str] = []
     columns = report.columns
     out += ["", "## Matrix", "",
-            "Each cell: verdict, then items per status (an item is one case x device x backend x mode). "
-            "**NO CASE RAN** is an error: the cell's contracts were not checked and nothing says why. "
-            "*not available here* (every item skipped because the device is absent on the machine that ran them) "
-            "and *not selected* (a run narrowed on purpose, e.g. `--devices cpu` or `-k`) are not errors.", ""]
-    out.append("| behaviour | " + " | ".join(_column(report, b.id, d) for b, d in columns) + " |")
+            "Each cell: what it holds, worst first, then items per status (an item is one case x device x backend "
+            "x mode), the known failures by kind, and the items newly failing since the release before.", ""]
+    out += [f"- **{word}**: {meaning}" for word, meaning in SHADES.values()]
+    out += ["", "| behaviour | " + " | ".join(_column(report, b.id, d) for b, d in columns) + " |"]
     out.append("|---|" + "---|" * len(columns))
     for beh in report.behaviors:
         cells = [report.cell(beh, b.id, d) for b, d in columns]
@@ -151,10 +180,9 @@ def _stale(report: Report) -> list[str]:
         out.append("No expectation files given (`--expectations`): not checked.")
     elif not report.stale:
         out.append(f"None: every entry of {', '.join(_esc(f) for f in report.expectation_files)} matched an item.")
-    for e in report.stale:
-        out.append(f"- {_esc(e['source'])}: `{_esc(e['case'])}` matched no item of any build; retire or fix it "
-                   f"({_esc(e['link'])})")
-    return out
+    return out + _fold([f"- {_esc(e['source'])}: {_tick(e['case'], table=False)} matched no item of any build; "
+                        f"retire or fix it ({_link(e['link'])})" for e in report.stale],
+                       f"{len(report.stale)} stale expectations")
 
 
 def _mechanisms(report: Report) -> list[str]:
@@ -168,7 +196,7 @@ def _mechanisms(report: Report) -> list[str]:
         mech = report.mechanisms(b.id)
         probes = mech["probes"]
         row = [" / ".join(str(probes[x][st]) for st in PROBE_STATUSES) for x in report.declared]
-        seen = ", ".join(f"`{_esc(k)}` ({v})" for k, v in mech["seen"].items()) or "none"
+        seen = ", ".join(f"{_tick(k)} ({v})" for k, v in mech["seen"].items()) or "none"
         out.append(f"| {_esc(b.label)} | " + " | ".join(row) + f" | {seen} |")
     return out
 
@@ -178,17 +206,27 @@ def _causes(report: Report) -> list[str]:
     if not causes:
         return []
     out = ["", f"## Causes of the failing and known-failing items ({len(causes)})", "",
-           "One cause however many items, variants and builds show it: the check, the kind of place, the entry "
-           "point, the direction, an exception's innermost type and message.", "",
+           "One cause however many items, variants and builds show it: the check, the kind of place, the "
+           "direction, an exception's innermost type and message, and the entry point.", "",
            "Kind: what the audit of the known failures found (bug, eager_bug: eager is wrong, benign, by_design), or "
-           "untriaged where no known failure covers the item.", "",
-           "| cause | kind | items | cases | builds |", "|---|---|---|---|---|"]
+           "untriaged where no known failure covers the item.", ""]
+    rows = ["| cause | kind | items | cases | builds | upstream |", "|---|---|---|---|---|---|"]
     for g in causes:
         builds = ", ".join(f"{_esc(report.build(b).label)} ({', '.join(f'{n} {st}' for st, n in sorted(c.items()))})"
                            for b, c in sorted(g["builds"].items()))
-        out.append(f"| {_esc(g['words'])} ({_esc(g['key'].split(' | ')[0])}) | {', '.join(g['kinds'])} | "
-                   f"{g['items']} | {len(g['cases'])} | {builds} |")
-    return out
+        words = _esc_around(report.cause_text(g["key"], lambda e: f"{_CODE}{e}{_CODE}"))
+        links = ", ".join(_link(u) for u in g["links"]) or "—"
+        rows.append(f"| {words} | {', '.join(g['kinds'])} | {g['items']} | {len(g['cases'])} | {builds} | {links} |")
+    return out + _fold(rows, f"{len(causes)} causes", len(causes))
+
+
+_CODE = "\0"  # marks where a cause's exception goes, so that it is written as code and the rest as text
+
+
+def _esc_around(text: str) -> str:
+    """A cause's words: the text escaped, its exception (between _CODE marks) as code."""
+    pieces = text.split(_CODE)
+    return "".join(_tick(p) if i % 2 else _esc(p) for i, p in enumerate(pieces))
 
 
 def _drafts(report: Report) -> list[str]:
@@ -198,23 +236,22 @@ def _drafts(report: Report) -> list[str]:
            "One per cause on the newest build that shows it, in the shape of PyTorch's bug template (a plain "
            "PyTorch program, what it prints, the versions as observed); file it, then link the issue in the "
            "known failures of the cases that show it.", ""]
-    return out + [f"- [{_esc(title)}]({path})" for title, path in report.drafts]
+    return out + _fold([f"- [{_esc(title)}]({path})" for title, path in report.drafts],
+                       f"{len(report.drafts)} issue drafts")
 
 
 def _regressions(report: Report) -> list[str]:
     if len(report.builds) < 2:
         return []
-    label = labels(report.builds)
-    regressions = regressed(report)
-    out = ["", f"## Regressions between consecutive releases ({len(regressions)})", ""]
+    regressions = report.regressions()
+    out = ["", f"## Newly failing since the release before ({len(regressions)})", "", _esc(report.regressions_words())]
     if not regressions:
-        out.append("None: no item fails on a release where it passed on the release before.")
-    out += [f"- `{_esc(r.case_id)}` [{_esc(r.variant)}]: {regression_words(report, r)} on {on} after passing on "
-            "the release before "
-            f"(first failing {label.get(r.first_failing or '', '—')}, "
-            f"first fixed {label.get(r.first_fixed or '', '—')})"
-            for r, on in regressions]
-    return out
+        return out
+    out.append("")
+    return out + _fold([
+        f"- {_tick(r['case_id'], table=False)} [{_esc(r['variant'])}]: {r['words']} on {r['on']} {r['after']} "
+        f"(first failing {r['first_failing']}, first fixed {r['first_fixed']})"
+        for r in regressions], f"{len(regressions)} newly failing items")
 
 
 def _history(report: Report) -> list[str]:
@@ -225,21 +262,22 @@ def _history(report: Report) -> list[str]:
     label = labels(builds)
     out = ["", f"## History across releases ({len(changed)} of {len(rows)} items change status)", "",
            "Builds in release order. Per item that does not hold the same on every build: its status on each, "
-           "the first release where it fails (a known failure counts), the first after that where it passes "
-           "again, and each regression (fails where the release before passed). The internals rows give each "
+           "the first release where it fails (a known bug counts; a difference by design or benign does not), the "
+           "first after that where it passes again, and each regression (fails where the release before passed). "
+           "The internals rows give each "
            "behaviour's probe verdict over the items whose contract passes, or `differs only where the contract "
            "fails` (the build is wrong there, not our reference).", "",
            "| behaviour | " + " | ".join(report.declared) + " |", "|---|" + "---|" * len(report.declared)]
     for b, words in zip(builds, zip(*[w for _, w in mechanism_history(report)], strict=True), strict=True):
         out.append(f"| internals on {_esc(b.torch_version)} | " + " | ".join(words) + " |")
-    out += ["", "| item | " + " | ".join(_esc(b.torch_version) for b in builds)
-            + " | first failing | first fixed | regressions |", "|---|" + "---|" * (len(builds) + 3)]
+    table = ["| item | " + " | ".join(_esc(b.torch_version) for b in builds)
+             + " | first failing | first fixed | regressions |", "|---|" + "---|" * (len(builds) + 3)]
     for r in changed:
         cells = [s or "—" for s in r.statuses]
-        out.append(f"| `{_esc(r.case_id)}` [{_esc(r.variant)}] | " + " | ".join(cells) + " | "
-                   f"{_esc(label.get(r.first_failing or '', '—'))} | {_esc(label.get(r.first_fixed or '', '—'))} | "
-                   f"{_esc(', '.join(label[b] for b in r.regressions) or '—')} |")
-    return out
+        table.append(f"| {_tick(r.case_id)} [{_esc(r.variant)}] | " + " | ".join(cells) + " | "
+                     f"{_esc(label.get(r.first_failing or '', '—'))} | {_esc(label.get(r.first_fixed or '', '—'))} | "
+                     f"{_esc(', '.join(label[b] for b in r.regressions) or '—')} |")
+    return [*out, "", *_fold(table, f"{len(changed)} items that change status", len(changed))]
 
 
 def _speed(report: Report) -> list[str]:
@@ -283,7 +321,7 @@ def _parity(report: Report) -> list[str]:
             c = r["builds"].get(b.id, {})
             cells.append(f"{c.get('pass', 0)} / {c.get('known', 0)} / {c.get('fail', 0)} / {c.get('not run', 0)}")
         share = f" ({r['mapped'] / r['behavioural']:.0%})" if r["behavioural"] else ""
-        name = "**total**" if r["file"] == "total" else f"`{_esc(r['file'])}`"
+        name = "**total**" if r["file"] == "total" else _tick(r['file'])
         out.append(f"| {name} | {_esc(r['revision'])} | {r['tests']} | {r['behavioural']} | {r['mapped']}{share} | "
                    f"{r['white_box']} | {r['not_portable']} | " + " | ".join(cells) + " |")
     out += ["", "Behaves as upstream's test asserts (`expects`: eager's result, no error, an error of a type, a "
@@ -295,7 +333,7 @@ def _parity(report: Report) -> list[str]:
     for r in rows:
         kinds = ("holds", "fails", "not checked", "not run")
         cells = [" / ".join(str(r["asserts"].get(b.id, {}).get(k, 0)) for k in kinds) for b in builds]
-        name = "**total**" if r["file"] == "total" else f"`{_esc(r['file'])}`"
+        name = "**total**" if r["file"] == "total" else _tick(r['file'])
         out.append(f"| {name} | {r['mapped']} | " + " | ".join(cells) + " |")
     return out
 
@@ -305,33 +343,37 @@ def _compile_counts(report: Report) -> list[str]:
     out = ["", f"## Recompiles no case bounds ({len(report.recompiled)})", "",
            "Items that compiled graphs after their first call where the case sets no `expect.compiles`: not a "
            "verdict, and never silent. Set `expect.compiles` where the count is part of the contract.", ""]
-    out += [f"- `{_esc(s.record.case_id)}` [{_esc(s.record.variant)}] on {_esc(report.build(s.build).label)}: "
-            f"{_esc(s.record.recompiles)}" for s in report.recompiled] or ["None."]
+    out += _fold([f"- {_tick(s.record.case_id, table=False)} [{_esc(s.record.variant)}] on "
+                  f"{_esc(report.build(s.build).label)}: {_esc(s.record.recompiles)}" for s in report.recompiled],
+                 f"{len(report.recompiled)} items that recompiled") or ["None."]
     if report.compiled_nothing:
         out += ["", f"## Items that compiled nothing ({len(report.compiled_nothing)})", "",
                 "The backend compiled no graph (dynamo ran the program eagerly): these verdicts say nothing about "
                 "the compiled path.", ""]
-        out += [f"- `{_esc(s.record.case_id)}` [{_esc(s.record.variant)}] on {_esc(report.build(s.build).label)}"
-                for s in report.compiled_nothing]
+        out += _fold([f"- {_tick(s.record.case_id, table=False)} [{_esc(s.record.variant)}] on "
+                      f"{_esc(report.build(s.build).label)}" for s in report.compiled_nothing],
+                     f"{len(report.compiled_nothing)} items that compiled nothing")
     return out
 
 
 def _failure(report: Report, s: Sourced) -> list[str]:
     r = s.record
     label = report.build(s.build).label
-    out = ["", f"### {r.status.upper()} `{_esc(r.case_id)}` [{_esc(r.variant)}] on {_esc(label)}", ""]
+    out = ["", f"#### {r.status.upper()} {_tick(r.case_id, table=False)} [{_esc(r.variant)}] on {_esc(label)}", ""]
     if r.summary:
         out.append(f"{_esc(r.summary)} ({_esc(behavior_of(r))})")
         out.append("")
     link = report.links.get(report.key(s))
-    facts = [f"case file `{_esc(r.case_file)}`" if r.case_file else "", f"[reproducer]({link})" if link else "",
-             f"rerun: `torch-conformance run {_esc(r.case_file)} -k '{_esc(r.variant)}'`" if r.case_file else ""]
+    facts = [f"case file {_tick(r.case_file, table=False)}" if r.case_file else "",
+             f"[reproducer]({link})" if link else "",
+             "rerun: " + _tick(f"torch-conformance run {r.case_file} -k '{r.variant}'", table=False)
+             if r.case_file else ""]
     out.append(" · ".join(f for f in facts if f))
     if r.mismatches:
         out += ["", "| where | check | compiled | eager (or source) |", "|---|---|---|---|"]
         for m in r.mismatches[:20]:
             out.append(f"| {_esc(clip(m.where, 500))} | {_esc(m.check)} | "
-                       f"{_esc(clip(m.actual, 2_000))} | {_esc(clip(m.expected, 2_000))} "
+                       f"{_tick(clip(m.actual, 2_000))} | {_tick(clip(m.expected, 2_000))} "
                        f"({_esc(m.source)}) |")
         if len(r.mismatches) > 20:
             out.append(f"\n… {len(r.mismatches) - 20} more in compat.json")
@@ -341,6 +383,7 @@ def _failure(report: Report, s: Sourced) -> list[str]:
         if p.status in ("diverges", "unknown-form"):
             said = "diverges" if p.status == "diverges" else "follows a convention the reference does not model"
             note = f" ({_esc(p.note)})" if p.note else ""
-            out += ["", f"Internals probe `{_esc(p.behavior)}` {said}{note}:", "", _code(clip(p.diff, 5_000))]
+            out += ["", f"Internals probe {_tick(p.behavior, table=False)} {said}{note}:", "",
+                    _code(clip(p.diff, 5_000))]
     return out
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
+from urllib.parse import urlsplit
 
 from conformance.behaviors import IDS as BEHAVIORS
 from conformance.core.entry import counts_graphs
@@ -24,9 +25,9 @@ from conformance.data.expectations import load_expectations
 from conformance.data.loader import CaseLoadError
 from conformance.data.parity import ParityFile
 from conformance.data.parity import table as parity_table
-from conformance.report.causes import cause_of
+from conformance.report.causes import Cause, cause_of, causes_of
 from conformance.report.document import CellVerdict
-from conformance.report.history import BAD, in_release_order
+from conformance.report.history import history, in_release_order, labels, regressed, regression_words
 from conformance.report.read import (
     ReportInputError,
     RunInfo,
@@ -41,6 +42,7 @@ from conformance.report.speed import speed
 from conformance.results import (
     STATUSES,
     Fingerprint,
+    KnownFailureRef,
     ProbeStatus,
     ResultRecord,
     RunManifest,
@@ -49,6 +51,7 @@ from conformance.results import (
 from conformance.schema.case import KnownFailureKind
 from conformance.versions import version_key
 
+T = TypeVar("T")
 FAILING = ("fail", "error", "xpass")
 COMPARED = ("pass", "fail", "xfail", "xpass")  # the item compared compiled with eager
 RAN = ("pass", "fail", "xfail", "xpass", "error")
@@ -73,6 +76,53 @@ def build_id(fp: Fingerprint) -> str:
     return f"{version}@{str(git)[:12]}" if git else str(version)
 
 
+KNOWN_KINDS: tuple[str, ...] = get_args(KnownFailureKind)
+NOT_BUGS = frozenset({"benign", "by_design"})  # the build is right: never counted against it
+# a known failure's kind in a verdict's words: only `bug` is counted as a known bug
+KIND_WORDS = {"bug": "known bug(s)", "eager_bug": "bug(s) of eager's (compiled is right)",
+              "benign": "benign difference(s)", "by_design": "difference(s) by design"}
+KIND_SHORT = {"bug": "known bug", "eager_bug": "eager's bug", "benign": "benign", "by_design": "by design"}
+FOLD_AT = 30  # a list or table longer than this is folded (<details>, its count in the summary) in both pages
+
+
+def _known(record: ResultRecord) -> tuple[KnownFailureRef, ...]:
+    """The known failures that cover the record's mismatches (every one that applied, where none is named)."""
+    covering = tuple(dict.fromkeys(k for m in record.mismatches if (k := record.known_of(m)) is not None))
+    return covering or record.known_failures
+
+
+def known_kinds(record: ResultRecord) -> tuple[str, ...]:
+    """The kinds of the record's known failures: the one place the report reads them."""
+    return tuple(k.kind for k in _known(record))
+
+
+def known_links(record: ResultRecord) -> tuple[str, ...]:
+    """The upstream links of the record's known failures: the one place the report reads them."""
+    return tuple(k.link for k in _known(record))
+
+
+def known_kind(record: ResultRecord) -> str | None:
+    """The kind an xfail counts as: its worst known failure's (a bug outweighs a difference by design),
+    so that every known-failing item counts under exactly one kind; None when it is no xfail."""
+    if record.status != "xfail":
+        return None
+    kinds = known_kinds(record)
+    return next((k for k in KNOWN_KINDS if k in kinds), "bug")  # an xfail that names no kind: a bug
+
+
+def counts_against(record: ResultRecord) -> bool:
+    """Whether the item counts against its build: it fails untriaged, or as a known bug (the build's or
+    eager's). A difference by design or benign never does (Note [A difference is not a failure])."""
+    kind = known_kind(record)
+    return record.status in ("fail", "error") or (kind is not None and kind not in NOT_BUGS)
+
+
+# Note [A difference is not a failure]
+# A known failure of kind by_design or benign says the build is right where compiled differs from
+# eager. It is counted apart everywhere (verdict, matrix, score, regressions), so that it never makes
+# a build look worse than one without it: what counts against a build is `counts_against`.
+
+
 def _cause_key(s: Sourced) -> str:
     """The item's root cause (conformance.report.causes); one with no located difference is its known
     failure's link."""
@@ -80,24 +130,56 @@ def _cause_key(s: Sourced) -> str:
     cause = cause_of(s.record)
     if cause is not None:
         return cause.key()
-    return s.record.known_failure.link if s.record.known_failure else s.record.case_id
+    return next(iter(known_links(s.record)), s.record.case_id)
 
 
-KNOWN_KINDS: tuple[str, ...] = get_args(KnownFailureKind)
-# a known failure's kind in a verdict's words: only `bug` is counted as a known bug
-KIND_WORDS = {"bug": "known bug(s)", "eager_bug": "bug(s) of eager's (compiled is right)",
-              "benign": "benign difference(s)", "by_design": "difference(s) by design"}
+def cause_words(cause: Cause, code: Callable[[str], str] = str) -> str:
+    """A cause in words, the same on every page: what goes wrong, where, which way, the exception
+    (through `code`: compat.md shows it as code) and the entry point it was seen through."""
+    words = cause.words()
+    if cause.exception:
+        words = words.removesuffix(f"({cause.exception})") + f"({code(cause.exception)})"
+    return f"{words} ({cause.entry})"
+
+
+_GITHUB = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/(?:(?:pull|issues)/(?P<number>\d+)|blob/(?P<ref>[^/]+)/(?P<path>.+))")
+
+
+def link_label(url: str) -> str:
+    """What a link links to, as its text: #177764 (a PyTorch PR or issue), owner/repo#12 (another
+    repository's), utils.py@v2.13.0 (a file at a revision), the case id (a case file), else the
+    address without its scheme."""
+    parts = urlsplit(url)
+    if not parts.scheme and parts.path.endswith((".yaml", ".yml")):
+        path = parts.path.removeprefix("./")
+        return re.sub(r"\.ya?ml$", "", path.split("cases/", 1)[1] if "cases/" in path else path)
+    found = _GITHUB.match(parts.path) if parts.netloc in ("github.com", "www.github.com") else None
+    if found is not None:
+        if found["number"]:
+            repo = "" if found["repo"] == "pytorch/pytorch" else found["repo"]
+            return f"{repo}#{found['number']}"
+        return f"{found['path'].rsplit('/', 1)[-1]}@{found['ref']}" + (f"#{parts.fragment}" if parts.fragment else "")
+    return (parts.netloc + parts.path).rstrip("/") or url
 
 
 def verdict_line(v: dict[str, Any]) -> str:
-    """One build and device (Report.verdicts) in a sentence: what passes, what is known, what
-    changed since the previous release, what needs a person."""
+    """One build and device (Report.verdicts) in a sentence: what passes, what is known (bugs apart from
+    differences by design or benign), what changed since the previous release, what needs a person."""
     text = f"passes {v['passed']:,} of {v['items']:,} items"
     if v["known"]:
         kinds = v.get("known_by_kind") or {"bug": {"items": v["known"], "causes": v["known_causes"]}}
-        parts = [f"{kinds[k]['causes']} {KIND_WORDS[k]} ({kinds[k]['items']:,} items)"
-                 for k in KNOWN_KINDS if k in kinds]
-        text += f"; known: {', '.join(parts)} ({len(v['links'])} upstream link(s))"
+
+        def words(group: Iterable[str]) -> str:
+            return ", ".join(f"{kinds[k]['causes']} {KIND_WORDS[k]} ({kinds[k]['items']:,} items)"
+                             for k in group if k in kinds)
+
+        fine = sum(kinds[k]["items"] for k in NOT_BUGS if k in kinds)
+        if fine:
+            text += f", {v['passed'] + fine:,} with the {fine:,} that differ only by design or benignly"
+        bugs = words(k for k in KNOWN_KINDS if k not in NOT_BUGS)
+        others = words(k for k in KNOWN_KINDS if k in NOT_BUGS)
+        text += "; known: " + "; ".join(p for p in (bugs, f"not bugs: {others}" if others else "") if p)
+        text += f" ({len(v['links'])} upstream link(s))"
     if v["previous"]:
         text += f"; since {v['previous']}: {v['new']} newly failing, {v['fixed']} fixed"
     return text + (f"; {v['untriaged']} UNTRIAGED" if v["untriaged"] else "; nothing untriaged")
@@ -140,6 +222,8 @@ class Cell:
     counts: dict[str, int]
     selected: bool = True
     unavailable: bool = False
+    kinds: dict[str, int] = field(default_factory=dict)  # xfail items by the kind they count as (known_kind)
+    new: int = 0  # items failing here that passed on the release before (Report.newly_failing)
 
     @property
     def ran(self) -> int:
@@ -161,17 +245,57 @@ class Cell:
         return "pass"
 
     @property
-    def good_fraction(self) -> float:
-        return (self.counts["pass"] + self.counts["xfail"]) / self.ran if self.ran else 0.0
+    def shade(self) -> str:
+        """What the cell holds, worst first (SHADES): an untriaged failure, a newly failing item, a known
+        failure that passes, known bugs, only differences by design or benign, all pass; or why no case ran."""
+        if self.verdict not in ("pass", "xpass"):
+            return self.verdict
+        if self.new:
+            return "new"
+        if self.verdict == "xpass":
+            return "xpass"
+        if any(n for k, n in self.kinds.items() if k not in NOT_BUGS):
+            return "bug"
+        return "difference" if self.counts["xfail"] else "pass"
+
+    @property
+    def word(self) -> str:
+        return SHADES[self.shade][0]
+
+    def parts(self) -> list[tuple[str, str]]:
+        """(status, text) per count the cell shows: items per status, the known failures by kind, the
+        newly failing."""
+        out = []
+        for st in STATUSES:
+            if st == "xfail":
+                out += [(st, f"{self.kinds[k]} {KIND_SHORT[k]}") for k in KNOWN_KINDS if self.kinds.get(k)]
+            elif self.counts[st]:
+                out.append((st, f"{self.counts[st]} {st}"))
+        return out + ([("new", f"{self.new} newly failing")] if self.new else [])
 
     def to_json(self) -> dict[str, Any]:
         return {"behavior": self.behavior, "build": self.build, "device": self.device, "counts": self.counts,
-                "ran": self.ran, "verdict": self.verdict}
+                "ran": self.ran, "verdict": self.verdict, "shade": self.shade, "new": self.new, "kinds": self.kinds}
 
 
+ATTENTION_WORDS = {"failures": "item(s) fail or error and no known failure covers them",
+                   "xpasses": "known failure(s) pass: retire them",
+                   "empty_cells": "cell(s) where no case ran and nothing says why", "cut_short": "run(s) cut short"}
 QUIET_VERDICTS = ("unavailable", "not-selected")  # no case ran, and that is not an error
-VERDICT_WORD = {"pass": "ok", "fail": "FAIL", "xpass": "XPASS", "empty": "NO CASE RAN",
-                "unavailable": "not available here", "not-selected": "not selected"}
+# a matrix cell by what it holds, worst first: (its word, what it means), the legend of both pages
+SHADES: dict[str, tuple[str, str]] = {
+    "fail": ("FAIL", "an item fails or errors and no known failure covers it: needs a person"),
+    "empty": ("NO CASE RAN", "no case ran and nothing says why: an error"),
+    "new": ("NEWLY FAILING", "an item fails as a declared known bug where it passed (or differed only by design or "
+            "benignly) on the release before"),
+    "xpass": ("XPASS", "a known failure passes: retire it"),
+    "bug": ("known bugs", "items fail as declared known bugs of the build (or of its eager)"),
+    "difference": ("by design / benign", "every item passes or differs from eager only by design or benignly: "
+                   "not a bug"),
+    "pass": ("all pass", "every item that ran passes"),
+    "unavailable": ("not available here", "every item skipped: the device is absent on the machine that ran them"),
+    "not-selected": ("not selected", "a run narrowed on purpose (--devices, -k) selected no item here"),
+}
 
 
 @dataclass
@@ -199,6 +323,17 @@ class Report:
     drafts: list[tuple[str, str]] = field(default_factory=list)  # (title, issue draft path), set on write
     draft_paths: list[tuple[str, str]] = field(default_factory=list)  # (cause key, issue draft path), set on write
     bench: list[dict[str, Any]] = field(default_factory=list)  # bench.json documents of the builds, when given
+    _memo: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def cached(self, name: str, make: Callable[[], T]) -> T:
+        """`make()`, computed once while the records and runs stay the same lists: the views below are
+        read many times per page (the matrix, the history, what newly fails)."""
+        stamp = (id(self.records), len(self.records), id(self.runs), len(self.runs))
+        hit = self._memo.get(name)
+        if hit is None or hit[0] != stamp:
+            hit = self._memo[name] = (stamp, make())
+        value: T = hit[1]
+        return value
 
     def speed(self) -> dict[str, Any] | None:
         """The bench tables release over release (Note [Before/after across releases])."""
@@ -244,23 +379,44 @@ class Report:
         return [*BEHAVIORS, *sorted(seen - set(BEHAVIORS))]
 
     def devices(self, build: str) -> list[str]:
-        devs = {s.record.device or NO_DEVICE for s in self.records if s.build == build}
+        def make() -> dict[str, set[str]]:
+            out: dict[str, set[str]] = {}
+            for s in self.records:
+                out.setdefault(s.build, set()).add(s.record.device or NO_DEVICE)
+            return out
+
+        devs = self.cached("devices", make).get(build, set())
         return sorted(devs - {NO_DEVICE}) + ([NO_DEVICE] if NO_DEVICE in devs else [])
 
     @property
     def columns(self) -> list[tuple[Build, str]]:
         return [(b, d) for b in self.builds for d in self.devices(b.id)]
 
+    def _by_cell(self) -> dict[tuple[str, str, str], list[Sourced]]:
+        def make() -> dict[tuple[str, str, str], list[Sourced]]:
+            out: dict[tuple[str, str, str], list[Sourced]] = {}
+            for s in self.records:
+                out.setdefault((behavior_of(s.record), s.build, s.record.device or NO_DEVICE), []).append(s)
+            return out
+
+        return self.cached("by_cell", make)
+
     def cell(self, behavior: str, build: str, device: str) -> Cell:
         counts = dict.fromkeys(STATUSES, 0)
+        kinds: Counter[str] = Counter()
         skips = []
-        for s in self.records:
-            if s.build == build and (s.record.device or NO_DEVICE) == device and behavior_of(s.record) == behavior:
-                counts[s.record.status] += 1
-                if s.record.status == "skip":
-                    skips.append(s.record.skip_kind)
+        new = 0
+        for s in self._by_cell().get((behavior, build, device), []):
+            counts[s.record.status] += 1
+            if s.record.status == "skip":
+                skips.append(s.record.skip_kind)
+            kind = known_kind(s.record)
+            if kind is not None:
+                kinds[kind] += 1
+            new += self.key(s) in self.newly_failing
         unavailable = bool(skips) and sum(counts.values()) == len(skips) and all(k == "device" for k in skips)
-        return Cell(behavior, build, device, counts, self._selected(behavior, build, device, counts), unavailable)
+        return Cell(behavior, build, device, counts, self._selected(behavior, build, device, counts), unavailable,
+                    dict(kinds), new)
 
     def _selected(self, behavior: str, build: str, device: str, counts: dict[str, int]) -> bool:
         """Whether the cell was meant to run: it has items, or some run of the build did not narrow
@@ -271,7 +427,8 @@ class Report:
         return any(i.behavior == behavior and (i.device or NO_DEVICE) == device for m in runs for i in m.items)
 
     def cells(self) -> list[Cell]:
-        return [self.cell(beh, b.id, d) for beh in self.behaviors for b, d in self.columns]
+        return self.cached("cells", lambda: [self.cell(beh, b.id, d) for beh in self.behaviors
+                                             for b, d in self.columns])
 
     def empty_cells(self) -> list[Cell]:
         """Cells of a real device in which no case ran and nothing says why: an error, never a silent green."""
@@ -281,8 +438,85 @@ class Report:
         """Cells where no case ran for a stated reason: the device is absent there, or the run was narrowed."""
         return [c for c in self.cells() if c.device != NO_DEVICE and c.verdict in QUIET_VERDICTS]
 
+    @property
+    def newly_failing(self) -> frozenset[tuple[str, str, str]]:
+        """(build, case, variant) of each item that counts against its build (counts_against) where it did
+        not on the release before that ran it: the regressions of the history, the verdicts' `new`, the
+        matrix's NEWLY FAILING."""
+        return self.cached("new", lambda: frozenset((b, r.case_id, r.variant) for r in history(self)[1]
+                                                    for b in r.regressions))
+
+    @property
+    def newly_fixed(self) -> frozenset[tuple[str, str, str]]:
+        return self.cached("fixed", lambda: frozenset((b, r.case_id, r.variant) for r in history(self)[1]
+                                                      for b in r.fixes))
+
+    def regressions(self) -> list[dict[str, Any]]:
+        """Each item that fails on a release after passing on the one before: where, in the words of its
+        status there, whether a known failure covers it (else it is among the failures, untriaged), and
+        the item on the last such release (its anchor on the page)."""
+        builds, _ = history(self)
+        label = labels(builds)
+        by_key = {self.key(s): s for s in self.records}
+        out = []
+        ids = [b.id for b in builds]
+        for r, on in regressed(self):
+            last = by_key.get((r.regressions[-1], r.case_id, r.variant))
+            statuses = {by_key[(b, r.case_id, r.variant)].record.status for b in r.regressions
+                        if (b, r.case_id, r.variant) in by_key}
+            before = next((st for st in reversed(r.statuses[: ids.index(r.regressions[-1])]) if st), "pass")
+            after = ("after differing only by design or benignly on the release before" if before == "xfail"
+                     else "after passing on the release before")
+            out.append({"case_id": r.case_id, "variant": r.variant, "on": on, "builds": list(r.regressions),
+                        "words": regression_words(self, r), "after": after,
+                        "untriaged": bool(statuses & {"fail", "error"}),
+                        "first_failing": label.get(r.first_failing or "", "—"),
+                        "first_fixed": label.get(r.first_fixed or "", "—"), "item": last})
+        return out
+
+    def attention(self) -> dict[str, Any]:
+        """What needs a person, counted once for the headline, the exit status and both pages: failures
+        (fail, error), known failures that pass (xpass), cells where no case ran for no stated reason,
+        runs cut short. Newly failing items that a known failure covers are triaged: they are news, apart."""
+        regressions = self.regressions()
+        parts: dict[str, list[Any]] = {
+            "failures": [s for s in self.failures if s.record.status != "xpass"], "xpasses": self.xpasses,
+            "empty_cells": self.empty_cells(), "cut_short": self.cut_short}
+        return {**parts, "count": sum(len(v) for v in parts.values()), "regressions": regressions,
+                "known_regressions": [r for r in regressions if not r["untriaged"]]}
+
+    def attention_words(self) -> str:
+        """What needs a person in a sentence, counted (both pages say it under the section's title)."""
+        attention = self.attention()
+        if not attention["count"]:
+            return ("Nothing: no item fails or errors untriaged, no known failure passes, every cell ran its cases "
+                    "and every run finished.")
+        return "; ".join(f"{len(attention[k])} {words}" for k, words in ATTENTION_WORDS.items() if attention[k]) + "."
+
+    def regressions_words(self) -> str:
+        """What the newly failing items are, counted (both pages say it under the section's title)."""
+        regressions = self.attention()["regressions"]
+        if not regressions:
+            return "None: no item fails on a release where it passed on the release before."
+        known = sum(1 for r in regressions if not r["untriaged"])
+        return (f"Items that fail on a release where they passed, or differed only by design or benignly, on the "
+                f"release before: {len(regressions) - known} untriaged (under Needs a person), {known} covered by a "
+                "declared known bug.")
+
+    def newly_failing_words(self) -> str:
+        """The triaged newly failing items in a sentence ('' when none), per release."""
+        known = self.attention()["known_regressions"]
+        if not known:
+            return ""
+        per: Counter[str] = Counter(b for r in known for b in r["builds"])
+        where = ", ".join(f"{n} on {self.build(b).torch_version}"
+                          for b, n in sorted(per.items(), key=lambda bn: version_key(bn[0])))
+        return (f"{len(known)} item(s) newly fail since the release before ({where}), each covered by a declared "
+                "known bug (listed under Newly failing)")
+
     def headline(self) -> tuple[str, str]:
-        """(what needs a person, or '' when nothing does; what ran nowhere for a stated reason, or '')."""
+        """(what needs a person, or '' when nothing does; what else the reader should know first: the
+        triaged newly failing items, what ran nowhere for a stated reason, or '')."""
         bad = []
         if self.failures:
             bad.append(f"{len(self.failures)} failing item(s)")
@@ -292,7 +526,7 @@ class Report:
             bad.append(f"{len(self.cut_short)} run(s) cut short")
         quiet = self.quiet_cells()
         unavailable = sorted({c.device for c in quiet if c.verdict == "unavailable"})
-        notes = []
+        notes = [self.newly_failing_words()]
         if unavailable:
             n = sum(1 for c in quiet if c.verdict == "unavailable")
             notes.append(f"{n} cell(s) not available here: no {', '.join(unavailable)} device on the machine that ran "
@@ -300,7 +534,16 @@ class Report:
         if any(c.verdict == "not-selected" for c in quiet):
             n = sum(1 for c in quiet if c.verdict == "not-selected")
             notes.append(f"{n} cell(s) not selected by a narrowed run (-k, --devices, ...)")
-        return ("Something needs a person: " + ", ".join(bad) + ".") if bad else "", "; ".join(notes)
+        return ("Something needs a person: " + ", ".join(bad) + ".") if bad else "", "; ".join(n for n in notes if n)
+
+    def summary(self) -> tuple[str, str]:
+        """(tone, sentence): the first thing both pages say, from headline(): bad (something needs a
+        person), news (nothing does, but items newly fail as known bugs), good."""
+        bad, note = self.headline()
+        text = bad or ("Nothing needs a person: every item that fails is a declared known failure, and every case "
+                       "that could run here ran.")
+        tone = "bad" if bad else ("news" if self.attention()["known_regressions"] else "good")
+        return tone, text + (f" Also: {note}." if note else "")
 
     @property
     def cut_short(self) -> list[RunInfo]:
@@ -336,28 +579,29 @@ class Report:
         for s in self.records:
             if s.record.status not in ("fail", "xfail", "error", "xpass"):
                 continue
-            cause = cause_of(s.record)
-            if cause is None:
-                continue
-            g = groups.setdefault(cause.key(), {"key": cause.key(), "words": cause.words(), "items": 0,
-                                                "builds": {}, "cases": set(), "links": set(), "kinds": set()})
-            g["items"] += 1
-            g["builds"].setdefault(s.build, {}).setdefault(s.record.status, 0)
-            g["builds"][s.build][s.record.status] += 1
-            g["cases"].add(s.record.case_id)
-            if s.record.known_failure is not None:
-                g["links"].add(s.record.known_failure.link)
-            g["kinds"].add(s.record.known_failure.kind if s.record.status == "xfail" and s.record.known_failure
-                           else "untriaged")
+            counted: set[str] = set()  # an item counts once per cause, however many of its mismatches show it
+            for cause, m in causes_of(s.record):
+                g = groups.setdefault(cause.key(), {"key": cause.key(), "words": cause_words(cause), "items": 0,
+                                                    "builds": {}, "cases": set(), "links": set(), "kinds": set()})
+                known = s.record.known_of(m) if m is not None else s.record.known_failure
+                g["links"].update([known.link] if known is not None else ())
+                g["kinds"].add(known.kind if known is not None else "untriaged")
+                if cause.key() in counted:
+                    continue
+                counted.add(cause.key())
+                g["items"] += 1
+                g["builds"].setdefault(s.build, {}).setdefault(s.record.status, 0)
+                g["builds"][s.build][s.record.status] += 1
+                g["cases"].add(s.record.case_id)
         return sorted(({**g, "cases": sorted(g["cases"]), "links": sorted(g["links"]),
                         "kinds": [k for k in (*KNOWN_KINDS, "untriaged") if k in g["kinds"]]} for g in groups.values()),
                       key=lambda g: (-g["items"], g["key"]))
 
     def verdicts(self) -> list[dict[str, Any]]:
         """One line per build and device, newest build first: items that ran (not skipped), how many
-        pass, the known failures and the causes they come from (with their links), what changed
-        since the previous release on that device (items failing now that passed there, and the
-        reverse), and what no expectation covers (fail, error, xpass)."""
+        pass, the known failures by kind and the causes they come from (with their links), what changed
+        since the release before (items that count against the build now and did not there, and the
+        reverse: Note [A difference is not a failure]), and what no expectation covers (fail, error, xpass)."""
 
         order = in_release_order(self.builds)
         out = []
@@ -366,28 +610,23 @@ class Report:
                 ran = {(s.record.case_id, s.record.variant): s for s in self.records
                        if s.build == b.id and (s.record.device or NO_DEVICE) == device and s.record.status != "skip"}
                 earlier = [p for p in order[: order.index(b)] if device in self.devices(p.id)]
-                before = {} if not earlier else {
-                    (s.record.case_id, s.record.variant): s.record.status for s in self.records
-                    if s.build == earlier[-1].id and (s.record.device or NO_DEVICE) == device
-                    and s.record.status != "skip"}
                 known = [s for s in ran.values() if s.record.status == "xfail"]
                 causes = {_cause_key(s) for s in known}
                 by_kind: dict[str, dict[str, int]] = {}
                 for kind in KNOWN_KINDS:
-                    of_kind = [s for s in known if s.record.known_failure and s.record.known_failure.kind == kind]
-                    keys = {_cause_key(s) for s in of_kind}
+                    of_kind = [s for s in known if known_kind(s.record) == kind]
                     if of_kind:
-                        by_kind[kind] = {"items": len(of_kind), "causes": len(keys)}
-                links = sorted({s.record.known_failure.link for s in known if s.record.known_failure})
-                both = [k for k in ran if k in before]
+                        by_kind[kind] = {"items": len(of_kind), "causes": len({_cause_key(s) for s in of_kind})}
+                links = sorted({link for s in known for link in known_links(s.record)})
                 out.append({
                     "build": b.id, "label": b.label, "device": device, "items": len(ran),
                     "passed": sum(1 for s in ran.values() if s.record.status == "pass"),
                     "known": len(known), "known_causes": len(causes), "known_by_kind": by_kind, "links": links,
                     "untriaged": sum(1 for s in ran.values() if s.record.status in FAILING),
                     "previous": earlier[-1].label if earlier else None,
-                    "new": sum(1 for k in both if ran[k].record.status in BAD and before[k] not in BAD),
-                    "fixed": sum(1 for k in both if ran[k].record.status not in BAD and before[k] in BAD),
+                    # the same items as the history's regressions and the matrix's NEWLY FAILING
+                    "new": sum(1 for s in ran.values() if self.key(s) in self.newly_failing),
+                    "fixed": sum(1 for s in ran.values() if self.key(s) in self.newly_fixed),
                 })
         return out
 
@@ -410,6 +649,13 @@ class Report:
             "probes": {b: {st: c[st] for st in PROBE_STATUSES} for b, c in sorted(probes.items())},
             "generated": sorted(b for b, c in probes.items() if c["conforms"] or c["diverges"] or c["unknown-form"]),
         }
+
+    def cause_text(self, key: str, code: Callable[[str], str]) -> str:
+        """A cause's words (causes()) with its exception through `code`."""
+        objects = self.cached("cause_objects", lambda: {
+            c.key(): c for s in self.records if s.record.status in ("fail", "xfail", "error", "xpass")
+            for c, _ in causes_of(s.record)})
+        return cause_words(objects[key], code)
 
     def exit_code(self) -> int:
         """1 when something needs a person: a fail, error or xpass, a cell where no case ran for no stated

@@ -1,6 +1,7 @@
 """The score of each behaviour on each build, across releases, as a small self-contained SVG: per
-behaviour, the share of its items that pass (known failures apart: they are not passes) on every
-build of one device, in release order. Every label is escaped; nothing is fetched."""
+behaviour, the share of its items that conform (pass, or differ from eager only by design or benignly:
+known bugs and failures do not) on every build of one device, in release order. Every label is
+escaped; nothing is fetched."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import html
 from typing import TYPE_CHECKING
 
 from conformance.report.history import in_release_order
+from conformance.report.model import NOT_BUGS
 
 if TYPE_CHECKING:
     from conformance.report.model import Report
@@ -16,14 +18,16 @@ COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e
 
 
 def scores(report: Report, device: str) -> dict[str, list[float | None]]:
-    """Per behaviour, per build in release order: passed / items that ran (None: none ran there)."""
+    """Per behaviour, per build in release order: conforming / items that ran (None: none ran there); a
+    difference by design or benign conforms (Note [A difference is not a failure])."""
     builds = [b for b in in_release_order(report.builds) if device in report.devices(b.id)]
     out: dict[str, list[float | None]] = {}
     for beh in report.behaviors:
         row: list[float | None] = []
         for b in builds:
             c = report.cell(beh, b.id, device)
-            row.append(c.counts["pass"] / c.ran if c.ran else None)
+            fine = sum(n for k, n in c.kinds.items() if k in NOT_BUGS)
+            row.append((c.counts["pass"] + fine) / c.ran if c.ran else None)
         out[beh] = row
     return out
 
@@ -45,7 +49,7 @@ def svg(report: Report, device: str = "cpu") -> str:
     def y(v: float) -> float:
         return top + (1.0 - v) / (1.0 - low) * (height - top - bottom)
 
-    title = f"share of items passing per behaviour, {html.escape(device)}"
+    title = f"share of items conforming per behaviour, {html.escape(device)}"
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
              f'font-family="sans-serif" font-size="10"><title>{title}</title>']
     for tick in (low, (low + 1) / 2, 1.0):

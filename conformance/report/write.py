@@ -1,20 +1,28 @@
 """Writing a report folder: every file atomically (temp file + os.replace), byte-identical on rerun.
 
-The reproducer scripts the run wrote are copied into `<out>/reproducers/<build>/`, so the
-folder is self-contained (a CI artifact keeps its links); scripts of an earlier report that
-this one no longer links are removed from there (that folder is the report's own).
+The reproducer scripts the runs wrote are copied into `<out>/reproducers/`, so the folder is
+self-contained (a CI artifact keeps its links), each stored once under its content's digest
+(`<case__variant>-<sha256[:12]>.py`): a short reproducer does not depend on the build it was written
+on, so one item's script is usually one file for every build, and each record links to it. Scripts
+of an earlier report that this one no longer links are removed from there (that folder is the
+report's own).
+
+A published report (`--publish`) names nothing of the machine that made it: every absolute path
+of a machine folder in what it writes (the inputs' paths, a record's source and reproducer, a
+traceback's site-packages) is written as the path's own tail (`public_text`).
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from conformance.files import write_atomic
 from conformance.report.compat import render_compat
 from conformance.report.drafts import DRAFTS, drafts
-from conformance.report.history import in_release_order
 from conformance.report.html import render_html
 from conformance.report.junit import render_junit
 from conformance.report.markdown import render_markdown
@@ -26,21 +34,46 @@ PUBLISHED_JSON = "compat.json.gz"  # compat.json of a published report (`report 
 
 
 def link_reproducers(report: Report, out: Path, *, publish: bool = False) -> dict[Path, bytes]:
-    """Set `report.links` and return the scripts to write under `out`. A published report keeps the
-    scripts of every failure and those of the newest build's known failures (each older build's
-    known failures are in its own CI artifacts): the folder stays small enough for git."""
+    """Set `report.links` and return the scripts to write under `out`: every failure's and known
+    failure's of every build, identical scripts stored once (content-addressed)."""
     files: dict[Path, bytes] = {}
-    newest = in_release_order(report.builds)[-1].id if report.builds else ""
     for s in report.records:
-        if publish and s.record.status == "xfail" and s.build != newest:
-            continue
         found = find_reproducer(s)
         if found is None:
             continue
-        rel = Path(REPRODUCERS, report.build(s.build).slug, found.name)
-        files[out / rel] = found.read_bytes()
+        data = found.read_bytes()
+        if publish:
+            data = public_text(data.decode("utf-8", errors="replace")).encode("utf-8")
+        digest = hashlib.sha256(data).hexdigest()[:12]
+        stem = found.stem.removesuffix(f"-{digest}")  # a report read back from an earlier one's compat.json
+        rel = Path(REPRODUCERS, f"{stem}-{digest}{found.suffix}")
+        files[out / rel] = data
         report.links[report.key(s)] = rel.as_posix()
     return files
+
+
+# An absolute path in one of the folders where a machine keeps its work, its temporary files, its
+# users' homes or its installed packages (never a URL's path: `//` and `:/` are not matched).
+MACHINE_PATH = re.compile(r"(?<![\w.~/:<-])(?:~|/(?:tmp|work|home|root|Users|private|var|mnt|opt|srv|usr|data|"
+                          r"scratch|builds|runner|github|__w|workspace|nix|Library))(?:/[^\s\\\x22'<>|,;:()\[\]{}`]*)+")
+
+
+def _public_path(match: re.Match[str]) -> str:
+    """A machine path as it says something to a reader anywhere: a package's file from its package
+    on (`torch/_dynamo/x.py`), else its last two parts (`2.15.0/results.jsonl`)."""
+    path = match.group(0)
+    if "site-packages/" in path or "dist-packages/" in path:
+        return re.split(r"(?:site|dist)-packages/", path)[-1]
+    parts = [p for p in path.split("/") if p and p != "~"]
+    return "/".join(parts[-2:])
+
+
+def public_text(text: str) -> str:
+    """`text` with every machine path (MACHINE_PATH, and the home folder's) replaced by its tail."""
+    home = str(Path.home())
+    if len(home) > 1:
+        text = text.replace(home + "/", "~/")
+    return MACHINE_PATH.sub(_public_path, text)
 
 
 def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Path]:
@@ -53,17 +86,18 @@ def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Pa
     found = drafts(report)
     report.drafts = [(d.text.splitlines()[0].removeprefix("# "), f"{DRAFTS}/{d.name}") for d in found]
     report.draft_paths = [(d.cause, f"{DRAFTS}/{d.name}") for d in found]
-    texts = {out / DRAFTS / d.name: d.text.encode("utf-8") for d in found}
+    public: Callable[[str], str] = public_text if publish else str
+    texts = {out / DRAFTS / d.name: public(d.text).encode("utf-8") for d in found}
     # each file rendered as it is written: a big report holds one file's text at a time, not four
     rendered: dict[str, Callable[[], bytes]] = {
         "compat.json": lambda: render_compat(report).encode("utf-8"),
-        "compat.md": lambda: render_markdown(report).encode("utf-8"),
-        "index.html": lambda: render_html(report, notable_only=publish).encode("utf-8"),
+        "compat.md": lambda: public(render_markdown(report)).encode("utf-8"),
+        "index.html": lambda: public(render_html(report, notable_only=publish)).encode("utf-8"),
         "junit.xml": lambda: render_junit(report).encode("utf-8"),
     }
     if publish:
         # mtime 0: the same records give the same bytes, so a regenerated report diffs clean in git
-        rendered[PUBLISHED_JSON] = lambda: gzip.compress(render_compat(report).encode("utf-8"), mtime=0)
+        rendered[PUBLISHED_JSON] = lambda: gzip.compress(public(render_compat(report)).encode("utf-8"), mtime=0)
         del rendered["compat.json"], rendered["junit.xml"]
     written = []
     for path, data in sorted(scripts.items()):
@@ -77,6 +111,9 @@ def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Pa
             for stale in sorted(folder.rglob(pattern)):
                 if stale not in kept:
                     stale.unlink()
+            for emptied in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
+                if not any(emptied.iterdir()):  # a build's folder of the earlier layout
+                    emptied.rmdir()
     for name in (*FILES, PUBLISHED_JSON):
         if name in rendered:
             write_atomic(out / name, rendered[name]())

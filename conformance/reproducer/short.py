@@ -1,16 +1,18 @@
-"""The short reproducer: a plain PyTorch program that shows one difference between eager and compiled.
+"""The short reproducer: a plain PyTorch program that compares eager and compiled as the harness does.
 
 What a maintainer would accept in an upstream issue: torch as the only import, the program as the
 case wrote it (its classes inlined), its inputs built by the very statements the harness ran
-(Note [Inputs as code] in conformance/core/build.py), every call up to the one that differs with
-what the caller does around it, the compiled call with the case's backend, options and config, and
-the one check that differs, rendered from its declaration (conformance/core/checks.py) at the
-mismatch's structured location (never parsed from its sentence). It prints both sides' values.
-One blank line between definitions: a reproducer is read in an issue, where length counts.
+(Note [Inputs as code] in conformance/core/build.py), every call with what the caller does around
+it, the compiled call with the case's backend, options and config, and then every check the
+harness applies to that program (applied.py records them from the core itself), each read as its
+declaration says (`observe` in conformance/core/checks.py) and judged by the core's own judge and
+allowances, carried as their source: so the script says MISMATCH on any build exactly where the
+harness would, and prints both sides of each check that differs. One blank line between
+definitions: a reproducer is read in an issue, where length counts.
 
-`render_short` returns None only where plain torch cannot show the difference (a record without
-a located mismatch, such as an error, or a diverging internals probe under --strict-internals);
-the full reproducer then serves.
+`render_short` returns None only where plain torch cannot show what the record holds (an error, a
+diverging internals probe under --strict-internals, an input that exists on one side only); the
+full reproducer then serves.
 """
 
 from __future__ import annotations
@@ -19,35 +21,35 @@ import ast
 import inspect
 import re
 import textwrap
+import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from conformance.core import build, call, checks, state
-from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes, tensor_entries
-from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES
+from conformance.core import build, call, checks, mismatch, state
+from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
+from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, Target, compile_count_mismatch
 from conformance.core.checks import CHECKS
 from conformance.core.entry import AOT_FUNCTION, NONE
-from conformance.core.mismatch import WRITE_THROUGH
-from conformance.reproducer import VERDICT_LINE, docstring_safe
-from conformance.results import MismatchRecord, ResultRecord
+from conformance.core.mismatch import WRITE_THROUGH, CaseBroken
+from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
+from conformance.reproducer.applied import WRITE_THROUGH_CHECK, Applied, applied_checks
+from conformance.results import ResultRecord
 
 if TYPE_CHECKING:
     from conformance.data.loader import LoadedCase
     from conformance.data.variants import Variant
 
-RELATIONS = ("shares storage with", "is the input object", "view of (_base)")
-BEFORE_CALL = ("_version moved", "_version delta", "storage swapped (set_)")
-MODES = ("grad mode", "inference mode", "autocast")
-# read by the harness right after the call, before any backward
-BEFORE_BACKWARD = (*MODES, *RELATIONS, "structure", "number of outputs", "graphs compiled")
 QUOTES = '"' * 3
 GRAD_MODE_WORDS = ("grad_enabled", "no_grad", "enable_grad", "inference_mode")
-AUTOGRAD_FIELDS = ("requires_grad", "is_leaf")
-OUTPUT_METADATA = ("type", "dtype", "device", "shape", "stride", "storage_offset")
-
-
+MODES = ("grad mode", "inference mode", "autocast")
+RELATIONS = ("shares storage with", "is the input object", "view of (_base)")
+# what a check's `observe` may name besides `t` (see conformance/core/checks.py): read in the script's run()
+CONTEXT = re.compile(r"\b(v0|s0|tensors|modes|outs|out|raised|written|graphs)\b|\bstructure\(")
+# the record's checks a script cannot show: the full reproducer serves
+UNSHOWABLE = ("internals probe", "exists")
 @dataclass
 class _Script:
     """What the script needs, gathered while its parts are written."""
@@ -56,6 +58,7 @@ class _Script:
     stdlib: set[str] = field(default_factory=lambda: {"sys"})  # modules the script imports before torch
     imports: list[str] = field(default_factory=list)
     names: dict[Any, str] = field(default_factory=dict)  # a helper carried under another name
+    constants: dict[str, str] = field(default_factory=dict)  # module constants a carried function reads
     plain: bool = False  # no tensor can be a subclass: helpers carry no subclass branch
 
     def need(self, *functions: Any) -> None:
@@ -101,83 +104,7 @@ def _plain(fn: Any, name: str | None = None, *, plain: bool = False) -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-def _mismatch(record: ResultRecord) -> MismatchRecord | None:
-    """The first mismatch plain torch can show (records before structured locations have none)."""
-    for m in record.mismatches:
-        if m.check in CHECKS and m.check != "internals probe" and (m.path or m.check == "graphs compiled"):
-            return m
-    return None
 
-
-def _subject(m: MismatchRecord, exprs: dict[str, str], leaves: dict[str, str], s: _Script, *, single: bool) -> str:
-    """The expression of the tensor the mismatch read, on one side, after its call."""
-    if m.role == "output" and single and m.subject == "out[0]":
-        expr = "out"
-    elif m.role == "output":
-        s.need(state.flatten_outputs)
-        expr = f"flatten_outputs(out)[{m.subject[4:-1]}]"
-    elif m.role == "grad":
-        expr = leaves.get(m.subject, exprs.get(m.subject, m.subject)) + ("" if m.check == ".grad" else ".grad")
-    else:
-        expr = exprs.get(m.subject, m.subject)
-    return expr + "".join(f".{name}" for name in m.inner)
-
-
-def _observe(m: MismatchRecord, subject: str, exprs: dict[str, str], s: _Script, var: str) -> list[str]:
-    """The lines, at the end of the failing call, that return what one side shows (`var` holds the
-    subject: `t`, unless an input has that name)."""
-    check = CHECKS[m.check]
-    named = subject.isidentifier() and m.check not in (*RELATIONS, "exists")  # the input by its own name
-    var = subject if named else var
-    observe = check.observe
-    jagged = m.check in ("shape", "stride") and bool(re.search(r"\bj\b", f"{m.actual} {m.expected}"))
-    if m.check in ("shape", "stride") and not jagged:  # dims() is the identity without a jagged dim
-        observe = observe.replace("dims(t.shape)", "tuple(t.shape)").replace("dims(t.stride())", "t.stride()")
-    observe = re.sub(r"\bt\b", var, observe)
-    special = {"exception": "raised", "in-place write through outputs": "written"}
-    if m.check in special or m.check in MODES:
-        return [f"return {special.get(m.check, observe)}"]
-    if m.check in ("structure", "number of outputs"):
-        s.need(state.flatten_outputs, state.output_structure)
-        return ["outs = flatten_outputs(out)", f"return {observe.replace('structure(', 'output_structure(')}"]
-    if m.check == "exists":
-        return ["try:", f"    {var} = {subject}", "except (KeyError, IndexError, AttributeError):", f"    {var} = None",
-                f"return {observe}"]
-    if not named and m.check not in RELATIONS and _primary(subject) and len(re.findall(rf"\b{var}\b", observe)) == 1:
-        observe, named = re.sub(rf"\b{var}\b", lambda _: subject, observe), True  # read once: no name for it
-    lines = [] if named else [f"{var} = {subject}"]
-    if m.check in ("shape", "stride"):
-        if jagged:
-            s.need(checks.dims)
-            s.stdlib.add("re")
-        if m.check == "stride":
-            s.need(checks.significant_strides)
-    if m.check in AUTOGRAD_FIELDS and _refused(m):  # a view whose base changed in place may refuse to answer
-        s.need(state.refusal)
-        s.stdlib.add("re")
-        return [*lines, "try:", f"    return {observe}", "except RuntimeError as exc:", "    return refusal(exc)"]
-    if m.check in RELATIONS:
-        if m.check == "shares storage with":
-            s.need(state.is_subclass, state.storage_key)
-        lines.append("tensors = {" + ", ".join(f"{n!r}: {e}" for n, e in exprs.items()) + "}")
-        if m.role == "output":
-            s.need(state.flatten_outputs)
-            lines.append("tensors.update({f'out[{j}]': o for j, o in enumerate(flatten_outputs(out)"
-                         f"[:{m.subject[4:-1]}])}})")
-    return [*lines, f"return {observe}"]
-
-
-def _primary(expr: str) -> bool:
-    """Whether `expr` is a name, attribute, call or subscript: text that stays one operand wherever
-    it is put."""
-    try:
-        node = ast.parse(expr, mode="eval").body
-    except SyntaxError:
-        return False
-    return isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
-
-
-_NO_EXCEPTION = "    raised = 'no exception'"
 _NON_LEAF = re.compile(r"(\w+) = non_leaf\((\w+_leaf)\)")
 
 
@@ -207,132 +134,6 @@ def _read_later(name: str, blocks: list[list[str]]) -> bool:
             return True
     return False
 
-
-def _returned_at_once(lines: list[str]) -> list[str]:
-    """A try whose success is returned at once returns it after the try: one line fewer."""
-    if len(lines) >= 4 and lines[-4] == _NO_EXCEPTION and lines[-1] == "return raised":
-        return [*lines[:-4], *lines[-3:-1], "return 'no exception'"]
-    return lines
-
-
-def _try(lines: list[str], s: _Script) -> list[str]:
-    """`lines`, run so that what they raise is what this side shows."""
-    return ["try:", *(f"    {line}" for line in lines), _NO_EXCEPTION, "except Exception as exc:",
-            "    return f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')"]
-
-
-@dataclass
-class _Calls:
-    """Writes the body of `run(fn, compiled)`: each call on one side, then what `m` reads."""
-
-    lc: LoadedCase
-    variant: Variant
-    m: MismatchRecord | None
-    s: _Script
-    persisted: set[str] = field(default_factory=set)
-    classes: dict[str, Any] = field(default_factory=dict)
-    several: bool = False  # the case makes more than one call: each is labelled
-    single: bool = False  # the program returns one tensor (eager, first call): `out` is that tensor
-    nothing: bool = False  # no call returns a tensor (eager): a backward would do nothing
-
-    def body(self, points: list[CallPoint], upto: int) -> list[str]:
-        self.classes = classes = load_classes(self.lc.case.classes, f"<classes of {self.lc.id}>")
-        self.several = upto > 0  # more than one call in the script: each is labelled
-        kinds = [_eager_result(self.lc, self.variant, p, classes) for p in points[: upto + 1]]
-        self.single = self.variant.mode == "training" and kinds[0] == "one"
-        self.nothing = all(k == "no tensor" for k in kinds)  # no call returns a tensor: no backward to write
-        # a caller's action before a call sees the last call's `out` (None before the first)
-        out = ["out = None"] if any(re.search(r"\bout\b", p.before or "") for p in points[: upto + 1]) else []
-        calls = _unnamed_leaves([self._one(i, point, classes, last=i == upto)
-                                 for i, point in enumerate(points[: upto + 1])])
-        calls[-1] = _returned_at_once(calls[-1])
-        plain = calls if self.m is None else calls[:-1]  # the failing call keeps its own lines
-        for first, run in _runs(plain):
-            out += _loop(first, run) if len(run) > 1 else run[0]
-        for lines in calls[len(plain):]:
-            out += lines
-        return out or ["pass"]
-
-    def _one(self, i: int, point: CallPoint, classes: dict[str, Any], *, last: bool) -> list[str]:
-        case, v, s = self.lc.data, self.variant, self.s
-        m = self.m if last else None
-        code = input_code(case, v.device, v.mode, point, persisted=self.persisted, classes=classes)
-        s.need(*(build.HELPERS[name] for name in code.helpers))
-        s.imports += [line for line in code.imports if line not in s.imports]
-        what = point.label.split(" (", 1)[1][:-1] if " (" in point.label else ""
-        lines = [*([f"# call {i + 1}" + (f": {what}" if what else "")] if self.several or what else []), *code.lines]
-        self.persisted |= {n for n, spec in case["inputs"].items() if spec["persist"] or spec["optimizer"] is not None}
-        if point.before:
-            lines += ["# the caller, before the call", *point.before.strip("\n").splitlines()]
-        lines += self._dynamic(point)
-        exprs, subject = self._names(point, m)
-        if m is not None and m.check in BEFORE_CALL:
-            lines.append(f"v0, s0 = {subject}._version, {subject}.untyped_storage()")
-        lines += _with_after(self._call(m), point, m, s)
-        if m is not None and (m.phase == WRITE_THROUGH or m.check == "in-place write through outputs"):
-            s.need(state.flatten_outputs, call.write_through_outputs)
-            lines.append("written = write_through_outputs(flatten_outputs(out))  # in place, through each output")
-        if m is not None:
-            taken = set(case["inputs"]) | set(classes)
-            lines += _observe(m, subject, exprs, s, next(v for v in ("t", "t_", "seen", "_t") if v not in taken))
-        return lines
-
-    def _dynamic(self, point: CallPoint) -> list[str]:
-        specs = {n: point.overrides.get(n, spec) for n, spec in self.lc.data["inputs"].items()}
-        dims = [(n, list(spec["tensor"]["dynamic_dims"])) for n, spec in specs.items()
-                if spec["tensor"] is not None and spec["tensor"]["dynamic_dims"]]
-        if not dims or self.variant.backend == AOT_FUNCTION:
-            return []
-        return ["if compiled:", *(f"    torch._dynamo.mark_dynamic({n}, {d})" for n, d in dims)]
-
-    def _names(self, point: CallPoint, m: MismatchRecord | None) -> tuple[dict[str, str], str]:
-        """How the inputs' tensors are reached by name, and the subject's expression."""
-        if m is None:
-            return {}, ""
-        built = build.build_inputs(self.lc.data, "cpu", self.variant.mode, point, build.Env(dict(self.classes)))
-        exprs = {n: e for n, e, _t in tensor_entries(built.named)}
-        names = list(self.lc.data["inputs"])
-        leaves = {n: (leaf_var(n[: -len(".leaf")], names) if n.endswith(".leaf") else exprs.get(n, n))
-                  for n in built.grad_leaves}
-        return exprs, (_subject(m, exprs, leaves, self.s, single=self.single) if m.subject else "")
-
-    def _call(self, m: MismatchRecord | None) -> list[str]:
-        """The call and, in training, its backward (left out where the check reads what comes before
-        it); what the check needs of them."""
-        case, s = self.lc.data, self.s
-        passed = [n for n, spec in case["inputs"].items() if not spec["hidden"]]
-        lines = [f"out = fn({', '.join(passed)})"]
-        if m is not None and m.check in MODES:
-            lines.append("modes = (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), "
-                         "tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')))")
-        if case["inference_mode"]:
-            lines = ["with torch.inference_mode():", *(f"    {x}" for x in lines)]
-        if not case["grad_enabled"] or any(w in self.lc.case.program for w in GRAD_MODE_WORDS):
-            # the call in the case's grad mode, restored after it, as the harness does
-            lines = [f"with torch.set_grad_enabled({case['grad_enabled']}):", *(f"    {x}" for x in lines)]
-        raises = m is not None and m.check == "exception"
-        if (raises and m is not None and m.path == "call") or case["expect"]["raises"] is not None:
-            lines = _try(lines, s)  # the case expects a side to raise, or the check is what it raised
-        if self.variant.mode != "training" or (m is not None and _before_backward(m)):
-            return lines
-        seed = case["seed"] + call.TANGENT_SEED_OFFSET
-        backward_raises = raises and m is not None and m.path == "backward"
-        if self.nothing and not backward_raises:
-            return lines  # backward_outputs of no tensor does nothing
-        s.plain = _plain_tensors(self.lc)
-        s.need(call.tangent)
-        if self.single:
-            # what backward_outputs does with one output: a backward where it requires grad (only a float can)
-            step = [f"out.backward(tangent(out, torch.Generator().manual_seed({seed})))"]
-            step = ["if out.requires_grad:", f"    {step[0]}"] if backward_raises else step
-        else:
-            s.need(state.flatten_outputs, call.backward_outputs)
-            step = [f"backward_outputs(flatten_outputs(out), {seed})"]
-        if backward_raises:
-            return lines + _try(step, s)
-        s.stdlib.add("contextlib")
-        return [*lines, "with contextlib.suppress(Exception):  # what a backward raises is its own check",
-                f"    {step[0]}"]
 
 
 _SUBCLASS_DEF = re.compile(r"class\s+\w+\s*\([^)]*\bTensor\b")  # a class deriving from torch.Tensor
@@ -396,19 +197,6 @@ def _loop(first: int, run: list[list[str]]) -> list[str]:
     return [f"for {', '.join(names)} in [{items}]:{span}", *body]
 
 
-def _refused(m: MismatchRecord) -> bool:
-    """Whether either side's autograd field was a refusal (state.refusal), not a plain answer."""
-    return any(v.strip("'\"").startswith("raises ") for v in (m.expected, m.actual))
-
-
-def _before_backward(m: MismatchRecord) -> bool:
-    """Whether what the check reads is settled before any backward: read by the harness right after
-    the call, what the call raised (or not), or a tensor's requires_grad / is_leaf answered plainly (a
-    backward changes neither; a refusal may depend on what the backward wrote), or an output's metadata
-    (made by the call; a backward writes values, not an output's geometry)."""
-    return (m.check in BEFORE_BACKWARD or m.path == "call" or (m.check in AUTOGRAD_FIELDS and not _refused(m))
-            or (m.role == "output" and m.check in OUTPUT_METADATA))
-
 
 def _plain_tensors(lc: LoadedCase) -> bool:
     """Whether no tensor of the case can be a subclass: none among its inputs (declared or given to
@@ -444,14 +232,6 @@ def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: d
     return "several" if any(isinstance(o, torch.Tensor) for o in state.flatten_outputs(side.result)) else "no tensor"
 
 
-def _with_after(lines: list[str], point: CallPoint, m: MismatchRecord | None, s: _Script) -> list[str]:
-    if not point.after:
-        return lines
-    action = point.after.strip("\n").splitlines()
-    if m is not None and m.check == "exception" and m.path.endswith(".after"):
-        return [*lines, *_try(action, s)]
-    return [*lines, "# the caller, after the call", *action]
-
 
 def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str]:
     options = lc.data["compile"]
@@ -483,84 +263,331 @@ def _config_lines(lc: LoadedCase) -> list[str]:
     return [*imports, *(f"{key} = {value!r}" for key, value in config.items())]
 
 
-def _verdict_lines(lc: LoadedCase, m: MismatchRecord) -> list[str]:
-    check = CHECKS[m.check]
-    differs = f"MISMATCH: {_where(m)}: {m.check}"
-    if m.check == "graphs compiled":
-        return ["print('graphs compiled:', len(graphs))", VERDICT_LINE,
-                f"same = len(graphs) == {m.expected}  # the count the case expects",
-                f"print('MATCHES: as expected' if same else f'{differs} is {{len(graphs)}}, but the case expects "
-                f"{m.expected}')", f"sys.exit({REPRO_MATCHES} if same else {REPRO_DIFFERS})"]
-    lines = ["print('eager:   ', eager)", "print('compiled:', compiled)", VERDICT_LINE]
-    if check.compare == "close":
-        expect = lc.data["expect"]
-        rtol, atol = expect["rtol"], expect["atol"]
-        tol = "" if (rtol, atol) == (None, None) else f", rtol={rtol or 0.0}, atol={atol or 0.0}"
-        return [*lines, "try:", "    torch.testing.assert_close(compiled.cpu(), eager.cpu(), equal_nan=True, "
-                f"check_device=False, check_stride=False{tol})", "except AssertionError as exc:",
-                f"    sys.exit(print({differs + ' differs from eager:'!r}, str(exc).splitlines()[0]) or "
-                f"{REPRO_DIFFERS})", f"sys.exit(print('MATCHES: compiled behaves like eager here') or {REPRO_MATCHES})"]
-    same = "(compiled > 0) == (eager > 0)" if check.compare == "moved" else "compiled == eager"
-    return [*lines, f"same = {same}",
-            f"print('MATCHES: compiled behaves like eager here' if same else {differs + ' differs from eager'!r})",
-            f"sys.exit({REPRO_MATCHES} if same else {REPRO_DIFFERS})"]
 
 
-def _failing_call(m: MismatchRecord, points: list[CallPoint]) -> int:
-    if m.call is not None:
-        return min(m.call, len(points)) - 1
-    return len(points) - 1 if m.check == "graphs compiled" else 0
+def _carry(fn: Any, s: _Script) -> None:
+    """`fn` and what it calls among its module's functions, with the constants and modules it names."""
+    for name in _names(fn.__code__):
+        value = fn.__globals__.get(name)
+        if isinstance(value, types.ModuleType) and value.__name__ != "torch":
+            s.stdlib.add(value.__name__)
+        elif inspect.isfunction(value) and value.__module__.startswith("conformance.") and value is not fn:
+            _carry(value, s)
+        elif isinstance(value, re.Pattern):
+            s.stdlib.add("re")
+            s.constants[name] = f"re.compile({value.pattern!r}, {value.flags & ~re.UNICODE})"
+        elif isinstance(value, int | float | str | tuple) and not isinstance(value, bool) and name.isupper():
+            s.constants[name] = repr(value)
+    s.need(fn)
 
 
-def _where(m: MismatchRecord) -> str:
-    """The mismatch's place in a few words: the pass, the call's number (not its description)."""
-    return (("the warm rerun, " if m.warm else "") + (f"call {m.call}: " if m.call is not None else "")
-            + (f"{m.phase}: " if m.phase else "") + (m.path or m.where))
+def _names(code: types.CodeType) -> list[str]:
+    """The global names a function's code (and the code nested in it) reads."""
+    found = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += _names(const)
+    return list(dict.fromkeys(found))
 
 
-def _title(lc: LoadedCase, record: ResultRecord, m: MismatchRecord) -> str:
-    return (f"{lc.case.summary}\nOn torch {record.fingerprint.torch_version} the compiled call differs from eager at "
-            f"{_where(m)}: {m.check} (exit {REPRO_DIFFERS}; {REPRO_MATCHES} where they agree, {REPRO_CANNOT_TELL} "
-            f"without the device).\nFrom {lc.display_path}.")
+def _allowed(check: str, backend: str) -> list[Callable[[str, str], bool]]:
+    """What the core's allowances accept for this check on this entry point (none on a core without them)."""
+    return [a.accepts for a in getattr(checks, "ALLOWANCES", ()) if a.check == check and a.entry(backend)]
+
+
+@dataclass
+class _Block:
+    """The observations of one call, grouped by where they read (the key a script's `seen` uses)."""
+
+    groups: dict[str, list[Applied]] = field(default_factory=dict)
+    written: dict[str, list[Applied]] = field(default_factory=dict)  # after the write-through
+    backward: bool = False
+    relations: bool = False
+    before: set[str] = field(default_factory=set)  # inputs whose version or storage is compared
+
+    @classmethod
+    def of(cls, applied: list[Applied]) -> _Block:
+        block = cls()
+        for a in applied:
+            if a.check == "exception" and a.path in ("call", "backward"):
+                block.backward |= a.path == "backward"
+                continue  # the script's try around the call and the backward observes these
+            key = WRITE_THROUGH if a.check == WRITE_THROUGH_CHECK else a.path
+            target = block.written if a.phase or a.check == WRITE_THROUGH_CHECK else block.groups
+            target.setdefault(key if not a.phase else f"{a.phase}: {a.path}", []).append(a)
+            block.relations |= a.check in RELATIONS
+            if a.check in ("_version moved", "_version delta", "storage swapped (set_)"):
+                block.before.add(a.subject)
+        return block
+
+
+@dataclass
+class _Render:
+    lc: LoadedCase
+    variant: Variant
+    s: _Script
+    exprs: dict[int, dict[str, str]]
+    kinds: list[str]
+    tensor_checks: dict[str, None] = field(default_factory=dict)  # used, in order: OBSERVE's entries
+    compared: dict[str, Applied] = field(default_factory=dict)  # every check compared, one application each
+    persisted: set[str] = field(default_factory=set)
+
+    def call_lines(self, i: int, point: CallPoint, block: _Block, classes: dict[str, Any]) -> list[str]:
+        case, v, s = self.lc.data, self.variant, self.s
+        code = input_code(case, v.device, v.mode, point, persisted=self.persisted, classes=classes)
+        s.need(*(build.HELPERS[name] for name in code.helpers))
+        s.imports += [line for line in code.imports if line not in s.imports]
+        self.persisted |= {n for n, spec in case["inputs"].items() if spec["persist"] or spec["optimizer"] is not None}
+        what = point.label.split(" (", 1)[1][:-1] if " (" in point.label else ""
+        several = len(self.kinds) > 1
+        exprs = self.exprs.get(i + 1, {})
+        lines = [*([f"# call {i + 1}" + (f": {what}" if what else "")] if several or what else []),
+                 "seen = {}", "calls.append(seen)", *code.lines]
+        if point.before:
+            lines += self._action(point, "before")
+        lines += self._dynamic(point)
+        if block.before:
+            lines.append("version_before = {" + ", ".join(f"{n!r}: {exprs.get(n, n)}._version"
+                                                          for n in sorted(block.before)) + "}")
+            lines.append("storage_before = {" + ", ".join(f"{n!r}: {exprs.get(n, n)}.untyped_storage()"
+                                                          for n in sorted(block.before)) + "}")
+        lines += self._call(i)
+        if self.variant.mode == "training" and block.backward and self.kinds[i] != "no tensor":
+            lines += self._backward(i)
+        if point.after:
+            lines += self._action(point, "after")
+        if block.relations:
+            lines.append("tensors = {" + ", ".join(f"{n!r}: {e}" for n, e in exprs.items()) + "}")
+        lines += [self._observation(key, group, i, exprs) for key, group in block.groups.items()]
+        if block.written:
+            s.need(call.write_through_outputs)
+            lines.append("written = write_through_outputs(outs)  # in place, through each output")
+            lines += [self._observation(key, group, i, exprs) for key, group in block.written.items()]
+        return lines
+
+    def _action(self, point: CallPoint, which: str) -> list[str]:
+        """A caller's action, what it raises on the compiled side being a difference the harness reports."""
+        source = getattr(point, which).strip("\n").splitlines()
+        key = f"{point.where}.{which}"
+        self.compared.setdefault("exception", Applied("exception", key, "", "", (), 0, "", str))
+        return ["try:", f"    # the caller, {which} the call", *(f"    {x}" for x in source),
+                f"    seen[{key!r}] = {{'exception': None}}", "except Exception as exc:",
+                f"    seen[{key!r}] = {{'exception': raised(exc)}}"]
+
+    def _dynamic(self, point: CallPoint) -> list[str]:
+        specs = {n: point.overrides.get(n, spec) for n, spec in self.lc.data["inputs"].items()}
+        dims = [(n, list(spec["tensor"]["dynamic_dims"])) for n, spec in specs.items()
+                if spec["tensor"] is not None and spec["tensor"]["dynamic_dims"]]
+        if not dims or self.variant.backend == AOT_FUNCTION:
+            return []
+        return ["if compiled:", *(f"    torch._dynamo.mark_dynamic({n}, {d})" for n, d in dims)]
+
+    def _call(self, i: int) -> list[str]:
+        """The call in the case's modes, what it raised (the harness compares nothing else then)."""
+        case = self.lc.data
+        passed = [n for n, spec in case["inputs"].items() if not spec["hidden"]]
+        lines = [f"out = fn({', '.join(passed)})",
+                 "modes = (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), "
+                 "tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')))"]
+        if case["inference_mode"]:
+            lines = ["with torch.inference_mode():", *(f"    {x}" for x in lines)]
+        if not case["grad_enabled"] or any(w in self.lc.case.program for w in GRAD_MODE_WORDS):
+            # the call in the case's grad mode, restored after it, as the harness does
+            lines = [f"with torch.set_grad_enabled({case['grad_enabled']}):", *(f"    {x}" for x in lines)]
+        self.compared.setdefault("exception", Applied("exception", "call", "", "", (), 0, "", str))
+        self.s.need(state.flatten_outputs)
+        return ["try:", *(f"    {x}" for x in lines), "    seen['call'] = {'exception': None}",
+                "except Exception as exc:", "    seen['call'] = {'exception': raised(exc)}", "    return calls",
+                "outs = flatten_outputs(out)"]
+
+    def _backward(self, i: int) -> list[str]:
+        seed = self.lc.data["seed"] + call.TANGENT_SEED_OFFSET
+        self.s.plain = _plain_tensors(self.lc)
+        self.s.need(call.tangent)
+        if self.kinds[i] == "one":  # what backward_outputs does with one output
+            step = ["if out.requires_grad:", f"    out.backward(tangent(out, torch.Generator().manual_seed({seed})))"]
+        else:
+            self.s.need(call.backward_outputs)
+            step = [f"backward_outputs(outs, {seed})"]
+        return ["try:", *(f"    {x}" for x in step), "    seen['backward'] = {'exception': None}",
+                "except Exception as exc:", "    seen['backward'] = {'exception': raised(exc)}"]
+
+    def _subject(self, a: Applied, i: int, exprs: dict[str, str]) -> str:
+        if a.role == "output":
+            k = int(a.subject[4:-1])
+            expr = "out" if k == 0 and self.kinds[i] == "one" else f"outs[{k}]"
+        elif a.role == "grad":
+            names = list(self.lc.data["inputs"])
+            leaf = (leaf_var(a.subject[: -len(".leaf")], names) if a.subject.endswith(".leaf")
+                    else exprs.get(a.subject, a.subject))
+            expr = leaf + ("" if a.check == ".grad" else ".grad")
+        else:
+            expr = exprs.get(a.subject, a.subject)
+        return expr + "".join(f".{name}" for name in a.inner)
+
+    def _observation(self, key: str, group: list[Applied], i: int, exprs: dict[str, str]) -> str:
+        """One statement: what this side shows for every check read at `key`."""
+        looks: dict[str, list[str]] = {}
+        inline: list[str] = []
+        for a in group:
+            self.compared.setdefault(a.check, a)
+            observe = CHECKS[a.check].observe
+            if a.check == WRITE_THROUGH_CHECK:
+                inline.append(f"{a.check!r}: written")
+            elif CONTEXT.search(observe):
+                inline.append(f"{a.check!r}: {self._in_context(a, observe, i, exprs)}")
+            else:
+                self.tensor_checks[a.check] = None
+                looks.setdefault(self._subject(a, i, exprs), []).append(a.check)
+        parts = [f"**look({expr}, {', '.join(map(repr, names))})" for expr, names in looks.items()] + inline
+        text = parts[0][2:] if len(parts) == 1 and looks else f"{{{', '.join(parts)}}}"
+        return f"seen[{key!r}] = observed(lambda: {text})"
+
+    def _in_context(self, a: Applied, observe: str, i: int, exprs: dict[str, str]) -> str:
+        if a.check == "structure":
+            self.s.need(state.output_structure)
+            return "output_structure(out)"
+        if a.check in MODES:
+            return observe
+        if a.check == "shares storage with":
+            self.s.need(state.is_subclass, state.storage_key)
+        subject = self._subject(a, i, exprs) if a.subject else ""
+        names = {"v0": f"version_before[{a.subject!r}]", "s0": f"storage_before[{a.subject!r}]", "t": subject}
+        text = re.sub(r"\b(v0|s0|t)\b", lambda m: names[m[1]], observe)  # one pass: a subject may be named s0
+        if a.check == "shares storage with" and a.role == "output":  # and the outputs before it
+            k = int(a.subject[4:-1])
+            earlier = [f"'out[{j}]': outs[{j}]" for j in range(k) if self._is_tensor_output(j, i)]
+            if earlier:
+                text = text.replace("tensors.items()", "{**tensors, " + ", ".join(earlier) + "}.items()")
+        return text
+
+    def _is_tensor_output(self, j: int, i: int) -> bool:
+        return any(a.role == "output" and a.subject == f"out[{j}]" and a.check == "dtype"
+                   for a in self.compared.values()) or self.kinds[i] == "one"
+
+    def tables(self) -> list[str]:
+        """OBSERVE, JUDGES, ALLOWED (and SHOW), TOL: the checks' declarations as the script's data."""
+        s, lines = self.s, []
+        if self.tensor_checks:
+            if {"shape", "stride"} & set(self.tensor_checks):
+                _carry(checks.dims, s)
+            if "stride" in self.tensor_checks:
+                _carry(checks.significant_strides, s)
+            lines += ["OBSERVE = {  # how one side shows each check of a tensor t (conformance/core/checks.py)",
+                      *(f"    {c!r}: lambda t: {CHECKS[c].observe}," for c in self.tensor_checks), "}"]
+        judges: dict[str, str] = {}
+        allowed: dict[str, list[str]] = {}
+        shows: dict[str, str] = {}
+        for c, a in self.compared.items():
+            judge = CHECKS[c].judge
+            _carry(judge, s)
+            judges[c] = judge.__name__
+            accepts = _allowed(c, self.variant.backend)  # as the core asks: the entry point, not its label
+            if accepts:
+                for fn in accepts:
+                    _carry(fn, s)
+                allowed[c] = [fn.__name__ for fn in accepts]
+                if a.show is mismatch.short:
+                    _carry(mismatch.short, s)
+                elif a.show is not str:
+                    raise _Unshowable(f"{c}: an allowance over sides shown by {a.show!r}")
+                shows[c] = a.show.__name__
+        expect = self.lc.data["expect"]
+        lines += ["JUDGES = {" + ", ".join(f"{c!r}: {j}" for c, j in judges.items()) + "}  # the core's judges"]
+        if allowed:
+            lines += ["ALLOWED = {" + ", ".join(f"{c!r}: ({', '.join(f)},)" for c, f in allowed.items())
+                      + "}  # differences the core documents, not failures",
+                      "SHOW = {" + ", ".join(f"{c!r}: {f}" for c, f in shows.items()) + "}"]
+        else:
+            lines += ["ALLOWED, SHOW = {}, {}"]
+        lines += ["", "class TOL:  # the case's tolerance (None: torch's defaults for the dtype)",
+                  f"    rtol, atol = {expect['rtol']!r}, {expect['atol']!r}"]
+        return lines
+
+
+class _Unshowable(Exception):
+    """What the record holds is beyond plain torch: the full reproducer serves."""
+
+
+def _title(lc: LoadedCase, compared: int, calls: int) -> str:
+    """Nothing of the build or the record it was written for: the same item's script on every build is
+    one file (a published report stores it once)."""
+    return (f"{lc.case.summary}\nCompares compiled with eager on the {compared} checks the harness applies to this "
+            f"program ({calls} call(s)); exit {REPRO_DIFFERS} where any differs, {REPRO_MATCHES} where none does, "
+            f"{REPRO_CANNOT_TELL} without the device.\nFrom {lc.display_path}.")
 
 
 def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str | None:
-    """The short script for the record's first mismatch that plain torch can show, or None."""
-    m = _mismatch(record)
-    if m is None:
+    """The short script of the variant (every check the harness applies), or None where it cannot show
+    what the record holds."""
+    if record.status == "error" or any(m.check in UNSHOWABLE or m.check not in CHECKS for m in record.mismatches):
         return None
+    try:
+        applied, exprs = applied_checks(lc, variant)
+        text = _render(lc, variant, applied, exprs)
+        compile(text, "<short reproducer>", "exec")  # a name of the case's that the script's own names shadow
+    except (CaseBroken, _Unshowable, SyntaxError):
+        return None
+    return text
+
+
+def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
+            exprs: dict[int, dict[str, str]]) -> str:
     points = call_points(lc.data)
-    count = m.check == "graphs compiled"
+    classes = load_classes(lc.case.classes, f"<classes of {lc.id}>")
     s = _Script()
-    calls = _Calls(lc, variant, None if count else m, s)
-    body = calls.body(points, len(points) - 1 if count else _failing_call(m, points))
-    device = variant.device
-    warm = m.warm and variant.backend not in (AOT_FUNCTION, NONE)
+    kinds = [_eager_result(lc, variant, p, classes) for p in points]
+    r = _Render(lc, variant, s, exprs, kinds)
+    blocks = [_Block.of([a for a in applied if a.call == i + 1]) for i in range(len(points))]
+    out = ["calls = []"]
+    if any(re.search(r"\bout\b", p.before or "") for p in points):
+        out.append("out = None")  # a caller's action before a call sees the last call's `out`
+    bodies = _unnamed_leaves([r.call_lines(i, p, blocks[i], classes) for i, p in enumerate(points)])
+    for first, run in _runs(bodies):
+        out += _loop(first, run) if len(run) > 1 else run[0]
+    for fn in (carried.look, carried.observed, carried.raised, carried.shown, carried.judged, carried.differences):
+        _carry(fn, s)
+    tables = r.tables()
+    target = Target(program=lc.program_source, function=lc.case.function_name, filename=lc.program_filename,
+                    device=variant.device, backend=variant.backend, mode=variant.mode)
+    expected = lc.data["expect"]["compiles"]
+    count = compile_count_mismatch(lc.data, target, "cold", len(points), -1) is not None
     compile_lines = _compile_lines(lc, variant, count=count)
-    main = [] if count else ["eager = run(f, compiled=False)"]
+    warm = lc.data["expect"]["warm_rerun"] and variant.backend not in (AOT_FUNCTION, NONE)
+    counted = ([f"print('graphs compiled:', len(graphs), '(the case expects {expected})')",
+                f"differs += len(graphs) != {expected}"] if count else [])
+    main = ["eager = run(f, compiled=False)", "differs = differences(eager, run(compiled_f, compiled=True))", *counted]
     if warm:
-        main += ["run(compiled_f, compiled=True)  # the cold pass", "torch._dynamo.reset()  # then again, caches warm",
-                 compile_lines[-1]]
-    main.append(("" if count else "compiled = ") + "run(compiled_f, compiled=True)")
-    classes = (lc.case.classes or "").strip("\n")
+        main += ["torch._dynamo.reset()  # then again, caches warm", *(["graphs.clear()"] if count else []),
+                 compile_lines[-1], "differs += differences(eager, run(compiled_f, compiled=True), 'the warm rerun, ')",
+                 *counted]
     name = lc.case.function_name
+    class_block = (lc.case.classes or "").strip("\n")
+    device = variant.device
     lines = [
         "#!/usr/bin/env python3",
-        QUOTES + docstring_safe(_title(lc, record, m)) + QUOTES,
-        *(f"import {name}" for name in sorted(s.stdlib | ({"os", "tempfile"} if warm else set()))), "",
+        QUOTES + docstring_safe(_title(lc, len(applied), len(points))) + QUOTES,
+        *(f"import {m}" for m in sorted(s.stdlib | ({"os", "tempfile"} if warm else set()))), "",
         "import torch",
         *s.imports, *_config_lines(lc),
         *(["", f"if not torch.{device.split(':')[0]}.is_available():", f"    print('no {device} here')",
            f"    sys.exit({REPRO_CANNOT_TELL})"] if device != "cpu" else []),
         *(["os.environ['TORCHINDUCTOR_CACHE_DIR'] = tempfile.mkdtemp()  # caches of its own, cold"] if warm else []),
         "",
-        *([classes, ""] if classes else []),
-        *s.helper_source(),
+        *([class_block, ""] if class_block else []),
         lc.case.program.strip("\n"), *([f"f = {name}"] if name != "f" else []), "",
-        "def run(fn, compiled):",
-        *((f"    {line}" if line else "") for line in body), "",
-        *compile_lines,
+        "def run(fn, compiled):  # every call; what each shows, check by check",
+        *((f"    {line}" if line else "") for line in out),
+        "    return calls", "",
+        *compile_lines, "",
+        f"# {'-' * 20} how the harness reads and judges each check (torch-conformance's own functions)",
+        *(f"{k} = {v}" for k, v in s.constants.items()), *([""] if s.constants else []),
+        *s.helper_source(),
+        *tables, "",
         *main,
-        *_verdict_lines(lc, m),
+        VERDICT_LINE,
+        "print(f'MISMATCH: {differs} check(s) differ from eager' if differs else "
+        "'MATCHES: compiled behaves like eager on every check')",
+        f"sys.exit({REPRO_DIFFERS} if differs else {REPRO_MATCHES})",
     ]
     return "\n".join(lines) + "\n"

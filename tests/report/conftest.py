@@ -33,7 +33,7 @@ REAL_CASES = {
         "inputs": "  x: {two_tensor: {a: {tensor: {shape: [3]}}, b: {tensor: {shape: [3]}}}}",
         "program": "  def f(x):\n      return x.sin()",
         "extra": "known_failures:\n  - reason: thought broken\n    link: https://github.com/pytorch/pytorch/issues/1\n"
-                 "    kind: bug\n    evidence: thought broken on a run\n"},
+                 "    kind: bug\n    evidence: thought broken on a run\n    covers: [{check: values}]\n"},
     # eager itself raises: a broken case, an error
     "backward_unwrap/eager_raises": {
         "behavior": "backward_unwrap", "summary": "Eager raises.", "inputs": "  x: {tensor: {shape: [4]}}",

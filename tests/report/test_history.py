@@ -100,7 +100,8 @@ def test_what_needs_a_person_comes_first_in_both_pages(tmp_path: Path) -> None:
     report = merge(files)
     write_report(report, tmp_path / "out")
     md = (tmp_path / "out" / "compat.md").read_text()
-    assert md.index("## Failures (1)") < md.index("## Regressions between consecutive releases (1)") \
+    assert md.index("## Needs a person (") < md.index("### Failures (1)") \
+        < md.index("## Newly failing since the release before (1)") \
         < md.index("## Builds") < md.index("## Matrix")
     page = (tmp_path / "out" / "index.html").read_text()
     assert page.index('id="attention"') < page.index('id="builds"') < page.index('id="items-section"')

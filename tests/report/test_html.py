@@ -214,13 +214,16 @@ def test_filters_live_in_the_url_and_a_link_opens_an_item_or_a_cause(page: Any, 
     page.goto(page_url)
     page.locator("#attention ul.failures a").first.click()
     item = page.locator("#items tbody.item:visible")
-    assert item.count() == 1 and item.get_attribute("data-case") == "runtime_wrapper/a"
+    # the page answers the hash change asynchronously: wait for it, as a reader would
+    pytest.importorskip("playwright.sync_api").expect(item).to_have_count(1)
+    assert item.get_attribute("data-case") == "runtime_wrapper/a"
     assert item.locator("tr.detail").is_visible()
     # a cause lists its items
     page.goto(page_url)
     page.locator("#causes table.causes tbody tr a[href^='#items?cause=']").first.click()
+    expect = pytest.importorskip("playwright.sync_api").expect
+    expect(page.locator("#cause-filter")).to_be_visible()
     assert _visible_items(page) >= 1
-    assert page.locator("#cause-filter").is_visible()
 
 
 def test_the_long_lists_are_data_until_asked_for(page: Any) -> None:

@@ -171,11 +171,31 @@
   }
   more.addEventListener("click", function () { page(PAGE); });
 
+  // an empty selection says so, and by which filters: an empty table alone reads as a page that failed
+  function emptyText() {
+    var by = [];
+    ["behavior", "build", "device", "status"].forEach(function (k) {
+      if (f[k].value) { by.push(k + " " + f[k].options[f[k].selectedIndex].text); }
+    });
+    if (f.q.value.trim()) { by.push("search \u201c" + f.q.value.trim() + "\u201d"); }
+    if (f.cause.value) { by.push("one cause"); }
+    var text = "No item matches " + (by.length ? by.join(", ") : "these filters") + ".";
+    if (f.status.value === "failing") { text += " Nothing fails untriaged and no known failure passes here."; }
+    if (data.items.length < data.total) {
+      text += " This page lists " + data.items.length + " of " + data.total +
+        " items (the notable ones); every record is in compat.json.gz.";
+    }
+    return text + " Clear the filters to see every item listed.";
+  }
+
   var writing = false;
   function apply(keepHash) {
     var q = f.q.value.trim().toLowerCase();
     matching = order.filter(function (it) { return matches(it, q); });
     document.getElementById("count").textContent = matching.length + " of " + data.items.length + " items";
+    var empty = document.getElementById("items-empty");
+    empty.hidden = matching.length > 0;
+    empty.textContent = matching.length ? "" : emptyText();
     var note = document.getElementById("cause-filter");
     note.hidden = !f.cause.value;
     note.textContent = f.cause.value ? "Only the items of one cause (" + f.cause.value + "); clear to see all." : "";
@@ -208,8 +228,14 @@
     });
   });
 
+  // a target inside a folded list is unfolded first
+  function reveal(node) {
+    for (var p = node.parentElement; p; p = p.parentElement) { if (p.tagName === "DETAILS") { p.open = true; } }
+  }
   function fromHash() {
     var h = decodeURIComponent(location.hash.slice(1));
+    var target = h && document.getElementById(h);
+    if (target && h.indexOf("item-") !== 0) { reveal(target); target.scrollIntoView(); return; }
     if (h.indexOf("items?") === 0) {
       var params = {};
       h.slice(6).split("&").forEach(function (kv) { var i = kv.indexOf("="); if (i > 0) { params[kv.slice(0, i)] = kv.slice(i + 1); } });

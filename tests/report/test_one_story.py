@@ -1,0 +1,244 @@
+"""compat.md, index.html, compat.json and the run's last line tell one story, read from one model
+(issue 42, item 6): the headline agrees with what needs a person, matrix cells say what they hold,
+a difference by design or benign never makes a build look worse, a cause carries its entry point,
+a link says what it links to, long lists are folded with their counts."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from conformance.report import merge, model, write_report
+from conformance.report.model import Report, verdict_line
+from conformance.report.trend import scores
+from conformance.results import ResultRecord
+from tests.helpers.records import full_build, record, write_results
+
+OLD, NEW = "2.13.0+cpu@cf30153c4c13", "2.14.1+cpu@5c4886908584"
+PR = "https://github.com/pytorch/pytorch/pull/177764"
+BLOB = "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_functorch/_aot_autograd/utils.py"
+
+
+Items = Mapping[str, tuple[str, str | None]]  # case id: (status, known failure kind)
+
+
+def _known(kind: str, link: str = PR) -> dict[str, str]:
+    return {"reason": f"a {kind}", "link": link, "source": "cases/x.yaml:9", "kind": kind}
+
+
+def _mismatch(**kw: Any) -> dict[str, Any]:
+    return {"check": "values", "where": "out[0]", "expected": "[1.0]", "actual": "[2.0]", "role": "output",
+            "subject": "out[0]", "path": "out[0]", **kw}
+
+
+def _build(build: str, items: Items) -> list[ResultRecord]:
+    """full_build, with (status, known failure kind) per case id."""
+    out = []
+    for r in full_build(build):
+        if r.case_id not in items:
+            out.append(r)
+            continue
+        status, kind = items[r.case_id]
+        out.append(record(r.case_id, r.variant, status, build, known_failure=_known(kind) if kind else None,
+                          mismatches=(_mismatch(),) if status in ("xfail", "fail") else ()))
+    return out
+
+
+def _report(tmp_path: Path, old: Items, new: Items) -> Report:
+    return merge([write_results(tmp_path / "a.jsonl", _build("2.13.0", old)),
+                  write_results(tmp_path / "b.jsonl", _build("2.14.1", new))])
+
+
+# 2.14.1: runtime_wrapper/a newly fails as a known bug; mutation_epilogue/a is a known bug on both builds;
+# subclass_wrapper/a differs by design on both
+BOTH = {"mutation_epilogue/a": ("xfail", "bug"), "subclass_wrapper/a": ("xfail", "by_design")}
+REGRESSING = {**BOTH, "runtime_wrapper/a": ("xfail", "bug")}
+
+
+def _h2(html: str, section: str) -> str:
+    found = re.search(rf'<section id="{section}">\s*<h2>(.*?)</h2>', html, re.DOTALL)
+    assert found is not None, section
+    return re.sub(r"<[^>]+>", "", found[1])
+
+
+def _summary(html: str) -> str:
+    found = re.search(r'<p id="summary">(.*?)</p>', html, re.DOTALL)
+    assert found is not None
+    return " ".join(re.sub(r"<[^>]+>", "", found[1]).split())
+
+
+def test_the_headline_agrees_with_what_needs_a_person(tmp_path: Path) -> None:
+    """A known bug that newly fails is triaged: nothing needs a person, and the headline, the page's
+    sections and compat.md all say so and name the newly failing item."""
+    report = _report(tmp_path, BOTH, REGRESSING)
+    bad, note = report.headline()
+    assert bad == "" and note.startswith("1 item(s) newly fail since the release before"), note
+    write_report(report, tmp_path / "out")
+    html = (tmp_path / "out" / "index.html").read_text()
+    md = (tmp_path / "out" / "compat.md").read_text()
+    assert _h2(html, "attention") == "Needs a person (0)"
+    assert _h2(html, "newly-failing").startswith("Newly failing since the release before (1)")
+    summary = _summary(html)
+    assert summary.count("Nothing needs a person") == 1 and "1 item(s) newly fail" in summary, summary
+    assert 'class="news"' in html  # neither the all-clear green nor the alarm red
+    assert "## Needs a person (0)" in md and "## Newly failing since the release before (1)" in md
+    assert "Nothing needs a person" in md.splitlines()[2] and "1 item(s) newly fail" in md.splitlines()[2]
+    assert "runtime_wrapper/a" in md[md.index("## Newly failing"):md.index("## Causes")]
+
+
+def test_an_untriaged_failure_is_in_the_headline_and_in_needs_a_person(tmp_path: Path) -> None:
+    report = _report(tmp_path, BOTH, {**BOTH, "runtime_wrapper/a": ("fail", None)})
+    bad, _ = report.headline()
+    assert bad.startswith("Something needs a person: 1 failing item(s)"), bad
+    write_report(report, tmp_path / "out")
+    html = (tmp_path / "out" / "index.html").read_text()
+    md = (tmp_path / "out" / "compat.md").read_text()
+    assert _h2(html, "attention") == "Needs a person (1)"
+    assert "Nothing needs a person" not in _summary(html) and "Something needs a person" in _summary(html)
+    assert "## Needs a person (1)" in md and "Something needs a person" in md.splitlines()[2]
+    assert "fails (untriaged) on 2.14.1+cpu" in md
+
+
+def test_matrix_cells_say_what_they_hold_with_a_legend(tmp_path: Path) -> None:
+    report = _report(tmp_path, BOTH, REGRESSING)
+    shade = {(c.behavior, c.build): c.shade for c in report.cells()}
+    assert shade[("runtime_wrapper", NEW)] == "new" and shade[("runtime_wrapper", OLD)] == "pass"
+    assert shade[("mutation_epilogue", NEW)] == "bug" and shade[("subclass_wrapper", NEW)] == "difference"
+    assert shade[("backward_unwrap", NEW)] == "pass"
+    write_report(report, tmp_path / "out")
+    md = (tmp_path / "out" / "compat.md").read_text()
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert "| runtime_wrapper | **all pass** 2 pass | **NEWLY FAILING** 1 pass · 1 known bug · 1 newly failing |" in md
+    assert "| subclass_wrapper | **by design / benign** 1 pass · 1 by design | " \
+           "**by design / benign** 1 pass · 1 by design |" in md
+    for name in ("new", "bug", "difference", "pass"):
+        word = model.SHADES[name][0]
+        assert f"**{word}**: " in md[md.index("## Matrix"):], name  # the legend
+        assert re.search(rf'<td class="cell {name} v-\w+"', html), name
+        assert f'<span class="cell {name}">{word}</span>' in html, name  # the page's legend
+
+
+def test_a_difference_by_design_never_makes_a_build_look_worse(tmp_path: Path) -> None:
+    design = _report(tmp_path / "d", {}, {"subclass_wrapper/a": ("xfail", "by_design")})
+    bug = _report(tmp_path / "b", {}, {"subclass_wrapper/a": ("xfail", "bug")})
+    newest = design.verdicts()[0]
+    assert newest["new"] == 0 and bug.verdicts()[0]["new"] == 1
+    assert design.regressions() == [] and len(bug.regressions()) == 1
+    assert design.cell("subclass_wrapper", NEW, "cpu").shade == "difference"
+    assert bug.cell("subclass_wrapper", NEW, "cpu").shade == "new"
+    assert scores(design, "cpu")["subclass_wrapper"] == [1.0, 1.0]
+    assert scores(bug, "cpu")["subclass_wrapper"] == [1.0, 0.5]
+    line = verdict_line(newest)
+    assert "passes 9 of 10 items, 10 with the 1 that differ only by design or benignly" in line, line
+    assert "not bugs: 1 difference(s) by design (1 items)" in line, line
+    bad, note = design.headline()
+    assert bad == "" and "newly fail" not in note
+
+
+def test_bugs_eager_bugs_benign_and_by_design_are_counted_apart(tmp_path: Path) -> None:
+    kinds = {"mutation_epilogue/a": "bug", "runtime_wrapper/a": "eager_bug", "subclass_wrapper/a": "benign",
+             "backward_unwrap/a": "by_design"}
+    report = _report(tmp_path, {}, {c: ("xfail", k) for c, k in kinds.items()})
+    cells = {c.behavior: c.shade for c in report.cells() if c.build == NEW}
+    # eager's bug is a bug of the build (its eager), benign and by design are not
+    assert cells == {"mutation_epilogue": "new", "runtime_wrapper": "new", "subclass_wrapper": "difference",
+                     "backward_unwrap": "difference", "scalar_recompile": "pass"}
+    line = verdict_line(report.verdicts()[0])
+    assert "known: 1 known bug(s) (1 items), 1 bug(s) of eager's (compiled is right) (1 items); not bugs: " \
+           "1 benign difference(s) (1 items), 1 difference(s) by design (1 items)" in line, line
+    write_report(report, tmp_path / "out")
+    md = (tmp_path / "out" / "compat.md").read_text()
+    assert "**NEWLY FAILING** 1 pass · 1 eager's bug · 1 newly failing" in md
+
+
+def test_a_cause_carries_its_entry_point_everywhere(tmp_path: Path) -> None:
+    recs = [record(f"runtime_wrapper/{name}", variant, "xfail", "2.14.1", known_failure=_known("bug"),
+                   mismatches=(_mismatch(),))
+            for name, variant in (("a", "cpu-aot_eager-inference"), ("b", "cpu-aot_function-inference"))]
+    report = merge([write_results(tmp_path / "r.jsonl", recs)])
+    words = sorted(g["words"] for g in report.causes())
+    assert words == ["values at an output: differs (aot_function)", "values at an output: differs (torch.compile)"]
+    write_report(report, tmp_path / "out")
+    html = (tmp_path / "out" / "index.html").read_text()
+    md = (tmp_path / "out" / "compat.md").read_text()
+    doc = json.loads((tmp_path / "out" / "compat.json").read_text())
+    assert sorted(g["words"] for g in doc["causes"]) == words
+    for w in words:
+        assert f"<td>{w}</td>" in html and f"| {w} |" in md, w
+
+
+def test_a_link_says_what_it_links_to() -> None:
+    label = model.link_label
+    assert label(PR) == "#177764"
+    assert label("https://github.com/pytorch/pytorch/issues/90507") == "#90507"
+    assert label(BLOB) == "utils.py@v2.13.0"
+    assert label(BLOB + "#L120") == "utils.py@v2.13.0#L120"
+    assert label("https://github.com/pytorch/vision/issues/12") == "pytorch/vision#12"
+    assert label("cases/runtime_wrapper/upstream/many_outputs.yaml") == "runtime_wrapper/upstream/many_outputs"
+    assert label("https://discuss.pytorch.org/t/some-topic/1234") == "discuss.pytorch.org/t/some-topic/1234"
+
+
+def test_the_causes_table_links_say_what_they_link_to_and_start_clean(tmp_path: Path) -> None:
+    recs = [record("runtime_wrapper/a", "cpu-aot_eager-inference", "xfail", "2.14.1", known_failure=_known("bug"),
+                   mismatches=(_mismatch(),)),
+            record("runtime_wrapper/b", "cpu-aot_eager-inference", "xfail", "2.14.1",
+                   known_failure=_known("bug", BLOB), mismatches=(_mismatch(),))]
+    write_report(merge([write_results(tmp_path / "r.jsonl", recs)]), tmp_path / "out")
+    html = (tmp_path / "out" / "index.html").read_text()
+    md = (tmp_path / "out" / "compat.md").read_text()
+    (row,) = re.findall(r'<tr id="cause-[^"]+">(.*?)</tr>', html)
+    last = re.findall(r"<td>(.*?)</td>", row)[-1]
+    assert not re.sub(r"<[^>]+>", "", last).lstrip().startswith("·"), last
+    assert f'<a href="{PR}">#177764</a>' in last and f'<a href="{BLOB}">utils.py@v2.13.0</a>' in last
+    assert ">upstream</a>" not in html
+    assert f"[#177764]({PR})" in md and f"[utils.py@v2.13.0]({BLOB})" in md
+
+
+def test_long_lists_are_folded_with_their_counts_in_both(tmp_path: Path) -> None:
+    n = model.FOLD_AT + 5
+    recs = [record(f"runtime_wrapper/c{i}", "cpu-aot_eager-inference", "xfail", "2.14.1",
+                   known_failure=_known("bug"), recompiles="2 graphs over 3 calls",
+                   mismatches=(_mismatch(check="exception", actual=f"RuntimeError: {'x' * (i + 1)}",
+                                         expected="no exception"),)) for i in range(n)]
+    report = merge([write_results(tmp_path / "r.jsonl", recs)])
+    assert len(report.causes()) == n
+    write_report(report, tmp_path / "out")
+    md = (tmp_path / "out" / "compat.md").read_text()
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert f"<details><summary>{n} causes</summary>" in md
+    assert f"<details><summary>{n} items that recompiled</summary>" in md
+    assert md.count("<details>") == md.count("</details>")
+    causes = html[html.index('<section id="causes">'):html.index('<section id="matrix-section">')]
+    assert re.search(rf"<details[^>]*><summary>{n} causes</summary>", causes), causes[:600]
+    # a short list stays open
+    few = merge([write_results(tmp_path / "few.jsonl", recs[:3])])
+    write_report(few, tmp_path / "few")
+    assert "<details>" not in (tmp_path / "few" / "compat.md").read_text()
+
+
+def test_markdown_shows_brackets_as_written(tmp_path: Path) -> None:
+    recs = [record("runtime_wrapper/a", "cpu-aot_eager-inference", "xfail", "2.14.1", known_failure=_known("bug"),
+                   mismatches=(_mismatch(check="exception", expected="no exception",
+                                         actual="AssertionError: expected <class 'int'>, got <class 'float'>"),))]
+    write_report(merge([write_results(tmp_path / "r.jsonl", recs)]), tmp_path / "out")
+    md = (tmp_path / "out" / "compat.md").read_text()
+    assert "&lt;" not in md and "&gt;" not in md
+    assert "`AssertionError: expected <class '?'>, got <class '?'>`" in md
+    # a summary in text: a bracket escaped the Markdown way, which reads as itself once rendered
+    failing = [record("runtime_wrapper/a", status="fail", build="2.14.1", summary="<script>x</script> | y")]
+    write_report(merge([write_results(tmp_path / "f.jsonl", failing)]), tmp_path / "f")
+    md = (tmp_path / "f" / "compat.md").read_text()
+    assert "\\<script\\>x\\</script\\> \\| y (runtime_wrapper)" in md and "<script>" not in md
+    assert "&lt;" not in md
+
+
+def test_the_cell_shades_are_declared_once_for_the_page_and_compat_json() -> None:
+    from typing import get_args
+
+    from conformance.report.document import CellShade
+    from conformance.report.model import SHADES
+
+    assert list(get_args(CellShade)) == list(SHADES)
