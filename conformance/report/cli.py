@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="a report to keep in git (the published release matrix): the full records gzipped "
                    "(compat.json.gz, which report and report diff read), a page listing only the notable items "
                    "(not passing, changing status across builds, or an internals probe that diverges), no junit.xml")
+    p.add_argument("--capture-drafts", action="store_true",
+                   help="run each issue draft's program as published with this Python, where its torch is the "
+                   "draft's build, and show in the draft what it printed (kept beside the drafts for later reports; "
+                   "a draft of another build says it was not run)")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 once the report is written, whatever it shows (for a rendering step that is "
                    "not a gate)")
@@ -136,8 +140,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"report: -o {out}: {linked} is a symbolic link; the report writes and removes files only in folders "
               "of its own (remove the link, or write the report elsewhere)", file=sys.stderr)
         return EXIT_USAGE
+    capture = _capture() if args.capture_drafts else None
     try:
-        write_report(report, out, publish=args.publish)
+        write_report(report, out, publish=args.publish, capture=capture)
     except OSError as exc:  # a full disk: say so, and what is left behind
         print(f"report: -o {out}: the report could not be written ({exc.strerror or exc}); the files already "
               "there may be from an earlier report", file=sys.stderr)
@@ -162,6 +167,18 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"xpass: {s.record.case_id} [{s.record.variant}]: a known failure covers nothing; retire or narrow "
               f"the expectation at {src}")
     return EXIT_OK if args.exit_zero else report.exit_code()
+
+
+def _capture() -> Callable[[str, str], Any] | None:
+    """Run a draft's program with this Python where its torch is the draft's build (None: this Python has none)."""
+    from conformance.report import draft_output  # lazy: start-up (only --capture-drafts runs programs)
+
+    version = draft_output.installed_torch()
+    if version is None:
+        print("report: --capture-drafts: this Python imports no torch; the drafts say they were not run",
+              file=sys.stderr)
+        return None
+    return lambda program, build: draft_output.run(program, version) if build == version else None
 
 
 def _bench(given: str | None) -> list[dict[str, Any]]:

@@ -22,7 +22,11 @@ from pathlib import Path
 
 from conformance.files import write_atomic
 from conformance.report.compat import render_compat
-from conformance.report.drafts import DRAFTS, drafts
+from conformance.report.draft_output import CAPTURED, Captured
+from conformance.report.draft_output import key as output_key
+from conformance.report.draft_output import load as load_outputs
+from conformance.report.draft_output import save as save_outputs
+from conformance.report.drafts import DRAFTS, Draft, drafts
 from conformance.report.html import render_html
 from conformance.report.junit import render_junit
 from conformance.report.markdown import render_markdown
@@ -76,14 +80,58 @@ def public_text(text: str) -> str:
     return MACHINE_PATH.sub(_public_path, text)
 
 
-def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Path]:
+def _drafts(report: Report, folder: Path, capture: Callable[[str, str], Captured | None] | None
+            ) -> tuple[list[Draft], dict[str, Captured]]:
+    """The drafts, with what their programs printed: kept from an earlier report of the same programs on
+    the same build, or run now where `capture` can; and the outputs the drafts show (to keep)."""
+    outputs = load_outputs(folder)
+    found = drafts(report, outputs)
+    if capture is not None:
+        ran = {}
+        for d in found:
+            k = output_key(d.program, d.torch_version)
+            if d.program and k not in outputs and (c := capture(d.program, d.torch_version)) is not None:
+                ran[k] = c
+        if ran:
+            outputs = {**outputs, **ran}
+            found = drafts(report, outputs)
+    shown = {k: outputs[k] for d in found if d.program and (k := output_key(d.program, d.torch_version)) in outputs}
+    return found, shown
+
+
+def _keep_outputs(folder: Path, kept: dict[str, Captured]) -> list[Path]:
+    if kept:
+        save_outputs(folder, kept)
+        return [folder / CAPTURED]
+    if (folder / CAPTURED).is_file():  # no draft shows an output any more
+        (folder / CAPTURED).unlink()
+    return []
+
+
+def _remove_stale(folder: Path, pattern: str, kept: dict[Path, bytes]) -> None:
+    """The files of an earlier report in a folder of the report's own that this one no longer writes."""
+    if not folder.is_dir():
+        return
+    for stale in sorted(folder.rglob(pattern)):
+        if stale not in kept:
+            stale.unlink()
+    for emptied in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
+        if not any(emptied.iterdir()):  # a build's folder of the earlier layout
+            emptied.rmdir()
+
+
+def write_report(report: Report, out: Path, *, publish: bool = False,
+                 capture: Callable[[str, str], Captured | None] | None = None) -> list[Path]:
     """Write compat.json, compat.md, index.html, junit.xml (and reproducers, issue drafts) into `out`.
 
     `publish`: a report kept in git (the published release matrix), small enough for it: the full
     records gzipped (compat.json.gz), a page listing only the notable items, no junit.xml (a CI
-    run's artifact). The files of the other form are removed, so the folder never holds both."""
+    run's artifact). The files of the other form are removed, so the folder never holds both.
+    `capture(program, torch_version)`: runs a draft's program on this machine's build (None where it
+    cannot: the draft is for another build); what it printed is kept beside the drafts
+    (conformance/report/draft_output.py) and shown in them."""
     scripts = link_reproducers(report, out, publish=publish)
-    found = drafts(report)
+    found, kept_outputs = _drafts(report, out / DRAFTS, capture)
     report.drafts = [(d.text.splitlines()[0].removeprefix("# "), f"{DRAFTS}/{d.name}") for d in found]
     report.draft_paths = [(d.cause, f"{DRAFTS}/{d.name}") for d in found]
     public: Callable[[str], str] = public_text if publish else str
@@ -106,14 +154,10 @@ def write_report(report: Report, out: Path, *, publish: bool = False) -> list[Pa
     for path, data in sorted(texts.items()):
         write_atomic(path, data)
         written.append(path)
+    written += _keep_outputs(out / DRAFTS, {k: Captured(c.torch_version, c.exit_status, public(c.output))
+                                            for k, c in kept_outputs.items()})
     for folder, pattern, kept in ((out / REPRODUCERS, "*.py", scripts), (out / DRAFTS, "*.md", texts)):
-        if folder.is_dir():
-            for stale in sorted(folder.rglob(pattern)):
-                if stale not in kept:
-                    stale.unlink()
-            for emptied in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
-                if not any(emptied.iterdir()):  # a build's folder of the earlier layout
-                    emptied.rmdir()
+        _remove_stale(folder, pattern, kept)
     for name in (*FILES, PUBLISHED_JSON):
         if name in rendered:
             write_atomic(out / name, rendered[name]())

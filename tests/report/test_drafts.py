@@ -306,3 +306,38 @@ def test_a_draft_says_how_upstream_was_searched(tmp_path: Path) -> None:
     bare = changed(xfail, known_failures=(kf.model_copy(update={"searched": None}),))
     (text,) = _drafts(tmp_path / "bare", [bare]).values()
     assert "Not yet searched for an existing issue." in text
+
+
+def test_a_captured_output_is_kept_beside_the_drafts_for_the_next_report(tmp_path: Path) -> None:
+    from conformance.report.draft_output import CAPTURED, Captured
+
+    report = merge([write_results(tmp_path / "r.jsonl", [_scripted(tmp_path)])])
+    asked: list[str] = []
+
+    def capture(program: str, build: str) -> Captured | None:
+        asked.append(build)
+        return Captured(build, 3, "compiled differs") if build == "2.14.1+cpu" else None
+
+    out = tmp_path / "out"
+    write_report(report, out, capture=capture)
+    (text,) = (p.read_text() for p in (out / "issue-drafts").glob("*.md"))
+    assert "it prints (exit status 3):\n\n```\ncompiled differs\n```" in text and asked == ["2.14.1+cpu"]
+    write_report(report, out)  # no capture: what was printed is still shown
+    (again,) = (p.read_text() for p in (out / "issue-drafts").glob("*.md"))
+    assert again == text and (out / "issue-drafts" / CAPTURED).is_file()
+    write_report(report, out, capture=capture)
+    assert asked == ["2.14.1+cpu"]  # kept: not run again
+
+
+def test_report_capture_drafts_refuses_a_python_without_torch_and_says_so(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.report import draft_output
+    from conformance.report.cli import _capture
+
+    monkeypatch.setattr(draft_output, "installed_torch", lambda: None)
+    assert _capture() is None and "imports no torch" in capsys.readouterr().err
+    monkeypatch.setattr(draft_output, "installed_torch", lambda: "2.14.1+cpu")
+    monkeypatch.setattr(draft_output, "run", lambda program, version: draft_output.Captured(version, 0, program))
+    capture = _capture()
+    assert capture is not None and capture("p", "2.13.0+cpu") is None and capture("p", "2.14.1+cpu") is not None
