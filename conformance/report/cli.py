@@ -69,7 +69,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--capture-drafts", action="store_true",
                    help="run each issue draft's program as published with this Python, where its torch is the "
                    "draft's build, and show in the draft what it printed (kept beside the drafts for later reports; "
-                   "a draft of another build says it was not run)")
+                   "a draft of another build says it was not run). The programs are the reproducers that came with "
+                   "the results: this runs their code (with a minimal environment), so give it only results you "
+                   "trust, as you would a case file")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 once the report is written, whatever it shows (for a rendering step that is "
                    "not a gate)")

@@ -20,6 +20,8 @@ from conformance.files import write_atomic
 CAPTURED = ".captured.json"  # under the drafts folder
 OUTPUT_MAX = 6000  # characters of output kept (the end: where a traceback's innermost error is)
 TIMEOUT = 600.0
+KEPT_ENV = ("PATH", "LANG", "LD_LIBRARY_PATH", "TMPDIR", "OMP_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+            "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,12 @@ def run(program: str, torch_version: str, python: str = sys.executable, timeout:
     with tempfile.TemporaryDirectory(prefix="draft-") as tmp:
         script = Path(tmp) / "repro.py"
         script.write_text(program, encoding="utf-8")
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+        # what a torch program needs, nothing else of the caller's (a CI job's tokens stay out of its reach)
+        env = {k: v for k, v in os.environ.items() if k in KEPT_ENV or k.startswith(("CUDA_", "LC_"))}
+        env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", HOME=tmp)
         try:
-            # the draft's program is the reproducer the run wrote: as trusted as the case file it came from
+            # the draft's program is the reproducer that came with the results: code, run only where the
+            # results are trusted (`report --capture-drafts` says so)
             done = subprocess.run([python, script.name], cwd=tmp, stdout=subprocess.PIPE,  # noqa: S603
                                   stderr=subprocess.STDOUT, text=True, timeout=timeout, check=False, env=env)
             output, status = done.stdout, done.returncode

@@ -17,7 +17,7 @@ from conformance.core.entry import in_user_words
 from conformance.report.causes import Cause, causes_of, innermost_as_raised
 from conformance.report.draft_output import Captured
 from conformance.report.draft_output import key as output_key
-from conformance.report.history import BAD, in_release_order
+from conformance.report.history import in_release_order
 from conformance.report.scripts import reproducer_text
 from conformance.reproducer import VERDICT_LINE
 
@@ -41,8 +41,8 @@ def needs_draft(s: Sourced, m: MismatchRecord | None) -> bool:
     file: it fails untriaged, or a known failure of a kind a draft is written for (compiled's bug or
     eager's) covers it, and no upstream issue describes it. A benign or by-design difference never is."""
     status = s.record.status
-    if status not in ("fail", "error", "xfail"):
-        return False
+    if status not in ("fail", "error", "xfail") or s.record.reason.startswith("case error"):
+        return False  # a case error is the case's own, nothing to file upstream
     known = s.record.known_of(m) if m is not None else s.record.known_failure
     if known is None:
         return status != "xfail"
@@ -188,8 +188,14 @@ def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecor
     record = head.record
     newest = report.build(head.build)
     backends = sorted({in_user_words(s.record.backend or "?") for s in items})
-    lines = [f"# {title(cause, backends)}", "", "### 🐛 Describe the bug", ""]
-    if m is not None:
+    kinds = {k.kind for s, sm in shown if (k := s.record.known_of(sm) if sm is not None else None) is not None}
+    eager_wrong = kinds == {"eager_bug"}  # the audit found eager wrong and compiled right
+    heading = title(cause, backends) + (" (eager is the one that is wrong)" if eager_wrong else "")
+    lines = [f"# {heading}", "", "### 🐛 Describe the bug", ""]
+    if m is not None and eager_wrong:
+        lines.append(f"Eager differs from compiled at {_place(m)}, and eager is the one that is wrong: {m.check} is "
+                     f"{m.expected} in eager, {m.actual} compiled.")
+    elif m is not None:
         lines.append(f"Compiled, the call differs from eager at {_place(m)}: {m.check} is {m.actual}, eager gives "
                      f"{m.expected}.")
     else:
@@ -213,7 +219,7 @@ def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecor
         else:
             lines.append(f"(Not yet run as published on torch {newest.torch_version}: `torch-conformance report "
                          "--capture-drafts` runs it there and shows what it prints.)")
-    lines += ["", "### Versions", "", *_versions(report, items, builds)]
+    lines += ["", "### Versions", "", *_versions(report, cause, items, builds)]
     related = sorted({link for s, sm in shown for link in (*s.record.upstream, *_known_links(s, sm))})
     if related:
         lines += ["", "### Possibly related", "", *(f"- {link}" for link in related)]
@@ -250,24 +256,26 @@ def _place(m: object) -> str:
     return (f"call {call}, " if call is not None else "") + (f"{phase}, " if phase else "") + path
 
 
-def _versions(report: Report, items: list[Sourced], builds: Sequence[Build]) -> list[str]:
+def _versions(report: Report, cause: Cause, items: list[Sourced], builds: Sequence[Build]) -> list[str]:
+    """Where this cause shows (not merely where its items fail: an item may fail otherwise elsewhere)."""
     cases = {(s.record.case_id, s.record.variant) for s in items}
     per_build: dict[str, set[str]] = {}
     for s in report.records:
         if (s.record.case_id, s.record.variant) in cases and s.record.status != "skip":
-            per_build.setdefault(s.build, set()).add(s.record.status)
+            shows = any(c == cause for c, _ in causes_of(s.record))
+            per_build.setdefault(s.build, set()).add("shows" if shows else "clean")
     tested = [b for b in builds if b.id in per_build]
-    fails = [b.torch_version for b in tested if per_build[b.id] & BAD]
-    passes = [b.torch_version for b in tested if not per_build[b.id] & BAD]
+    fails = [b.torch_version for b in tested if "shows" in per_build[b.id]]
+    passes = [b.torch_version for b in tested if "shows" not in per_build[b.id]]
     lines = [f"- Builds tested: {', '.join(b.torch_version for b in tested)}",
-             f"- Fails on: {', '.join(fails) or '—'}", f"- Passes on: {', '.join(passes) or '—'}"]
+             f"- Shows this on: {', '.join(fails) or '—'}", f"- Not on: {', '.join(passes) or '—'}"]
     bad_since = None  # the first build of the failing run that reaches the newest
     for b in tested:
-        bad_since = (bad_since or b) if per_build[b.id] & BAD else None
+        bad_since = (bad_since or b) if "shows" in per_build[b.id] else None
     if bad_since is not None:
         before = [b for b in tested if b is not bad_since and tested.index(b) < tested.index(bad_since)]
         if before:
-            lines.append(f"- Regressed in {bad_since.torch_version} ({before[-1].torch_version} passes)")
+            lines.append(f"- Regressed in {bad_since.torch_version} ({before[-1].torch_version} does not show it)")
     devices = sorted({s.record.device or "?" for s in items})
     lines.append(f"- Device: {', '.join(devices)}; Python {', '.join(report.build(items[0].build).pythons) or '?'}")
     return lines

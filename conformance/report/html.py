@@ -21,7 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from conformance import __version__
-from conformance.report.causes import cause_of
+from conformance.report.causes import causes_of
 from conformance.report.history import environment_changes, history, labels, mechanism_history, release_key
 from conformance.report.model import (
     FAILING,
@@ -119,7 +119,8 @@ def _item(report: Report, s: Sourced, shared: _Tables, *, compact: bool = False)
             probe["sources"] = [clip(p.build_source), clip(p.reference_source)]  # compat.json keeps every one
         probes.append(probe)
     kf = r.known_failure
-    cause = cause_of(r) if r.status in ("fail", "xfail", "error", "xpass") else None
+    causes = list(dict.fromkeys(c.key() for c, _ in causes_of(r))) if r.status in (
+        "fail", "xfail", "error", "xpass") else []
     path, _, line = s.source.rpartition(":")
     if compact:  # a published page names the input by its folder and file, not by a machine's path
         path = "/".join(Path(path).parts[-2:])
@@ -131,14 +132,15 @@ def _item(report: Report, s: Sourced, shared: _Tables, *, compact: bool = False)
         "m": shared.index("cases", (r.summary, r.case_file or "")),
         # a known failure's record reason repeats the declared reason, shown once with its link
         "r": "" if kf and kf.reason and kf.reason in r.reason else text(r.reason),
-        "k": -1 if kf is None else shared.index("knowns", (kf.source, kf.reason, safe_url(kf.link), kf.kind)),
-        "x": [[text(m.where), m.check, text(m.actual), text(m.expected), m.source or "eager", text(m.detail)]
-              for m in r.mismatches[:shown]],
+        # every known failure that applied, and per mismatch the one that covers it (-1: none)
+        "k": [shared.index("knowns", (k.source, k.reason, safe_url(k.link), k.kind)) for k in r.known_failures],
+        "x": [[text(m.where), m.check, text(m.actual), text(m.expected), m.source or "eager", text(m.detail),
+               -1 if m.known is None else m.known] for m in r.mismatches[:shown]],
         "n": max(len(r.mismatches) - shown, 0),
         "l": safe_url(report.links[report.key(s)]) if report.key(s) in report.links else "",
         "cc": ", ".join(f"{k} {v}" for k, v in r.compile_counts.items()),
         "ca": r.calls, "so": [shared.index("sources", path or s.source), line],
-        "cu": cause_id(cause.key()) if cause is not None else "",
+        "cu": [cause_id(key) for key in causes],
     }
     # what most items lack is left out of the data, not written empty
     extra = {"p": probes, "pe": r.probes.error or "", "se": [] if compact else list(r.probes.seen),
@@ -227,6 +229,13 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
     )
 
 
+def _first_failing(s: Sourced) -> str:
+    """What a failing item needs a person for: its first mismatch no known failure covers (a covered one
+    beside it is reviewed already); the reason where there is none."""
+    uncovered = [m for m in s.record.mismatches if m.known is None]
+    return uncovered[0].message() if uncovered else s.record.reason
+
+
 def _attention(report: Report) -> dict[str, Any]:
     """What the page shows first (Report.attention): every failing item with its first mismatch (linked to
     its details), the known failures that pass, then every newly failing item in the words of its status
@@ -236,7 +245,7 @@ def _attention(report: Report) -> dict[str, Any]:
     def shown(s: Sourced) -> dict[str, Any]:
         return {"status": s.record.status, "case_id": s.record.case_id, "variant": s.record.variant,
                 "build": report.build(s.build).label, "link": report.links.get(report.key(s)), "id": item_id(s),
-                "first": clip(s.record.mismatches[0].message() if s.record.mismatches else s.record.reason, 300)}
+                "first": clip(_first_failing(s), 300)}
 
     regressions = [{**{k: v for k, v in r.items() if k != "item"},
                     "id": item_id(r["item"]) if r["item"] is not None else ""} for r in attention["regressions"]]
@@ -250,9 +259,9 @@ def _causes(report: Report) -> list[dict[str, Any]]:
     draft_of = dict(report.draft_paths)
     first_link: dict[str, list[tuple[str, str]]] = {}
     for s in report.records:
-        cause = cause_of(s.record) if s.record.status in ("fail", "xfail", "error", "xpass") else None
-        if cause is not None and report.key(s) in report.links:
-            first_link.setdefault(cause.key(), [(s.record.case_id, report.links[report.key(s)])])
+        if s.record.status in ("fail", "xfail", "error", "xpass") and report.key(s) in report.links:
+            for cause, _ in causes_of(s.record):
+                first_link.setdefault(cause.key(), [(s.record.case_id, report.links[report.key(s)])])
     out = []
     for g in report.causes():
         builds = "; ".join(f"{report.build(b).torch_version}: {', '.join(f'{n} {st}' for st, n in sorted(c.items()))}"

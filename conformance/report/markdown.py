@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from conformance.report.history import history, labels, mechanism_history
+from conformance.report.html import safe_url
 from conformance.report.model import (
     FOLD_AT,
     NO_DEVICE,
@@ -46,7 +49,10 @@ def _fold(lines: list[str], summary: str, count: int | None = None) -> list[str]
 
 
 def _link(url: str) -> str:
-    return f"[{_esc(link_label(url))}]({url.replace(' ', '%20').replace(')', '%29')})"
+    """A Markdown link to a record's link: an unsafe scheme is no link, and nothing in the address can end
+    the link or the line (a record is text from an artifact)."""
+    target = re.sub(r"[\s()<>\[\]`\\]", lambda m: f"%{ord(m.group()):02X}", safe_url(url))
+    return f"[{_esc(link_label(url))}]({target})"
 
 
 def _code(text: str) -> str:
@@ -249,8 +255,8 @@ def _regressions(report: Report) -> list[str]:
         return out
     out.append("")
     return out + _fold([
-        f"- {_tick(r['case_id'], table=False)} [{_esc(r['variant'])}]: {r['words']} on {r['on']} {r['after']} "
-        f"(first failing {r['first_failing']}, first fixed {r['first_fixed']})"
+        f"- {_tick(r['case_id'], table=False)} [{_esc(r['variant'])}]: {r['words']} on {_esc(r['on'])} "
+        f"{_esc(r['after'])} (first failing {_esc(r['first_failing'])}, first fixed {_esc(r['first_fixed'])})"
         for r in regressions], f"{len(regressions)} newly failing items")
 
 

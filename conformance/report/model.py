@@ -25,7 +25,7 @@ from conformance.data.expectations import load_expectations
 from conformance.data.loader import CaseLoadError
 from conformance.data.parity import ParityFile
 from conformance.data.parity import table as parity_table
-from conformance.report.causes import Cause, cause_of, causes_of
+from conformance.report.causes import Cause, causes_of
 from conformance.report.document import CellVerdict
 from conformance.report.history import history, in_release_order, labels, regressed, regression_words
 from conformance.report.read import (
@@ -123,14 +123,17 @@ def counts_against(record: ResultRecord) -> bool:
 # a build look worse than one without it: what counts against a build is `counts_against`.
 
 
-def _cause_key(s: Sourced) -> str:
-    """The item's root cause (conformance.report.causes); one with no located difference is its known
-    failure's link."""
-
-    cause = cause_of(s.record)
-    if cause is not None:
-        return cause.key()
-    return next(iter(known_links(s.record)), s.record.case_id)
+def _known_causes(s: Sourced) -> list[tuple[str, str]]:
+    """(cause key, kind) per covered mismatch of an item (conformance.report.causes); an item with no
+    located difference is its known failure's link."""
+    out = []
+    for cause, m in causes_of(s.record):
+        known = s.record.known_of(m) if m is not None else s.record.known_failure
+        if known is not None:
+            out.append((cause.key(), str(known.kind)))
+    if not out and s.record.known_failure is not None:
+        out.append((s.record.known_failure.link, str(s.record.known_failure.kind)))
+    return out
 
 
 def cause_words(cause: Cause, code: Callable[[str], str] = str) -> str:
@@ -149,7 +152,10 @@ def link_label(url: str) -> str:
     """What a link links to, as its text: #177764 (a PyTorch PR or issue), owner/repo#12 (another
     repository's), utils.py@v2.13.0 (a file at a revision), the case id (a case file), else the
     address without its scheme."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a record's link is text from an artifact: one urlsplit refuses is shown as it is
+        return url
     if not parts.scheme and parts.path.endswith((".yaml", ".yml")):
         path = parts.path.removeprefix("./")
         return re.sub(r"\.ya?ml$", "", path.split("cases/", 1)[1] if "cases/" in path else path)
@@ -170,8 +176,9 @@ def verdict_line(v: dict[str, Any]) -> str:
         kinds = v.get("known_by_kind") or {"bug": {"items": v["known"], "causes": v["known_causes"]}}
 
         def words(group: Iterable[str]) -> str:
-            return ", ".join(f"{kinds[k]['causes']} {KIND_WORDS[k]} ({kinds[k]['items']:,} items)"
-                             for k in group if k in kinds)
+            return ", ".join(f"{kinds[k]['causes']} {KIND_WORDS[k]} " + (
+                f"({kinds[k]['items']:,} items)" if kinds[k]["items"] else "(beside worse ones in the same items)")
+                for k in group if k in kinds)
 
         fine = sum(kinds[k]["items"] for k in NOT_BUGS if k in kinds)
         if fine:
@@ -611,12 +618,14 @@ class Report:
                        if s.build == b.id and (s.record.device or NO_DEVICE) == device and s.record.status != "skip"}
                 earlier = [p for p in order[: order.index(b)] if device in self.devices(p.id)]
                 known = [s for s in ran.values() if s.record.status == "xfail"]
-                causes = {_cause_key(s) for s in known}
+                causes = {key for s in known for key, _ in _known_causes(s)}
                 by_kind: dict[str, dict[str, int]] = {}
                 for kind in KNOWN_KINDS:
+                    # an item counts under its worst kind; a cause under the kind of the entry covering it
                     of_kind = [s for s in known if known_kind(s.record) == kind]
-                    if of_kind:
-                        by_kind[kind] = {"items": len(of_kind), "causes": len({_cause_key(s) for s in of_kind})}
+                    kind_causes = {key for s in known for key, k in _known_causes(s) if k == kind}
+                    if of_kind or kind_causes:
+                        by_kind[kind] = {"items": len(of_kind), "causes": len(kind_causes)}
                 links = sorted({link for s in known for link in known_links(s.record)})
                 out.append({
                     "build": b.id, "label": b.label, "device": device, "items": len(ran),
@@ -831,7 +840,7 @@ def _stale(paths: Sequence[Path], records: Sequence[Sourced]) -> list[dict[str, 
         expectations = load_expectations(list(paths))
     except CaseLoadError as exc:
         raise ReportInputError(f"--expectations: the file does not load:\n{exc}") from None
-    used = {s.record.known_failure.source for s in records if s.record.known_failure is not None}
+    used = {k.source for s in records for k in s.record.known_failures}  # every entry that applied was used
     return [
         {"source": e.source, "case": e.entry.case, "reason": e.entry.reason, "link": e.entry.link}
         for e in expectations

@@ -72,11 +72,16 @@ def _public_path(match: re.Match[str]) -> str:
     return "/".join(parts[-2:])
 
 
-def public_text(text: str) -> str:
-    """`text` with every machine path (MACHINE_PATH, and the home folder's) replaced by its tail."""
+def public_text(text: str, roots: tuple[str, ...] = ()) -> str:
+    """`text` with every machine path (MACHINE_PATH, the home folder's, and those under `roots`, the
+    folders the report was made from) replaced by its tail."""
     home = str(Path.home())
     if len(home) > 1:
         text = text.replace(home + "/", "~/")
+    for root in sorted(roots, key=len, reverse=True):  # the longest first: a root inside another
+        if len(root) > 1:
+            text = re.sub(re.escape(root.rstrip("/")) + r"(?:/[^\s\\\x22'<>|,;:()\[\]{}`]*)+",
+                          _public_path, text)
     return MACHINE_PATH.sub(_public_path, text)
 
 
@@ -134,7 +139,9 @@ def write_report(report: Report, out: Path, *, publish: bool = False,
     found, kept_outputs = _drafts(report, out / DRAFTS, capture)
     report.drafts = [(d.text.splitlines()[0].removeprefix("# "), f"{DRAFTS}/{d.name}") for d in found]
     report.draft_paths = [(d.cause, f"{DRAFTS}/{d.name}") for d in found]
-    public: Callable[[str], str] = public_text if publish else str
+    # the folders the report was made from: where a path of this machine is, whatever its root
+    roots = tuple({str(Path.cwd()), *(str(Path(i["path"]).resolve().parent) for i in report.inputs)})
+    public: Callable[[str], str] = (lambda text: public_text(text, roots)) if publish else str
     texts = {out / DRAFTS / d.name: public(d.text).encode("utf-8") for d in found}
     # each file rendered as it is written: a big report holds one file's text at a time, not four
     rendered: dict[str, Callable[[], bytes]] = {

@@ -198,6 +198,7 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
     if options.extra_known_failures is not None:
         known += list(options.extra_known_failures(lc.id))
     verdict = decide(mismatches, known, build_facts(variant))
-    records = tuple({**m.to_json(), "known": i} for m, i in zip(mismatches, verdict.covered_by, strict=False))
+    covered = verdict.covered_by or (None,) * len(mismatches)
+    records = tuple({**m.to_json(), "known": i} for m, i in zip(mismatches, covered, strict=True))
     return done(verdict.status, reason=verdict.reason, known_failures=verdict.known_failures, mismatches=records,
                 allowed=tuple(f"{a}: {m.message()}" for a, m in outcome.allowed), **kw)

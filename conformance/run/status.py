@@ -69,14 +69,14 @@ def decide(mismatches: Sequence[Mismatch], known: Sequence[tuple[KnownFailure, s
     exactly one of them for the item to be a known failure, and each of them must cover something."""
     applying = [(k, src) for k, src in known if condition_matches(k.when, facts)]
     refs = tuple(_ref(k, src) for k, src in applying)
-    by: list[int | None] = []
-    for m in mismatches:
-        hits = [i for i, (k, _) in enumerate(applying) if covers(k, m, facts.backend)]
-        if len(hits) > 1:
-            return Verdict("error", f"case error: {m.message()} is covered by {len(hits)} known failures ("
-                           + ", ".join(applying[i][1] for i in hits) + "); make their conditions or covers disjoint",
-                           refs, tuple(by))
-        by.append(hits[0] if hits else None)
+    hits = [[i for i, (k, _) in enumerate(applying) if covers(k, m, facts.backend)] for m in mismatches]
+    by = tuple(h[0] if len(h) == 1 else None for h in hits)
+    doubly = next(((m, h) for m, h in zip(mismatches, hits, strict=True) if len(h) > 1), None)
+    if doubly is not None:
+        m, h = doubly
+        return Verdict("error", f"case error: {m.message()} is covered by {len(h)} known failures ("
+                       + ", ".join(applying[i][1] for i in h) + "); make their conditions or covers disjoint",
+                       refs, by)
     uncovered = [m for m, i in zip(mismatches, by, strict=True) if i is None]
     if uncovered:
         more = f" (+{len(uncovered) - 1} more)" if len(uncovered) > 1 else ""
@@ -84,15 +84,15 @@ def decide(mismatches: Sequence[Mismatch], known: Sequence[tuple[KnownFailure, s
         if applying:
             beyond = " (no known failure covers it; declared for this build: " + ", ".join(
                 f"{k.kind} {k.link} at {src}" for k, src in applying) + ")"
-        return Verdict("fail", uncovered[0].message() + more + beyond, refs, tuple(by))
+        return Verdict("fail", uncovered[0].message() + more + beyond, refs, by)
     idle = [i for i in range(len(applying)) if i not in by]
     if idle:
         k, src = applying[idle[0]]
         what = "passes although declared a known failure" if not mismatches else (
             "a declared known failure covers none of its differences")
-        return Verdict("xpass", f"{what} ({k.link}); retire or narrow the expectation at {src}", refs, tuple(by))
+        return Verdict("xpass", f"{what} ({k.link}); retire or narrow the expectation at {src}", refs, by)
     if not mismatches:
         return Verdict("pass")
     kinds = sorted({applying[i][0].kind for i in by if i is not None})
     first = applying[by[0]][0] if by[0] is not None else applying[0][0]
-    return Verdict("xfail", f"known failure ({', '.join(kinds)}): {first.reason} ({first.link})", refs, tuple(by))
+    return Verdict("xfail", f"known failure ({', '.join(kinds)}): {first.reason} ({first.link})", refs, by)

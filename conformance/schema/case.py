@@ -572,14 +572,19 @@ _RELEASES = tuple(Version(f"{major}.{minor}.{patch}")
 
 
 def _conditions_meet(a: BuildCondition, b: BuildCondition) -> bool:
-    """Whether some build matches both conditions."""
-    for x, y in ((a.device, b.device), (a.backend, b.backend), (a.mode, b.mode)):
+    """Whether some build matches both conditions (devices by their type, as a build is matched)."""
+    if a.device is not None and b.device is not None and not (
+            {d.split(":")[0] for d in a.device} & {d.split(":")[0] for d in b.device}):
+        return False
+    for x, y in ((a.backend, b.backend), (a.mode, b.mode)):
         if x is not None and y is not None and not set(x) & set(y):
             return False
     if a.torch is None or b.torch is None:
         return True
     sa, sb = SpecifierSet(a.torch), SpecifierSet(b.torch)
-    return any(sa.contains(v, prereleases=True) and sb.contains(v, prereleases=True) for v in _RELEASES)
+    # the releases named in either range are tried too (==2.5.7 meets >=2.5)
+    named = {Version(spec.version.rstrip(".*")) for spec in (*sa, *sb) if "*" not in spec.version.rstrip(".*")}
+    return any(sa.contains(v, prereleases=True) and sb.contains(v, prereleases=True) for v in (*_RELEASES, *named))
 
 
 def _covers_meet(a: Covers, b: Covers) -> bool:

@@ -92,7 +92,7 @@ def test_a_draft_is_plain_pytorch_with_a_short_title_and_the_versions_as_observe
     assert "### 🐛 Describe the bug" in text and "### Versions" in text
     assert "```python\nimport torch\n\n\ndef f(x):\n    return x + 1\n```" in text
     assert "Docstring naming" not in text
-    assert "- Regressed in 2.14.1+cpu (2.13.0+cpu passes)" in text
+    assert "- Regressed in 2.14.1+cpu (2.13.0+cpu does not show it)" in text
     body = text.split("\n---\n")[0]
     assert not re.search(r"CompileCounter|conformance\.|kiim|mutation_epilogue/a", body), body
 
@@ -101,7 +101,7 @@ def test_no_regression_is_claimed_where_no_older_build_passes(tmp_path: Path) ->
     found = _drafts(tmp_path, [_fail("mutation_epilogue/a", VALUES), _fail("mutation_epilogue/a", VALUES,
                                                                             build="2.13.0")])
     (text,) = found.values()
-    assert "Regressed" not in text and "- Fails on: 2.13.0+cpu, 2.14.1+cpu" in text
+    assert "Regressed" not in text and "- Shows this on: 2.13.0+cpu, 2.14.1+cpu" in text
 
 
 @pytest.mark.parametrize(("link", "drafted"), [("https://github.com/pytorch/pytorch/issues/2", False),
@@ -341,3 +341,40 @@ def test_report_capture_drafts_refuses_a_python_without_torch_and_says_so(tmp_pa
     monkeypatch.setattr(draft_output, "run", lambda program, version: draft_output.Captured(version, 0, program))
     capture = _capture()
     assert capture is not None and capture("p", "2.13.0+cpu") is None and capture("p", "2.14.1+cpu") is not None
+
+
+def test_a_drafts_versions_say_where_its_cause_shows_not_where_its_item_fails(tmp_path: Path) -> None:
+    structure = {"check": "number of outputs", "where": "outputs", "path": "outputs", "expected": "2", "actual": "3"}
+    design = KnownFailureRef(reason="on purpose", link="https://github.com/pytorch/pytorch/pull/3", kind="by_design",
+                             source="cases/x.yaml:9")
+    older = changed(record("runtime_wrapper/a", variant="cpu-inductor-inference", status="xfail", build="2.13.0"),
+                    mismatches=({**structure, "known": 0},), known_failures=(design,))
+    newer = changed(_fail("runtime_wrapper/a", VALUES), mismatches=({**structure, "known": 0}, VALUES),
+                    known_failures=(design,))
+    (text,) = _drafts(tmp_path, [older, newer]).values()
+    assert "- Shows this on: 2.14.1+cpu" in text and "- Not on: 2.13.0+cpu" in text
+    assert "- Regressed in 2.14.1+cpu (2.13.0+cpu does not show it)" in text
+
+
+def test_a_case_error_is_never_a_draft(tmp_path: Path) -> None:
+    broken = changed(record("runtime_wrapper/a", variant="cpu-inductor-inference", status="error", build="2.14.1"),
+                     reason="case error: out[0]: values ... is covered by 2 known failures (c.yaml:3, c.yaml:9)")
+    assert _drafts(tmp_path, [broken]) == {}
+
+
+def test_a_draft_for_a_bug_of_eager_says_eager_is_the_one_that_is_wrong(tmp_path: Path) -> None:
+    eager = KnownFailureRef(reason="eager skips the bump", link="https://github.com/pytorch/pytorch/pull/8",
+                            kind="eager_bug", source="cases/x.yaml:3")
+    xfail = changed(record("mutation_epilogue/a", variant="cpu-inductor-inference", status="xfail", build="2.14.1"),
+                    mismatches=({**VALUES, "known": 0},), known_failures=(eager,))
+    (text,) = _drafts(tmp_path, [xfail]).values()
+    assert text.splitlines()[0].endswith("(eager is the one that is wrong)")
+    assert "Eager differs from compiled at out[0], and eager is the one that is wrong" in text
+
+
+def test_a_draft_program_runs_without_the_callers_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.report.draft_output import run
+
+    monkeypatch.setenv("GITHUB_TOKEN", "s3cret")
+    ran = run("import os\nprint(os.environ.get('GITHUB_TOKEN'), 'PATH' in os.environ)\n", "x")
+    assert ran.output == "None True"

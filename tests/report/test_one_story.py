@@ -242,3 +242,60 @@ def test_the_cell_shades_are_declared_once_for_the_page_and_compat_json() -> Non
     from conformance.report.model import SHADES
 
     assert list(get_args(CellShade)) == list(SHADES)
+
+
+STRUCTURE = {"check": "number of outputs", "where": "outputs", "path": "outputs", "expected": "2", "actual": "3"}
+VALUES = {"check": "values", "where": "out[0]", "path": "out[0]", "role": "output", "subject": "out[0]",
+          "expected": "[1.0]", "actual": "[2.0]"}
+
+
+def test_an_item_with_a_by_design_difference_beside_a_bug_counts_both_causes_each_by_its_kind(tmp_path: Path) -> None:
+    both = record("runtime_wrapper/z", status="xfail", build="2.14.1", mismatches=(
+        {**STRUCTURE, "known": 0}, {**VALUES, "known": 1}), known_failures=(_known("by_design"), _known("bug")))
+    report = merge([write_results(tmp_path / "r.jsonl", [both, *full_build("2.14.1")[1:]])])
+    (v,) = report.verdicts()
+    assert v["known_by_kind"]["bug"] == {"items": 1, "causes": 1}
+    assert v["known_by_kind"]["by_design"] == {"items": 0, "causes": 1}
+    assert "1 difference(s) by design (beside worse ones in the same items)" in verdict_line(v)
+    kinds = {c["key"].split(" | ")[1]: c["kinds"] for c in report.causes()}
+    assert kinds == {"number of outputs": ["by_design"], "values": ["bug"]}
+
+
+def test_what_needs_a_person_shows_the_difference_no_known_failure_covers(tmp_path: Path) -> None:
+    from conformance.report.html import _first_failing
+    from conformance.report.read import Sourced
+
+    failing = record("runtime_wrapper/a", status="fail", build="2.14.1", reason="values differ",
+                     mismatches=({**STRUCTURE, "known": 0}, VALUES), known_failures=(_known("by_design"),))
+    assert _first_failing(Sourced(failing, "x", "b")).startswith("out[0]: values is [2.0]")
+
+
+def test_an_expectation_that_covers_a_later_mismatch_is_not_stale(tmp_path: Path) -> None:
+    exp = tmp_path / "vendor.yaml"
+    exp.write_text("entries:\n  - case: runtime_wrapper/a\n    reason: r\n    link: https://github.com/pytorch/pytorch/"
+                   "issues/1\n    covers: [{check: values}]\n")
+    vendor = {**_known("bug"), "source": f"{exp}:2"}
+    item = record("runtime_wrapper/a", status="xfail", build="2.14.1", mismatches=(
+        {**STRUCTURE, "known": 0}, {**VALUES, "known": 1}), known_failures=(_known("by_design"), vendor))
+    report = merge([write_results(tmp_path / "r.jsonl", [item])], expectations=[exp])
+    assert report.stale == []
+
+
+def test_a_hostile_link_is_shown_not_followed_and_never_breaks_the_report(tmp_path: Path) -> None:
+    from conformance.report.markdown import _link
+
+    assert model.link_label("https://[x/issues/1") == "https://[x/issues/1"
+    assert _link("javascript:alert(1)") == "[alert(1)](#unsafe-link)"
+    assert "\n" not in _link("https://x/a\n\n<script>x</script>")
+    assert not re.search(r"(?<!\\)<script", _link("https://x/<script>"))  # escaped, it reads as text
+    item = record("runtime_wrapper/a", status="xfail", build="2.14.1", mismatches=({**VALUES, "known": 0},),
+                  known_failures=(_known("bug", "https://[x/issues/1"),))
+    write_report(merge([write_results(tmp_path / "r.jsonl", [item])]), tmp_path / "out")
+    assert "https://[x/issues/1" in (tmp_path / "out" / "compat.md").read_text()
+
+
+def test_a_published_text_names_no_folder_the_report_was_made_from_whatever_its_root() -> None:
+    from conformance.report.write import public_text
+
+    text = "from /gpfs/u/me/runs/2.15/results.jsonl:3, /gpfs/u/me/runs/2.15/reproducers/a.py"
+    assert public_text(text, ("/gpfs/u/me/runs/2.15",)) == "from 2.15/results.jsonl:3, reproducers/a.py"

@@ -45,8 +45,9 @@ def test_a_mismatch_no_entry_covers_fails_the_item_and_says_so() -> None:
 
 def test_a_mismatch_two_entries_cover_is_a_case_error_naming_both() -> None:
     both = [(entry({"check": ".grad"}), "c.yaml:3"), (entry({"check": ".grad", "place": "grad"}), "c.yaml:9")]
-    v = decide([GRAD], both, FACTS)
+    v = decide([VALUES, GRAD, RAISES], both, FACTS)
     assert v.status == "error" and "covered by 2 known failures (c.yaml:3, c.yaml:9)" in v.reason
+    assert v.covered_by == (None, None, None)  # every mismatch is still recorded
 
 
 def test_an_applying_entry_that_covers_nothing_is_an_xpass_naming_it() -> None:
@@ -145,6 +146,9 @@ def test_a_record_of_one_known_failure_reads_as_one_covering_every_mismatch() ->
     ({}, {}, True),
     ({"when": {"torch": "<2.12"}}, {"when": {"torch": ">=2.12"}}, False),
     ({"when": {"torch": "<2.13"}}, {"when": {"torch": ">=2.12"}}, True),
+    ({"when": {"torch": "==2.5.7"}}, {"when": {"torch": ">=2.5"}}, True),
+    ({"when": {"device": ["cuda"]}}, {"when": {"device": ["cuda:0"]}}, True),
+    ({"when": {"device": ["cuda"]}}, {"when": {"device": ["cpu"]}}, False),
     ({"when": {"mode": ["training"]}}, {"when": {"mode": ["inference"]}}, False),
     ({"when": {"backend": ["aot_function"]}}, {"when": {"mode": ["training"]}}, True),
     ({"covers": [{"check": ".grad", "subject": "la"}]}, {"covers": [{"check": ".grad", "subject": "lb"}]}, False),

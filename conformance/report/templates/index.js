@@ -7,11 +7,12 @@
   // shared values are kept once in the data and named by index (conformance/report/html.py, _Tables)
   // and items have short keys (html.py, _item)
   data.items = data.items.map(function (x) {
-    var b = data.builds[x.b], meta = data.cases[x.m], k = x.k < 0 ? null : data.knowns[x.k];
+    var b = data.builds[x.b], meta = data.cases[x.m];
+    var knowns = x.k.map(function (i) { var k = data.knowns[i]; return { source: k[0], reason: k[1], link: k[2], kind: k[3] }; });
     var it = { "case": x.c, variant: x.v, behavior: x.h, build: b[0], buildLabel: b[1], device: x.d, status: x.s,
       time: x.t, summary: meta[0], caseFile: meta[1], reason: x.r, mismatches: x.x, more: x.n, link: x.l,
-      compiles: x.cc, calls: x.ca, source: data.sources[x.so[0]] + (x.so[1] ? ":" + x.so[1] : ""), cause: x.cu,
-      known: k && { source: k[0], reason: k[1], link: k[2], kind: k[3] },
+      compiles: x.cc, calls: x.ca, source: data.sources[x.so[0]] + (x.so[1] ? ":" + x.so[1] : ""), causes: x.cu,
+      knowns: knowns,
       probes: x.p || [], probeError: x.pe || "", seen: x.se || [], warnings: x.w || [] };
     it.id = "item-" + (it.build + "--" + it["case"] + "--" + it.variant).replace(/[^A-Za-z0-9_.-]+/g, "-");
     return it;
@@ -78,39 +79,43 @@
 
   function text(it) {
     return (it.case + " " + it.variant + " " + it.mismatches.map(function (m) { return m[0] + " " + m[1]; }).join(" ") +
-      " " + (it.known ? it.known.reason : "") + " " + it.reason).toLowerCase();
+      " " + it.knowns.map(function (k) { return k.reason; }).join(" ") + " " + it.reason).toLowerCase();
   }
   function matches(it, q) {
     return (!f.behavior.value || it.behavior === f.behavior.value) &&
       (!f.build.value || it.build === f.build.value) &&
       (!f.device.value || it.device === f.device.value) &&
       (!f.status.value || (f.status.value === "failing" ? failing[it.status] === true : it.status === f.status.value)) &&
-      (!f.cause.value || it.cause === f.cause.value) &&
+      (!f.cause.value || it.causes.indexOf(f.cause.value) >= 0) &&
       (!q || text(it).indexOf(q) >= 0);
   }
 
   function detail(it) {
     var td = el("td", { colspan: "8" });
     if (it.reason) { td.appendChild(el("p", { "class": "reason", text: it.reason })); }
-    if (it.known) {
-      td.appendChild(el("p", {}, ["Known failure (" + it.known.kind + ", " + it.known.source + "): " + it.known.reason + " — ",
-        link(it.known.link, it.known.link)]));
-    }
+    it.knowns.forEach(function (k, i) {
+      td.appendChild(el("p", {}, ["Known failure " + (i + 1) + " (" + k.kind + ", " + k.source + "): " + k.reason + " — ",
+        link(k.link, k.link)]));
+    });
     if (it.mismatches.length) {
       td.appendChild(el("h4", { text: "Mismatches (" + (it.mismatches.length + it.more) + ")" }));
       var body = el("tbody");
       it.mismatches.forEach(function (m) {
+        var k = m[6] >= 0 ? it.knowns[m[6]] : null;
         body.appendChild(el("tr", {}, [el("td", { text: m[0] }), el("td", { text: m[1] }),
           el("td", {}, [el("code", { text: m[2] })]), el("td", {}, [el("code", { text: m[3] }), " (" + m[4] + ")"]),
-          el("td", { text: m[5] })]));
+          el("td", { text: m[5] }), el("td", { text: k ? "known failure " + (m[6] + 1) + ": " + k.kind : "none" })]));
       });
       td.appendChild(el("table", { "class": "mismatches" }, [el("thead", {}, [el("tr", {}, ["where", "check", "compiled",
-        "eager (or source)", "detail"].map(function (h) { return el("th", { text: h }); }))]), body]));
+        "eager (or source)", "detail", "covered by"].map(function (h) { return el("th", { text: h }); }))]), body]));
       if (it.more) { td.appendChild(el("p", { "class": "facts", text: "… " + it.more + " more in the records file" })); }
     }
     var facts = el("p", { "class": "facts" });
     if (it.link) { facts.appendChild(el("a", { "class": "repro", href: it.link, text: "reproducer" })); facts.appendChild(document.createTextNode(" · ")); }
-    if (it.cause) { facts.appendChild(link("#" + it.cause, "its cause")); facts.appendChild(document.createTextNode(" · ")); }
+    it.causes.forEach(function (c, i) {
+      facts.appendChild(link("#" + c, it.causes.length > 1 ? "cause " + (i + 1) : "its cause"));
+      facts.appendChild(document.createTextNode(" · "));
+    });
     if (it.caseFile) { facts.appendChild(document.createTextNode("case file ")); facts.appendChild(el("code", { text: it.caseFile })); facts.appendChild(document.createTextNode(" · ")); }
     facts.appendChild(document.createTextNode("compiles: " + (it.compiles || "—") + " · calls: " + it.calls + " · from "));
     facts.appendChild(el("code", { text: it.source }));
