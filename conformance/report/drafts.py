@@ -136,21 +136,25 @@ def drafts(report: Report, outputs: Mapping[str, Captured] | None = None) -> lis
     for s in report.records:
         if s.record.status != "skip" and order[s.build] >= order.get(newest_of.get(s.record.case_id, ""), -1):
             newest_of[s.record.case_id] = s.build
-    by_cause: dict[Cause, list[tuple[Sourced, MismatchRecord | None]]] = {}
+    # a bug of eager's is filed apart from compiled's of the same cause: the one wrong is another
+    by_cause: dict[tuple[Cause, bool], list[tuple[Sourced, MismatchRecord | None]]] = {}
     for s in report.records:
         if s.build != newest_of.get(s.record.case_id):
             continue
         for cause, m in causes_of(s.record):
-            if needs_draft(s, m) and all(other is not s for other, _ in by_cause.get(cause, [])):
-                by_cause.setdefault(cause, []).append((s, m))
+            known = s.record.known_of(m) if m is not None else None
+            group = (cause, known is not None and known.kind == "eager_bug")
+            if needs_draft(s, m) and all(other is not s for other, _ in by_cause.get(group, [])):
+                by_cause.setdefault(group, []).append((s, m))
     out = []
-    for cause, shown in sorted(by_cause.items()):
+    for (cause, of_eager), shown in sorted(by_cause.items()):
         shown.sort(key=lambda sm: (_length(report, sm[0]), sm[0].record.case_id, sm[0].record.variant))
         program = "\n".join(_program(report, shown[0][0]))
         version = report.build(shown[0][0].build).torch_version
         ran = (outputs or {}).get(output_key(program + "\n", version)) if program else None
         text = _text(report, cause, shown, builds, program=program, ran=ran)
-        out.append(Draft(shown[0][0].record.case_id, _file_name(cause.key()), text, cause.key(),
+        name = _file_name(cause.key() + (" | eager's bug" if of_eager else ""))
+        out.append(Draft(shown[0][0].record.case_id, name, text, cause.key(),
                          program + "\n" if program else "", version))
     return out
 
@@ -214,8 +218,8 @@ def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecor
     if program:
         lines += ["", "```python", program, "```", ""]
         if ran is not None:
-            lines += [f"Run as it is on torch {ran.torch_version}, it prints (exit status {ran.exit_status}):", "",
-                      "```", ran.output, "```"]
+            status = f" (and exits with status {ran.exit_status})" if ran.exit_status else ""
+            lines += [f"Run as it is on torch {ran.torch_version}, it prints{status}:", "", "```", ran.output, "```"]
         else:
             lines.append(f"(Not yet run as published on torch {newest.torch_version}: `torch-conformance report "
                          "--capture-drafts` runs it there and shows what it prints.)")
@@ -223,7 +227,7 @@ def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecor
     related = sorted({link for s, sm in shown for link in (*s.record.upstream, *_known_links(s, sm))})
     if related:
         lines += ["", "### Possibly related", "", *(f"- {link}" for link in related)]
-    lines += _searched(shown)
+    lines += _searched(shown[:1])  # the search for the shown program's bug (other programs may be other bugs)
     lines += ["", "---", f"Found by a conformance harness from `{record.case_file}`.", ""]
     return "\n".join(lines)
 

@@ -256,7 +256,9 @@ def _attention(report: Report) -> dict[str, Any]:
 
 def _causes(report: Report) -> list[dict[str, Any]]:
     """The causes table: each cause with its anchor, its items' filter, its draft and a reproducer."""
-    draft_of = dict(report.draft_paths)
+    draft_of: dict[str, list[str]] = {}  # a cause may have two: compiled's bug and eager's
+    for key, path in report.draft_paths:
+        draft_of.setdefault(key, []).append(path)
     first_link: dict[str, list[tuple[str, str]]] = {}
     for s in report.records:
         if s.record.status in ("fail", "xfail", "error", "xpass") and report.key(s) in report.links:
@@ -267,7 +269,7 @@ def _causes(report: Report) -> list[dict[str, Any]]:
         builds = "; ".join(f"{report.build(b).torch_version}: {', '.join(f'{n} {st}' for st, n in sorted(c.items()))}"
                            for b, c in sorted(g["builds"].items(), key=lambda bc: release_key(report.build(bc[0]))))
         # each link named by what it links to, joined only between links (no row starts with a separator)
-        links = [("draft", draft_of[g["key"]])] if g["key"] in draft_of else []
+        links = [("draft", path) for path in draft_of.get(g["key"], [])]
         links += [(f"reproducer ({case})", link) for case, link in first_link.get(g["key"], [])]
         links += [(link_label(url), url) for url in g["links"]]
         out.append({**g, "id": cause_id(g["key"]), "builds_text": builds, "anchors": links})

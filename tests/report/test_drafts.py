@@ -270,7 +270,7 @@ def test_a_draft_shows_what_its_program_printed_never_the_record(tmp_path: Path)
     assert pending.program == 'import torch\n\nprint("compiled differs")\n'
     ran = {key(pending.program, pending.torch_version): Captured("2.14.1+cpu", 3, "compiled differs\nMISMATCH")}
     (shown,) = drafts(report, ran)
-    assert "it prints (exit status 3):\n\n```\ncompiled differs\nMISMATCH\n```" in shown.text
+    assert "it prints (and exits with status 3):\n\n```\ncompiled differs\nMISMATCH\n```" in shown.text
     other = {key(pending.program + "# changed\n", pending.torch_version): Captured("2.14.1+cpu", 0, "other")}
     assert "Not yet run" in drafts(report, other)[0].text  # another program's output is not this one's
 
@@ -321,7 +321,7 @@ def test_a_captured_output_is_kept_beside_the_drafts_for_the_next_report(tmp_pat
     out = tmp_path / "out"
     write_report(report, out, capture=capture)
     (text,) = (p.read_text() for p in (out / "issue-drafts").glob("*.md"))
-    assert "it prints (exit status 3):\n\n```\ncompiled differs\n```" in text and asked == ["2.14.1+cpu"]
+    assert "it prints (and exits with status 3):\n\n```\ncompiled differs\n```" in text and asked == ["2.14.1+cpu"]
     write_report(report, out)  # no capture: what was printed is still shown
     (again,) = (p.read_text() for p in (out / "issue-drafts").glob("*.md"))
     assert again == text and (out / "issue-drafts" / CAPTURED).is_file()
