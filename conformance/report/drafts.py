@@ -57,6 +57,7 @@ class Draft:
     cause: str = ""
     program: str = ""  # the program as the draft shows it, to run as published
     torch_version: str = ""  # the build the draft is for (the newest that shows the cause)
+    causes: tuple[str, ...] = ()  # every cause the bug shows (the first is the title's)
 
 
 def _file_name(key: str) -> str:
@@ -136,26 +137,31 @@ def drafts(report: Report, outputs: Mapping[str, Captured] | None = None) -> lis
     for s in report.records:
         if s.record.status != "skip" and order[s.build] >= order.get(newest_of.get(s.record.case_id, ""), -1):
             newest_of[s.record.case_id] = s.build
-    # a bug of eager's is filed apart from compiled's of the same cause: the one wrong is another
-    by_cause: dict[tuple[Cause, bool], list[tuple[Sourced, MismatchRecord | None]]] = {}
+    # One draft per bug: the causes one known failure covers in one item (or the untriaged ones) are one
+    # report, however many mismatches show it; the same set of causes in other programs is the same bug.
+    # A bug of eager's is filed apart from compiled's: the one wrong is another.
+    by_bug: dict[tuple[tuple[str, ...], bool], list[tuple[Sourced, list[tuple[Cause, MismatchRecord | None]]]]] = {}
     for s in report.records:
         if s.build != newest_of.get(s.record.case_id):
             continue
+        per_entry: dict[int | None, list[tuple[Cause, MismatchRecord | None]]] = {}
         for cause, m in causes_of(s.record):
-            known = s.record.known_of(m) if m is not None else None
-            group = (cause, known is not None and known.kind == "eager_bug")
-            if needs_draft(s, m) and all(other is not s for other, _ in by_cause.get(group, [])):
-                by_cause.setdefault(group, []).append((s, m))
+            if needs_draft(s, m):
+                per_entry.setdefault(m.known if m is not None else None, []).append((cause, m))
+        for entry, found in per_entry.items():
+            known = s.record.known_failures[entry] if entry is not None else None
+            group = (tuple(sorted({c.key() for c, _ in found})), known is not None and known.kind == "eager_bug")
+            by_bug.setdefault(group, []).append((s, found))
     out = []
-    for (cause, of_eager), shown in sorted(by_cause.items()):
-        shown.sort(key=lambda sm: (_length(report, sm[0]), sm[0].record.case_id, sm[0].record.variant))
+    for (keys, of_eager), shown in sorted(by_bug.items(), key=lambda kv: kv[0]):
+        shown.sort(key=lambda sf: (_length(report, sf[0]), sf[0].record.case_id, sf[0].record.variant))
         program = "\n".join(_program(report, shown[0][0]))
         version = report.build(shown[0][0].build).torch_version
         ran = (outputs or {}).get(output_key(program + "\n", version)) if program else None
-        text = _text(report, cause, shown, builds, program=program, ran=ran)
-        name = _file_name(cause.key() + (" | eager's bug" if of_eager else ""))
-        out.append(Draft(shown[0][0].record.case_id, name, text, cause.key(),
-                         program + "\n" if program else "", version))
+        text = _text(report, shown, builds, program=program, ran=ran)
+        name = _file_name(" + ".join(keys) + (" | eager's bug" if of_eager else ""))
+        out.append(Draft(shown[0][0].record.case_id, name, text, shown[0][1][0][0].key(),
+                         program + "\n" if program else "", version, keys))
     return out
 
 
@@ -185,14 +191,15 @@ def _program(report: Report, s: Sourced) -> list[str]:
     return lines
 
 
-def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecord | None]],
+def _text(report: Report, shown: list[tuple[Sourced, list[tuple[Cause, MismatchRecord | None]]]],
           builds: Sequence[Build], *, program: str, ran: Captured | None) -> str:
     items = [s for s, _ in shown]
-    head, m = shown[0]
+    head, found = shown[0]
+    cause, m = found[0]
     record = head.record
     newest = report.build(head.build)
     backends = sorted({in_user_words(s.record.backend or "?") for s in items})
-    kinds = {k.kind for s, sm in shown if (k := s.record.known_of(sm) if sm is not None else None) is not None}
+    kinds = {k.kind for s, f in shown for _, sm in f if (k := s.record.known_of(sm) if sm is not None else None)}
     eager_wrong = kinds == {"eager_bug"}  # the audit found eager wrong and compiled right
     heading = title(cause, backends) + (" (eager is the one that is wrong)" if eager_wrong else "")
     lines = [f"# {heading}", "", "### 🐛 Describe the bug", ""]
@@ -204,6 +211,10 @@ def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecor
                      f"{m.expected}.")
     else:
         lines.append(f"The compiled call cannot run: {record.reason.splitlines()[0] if record.reason else '?'}")
+    more = [f"- at {_place(om)}: {om.check} is {om.actual}, eager gives {om.expected}" for _, om in found[1:]
+            if om is not None]
+    if more:
+        lines += ["", "The same bug shows too:", *more[:8], *(["- …"] if len(more) > 8 else [])]
     lines += ["", record.summary.strip()]
     if cause.exception:
         # as the build wrote it (the cause's key has its numbers and names normalised away)
@@ -223,11 +234,11 @@ def _text(report: Report, cause: Cause, shown: list[tuple[Sourced, MismatchRecor
         else:
             lines.append(f"(Not yet run as published on torch {newest.torch_version}: `torch-conformance report "
                          "--capture-drafts` runs it there and shows what it prints.)")
-    lines += ["", "### Versions", "", *_versions(report, cause, items, builds)]
-    related = sorted({link for s, sm in shown for link in (*s.record.upstream, *_known_links(s, sm))})
+    lines += ["", "### Versions", "", *_versions(report, {c for _, f in shown for c, _ in f}, items, builds)]
+    related = sorted({link for s, f in shown for _, sm in f for link in (*s.record.upstream, *_known_links(s, sm))})
     if related:
         lines += ["", "### Possibly related", "", *(f"- {link}" for link in related)]
-    lines += _searched(shown[:1])  # the search for the shown program's bug (other programs may be other bugs)
+    lines += _searched([(head, sm) for _, sm in found])  # the shown program's bug
     lines += ["", "---", f"Found by a conformance harness from `{record.case_file}`.", ""]
     return "\n".join(lines)
 
@@ -260,13 +271,13 @@ def _place(m: object) -> str:
     return (f"call {call}, " if call is not None else "") + (f"{phase}, " if phase else "") + path
 
 
-def _versions(report: Report, cause: Cause, items: list[Sourced], builds: Sequence[Build]) -> list[str]:
+def _versions(report: Report, causes: set[Cause], items: list[Sourced], builds: Sequence[Build]) -> list[str]:
     """Where this cause shows (not merely where its items fail: an item may fail otherwise elsewhere)."""
     cases = {(s.record.case_id, s.record.variant) for s in items}
     per_build: dict[str, set[str]] = {}
     for s in report.records:
         if (s.record.case_id, s.record.variant) in cases and s.record.status != "skip":
-            shows = any(c == cause for c, _ in causes_of(s.record))
+            shows = any(c in causes for c, _ in causes_of(s.record))
             per_build.setdefault(s.build, set()).add("shows" if shows else "clean")
     tested = [b for b in builds if b.id in per_build]
     fails = [b.torch_version for b in tested if "shows" in per_build[b.id]]

@@ -378,3 +378,27 @@ def test_a_draft_program_runs_without_the_callers_secrets(monkeypatch: pytest.Mo
     monkeypatch.setenv("GITHUB_TOKEN", "s3cret")
     ran = run("import os\nprint(os.environ.get('GITHUB_TOKEN'), 'PATH' in os.environ)\n", "x")
     assert ran.output == "None True"
+
+
+def test_one_bug_that_shows_as_several_mismatches_is_one_draft(tmp_path: Path) -> None:
+    def flag(check: str, where: str, role: str, actual: str, expected: str) -> dict[str, Any]:
+        return {"check": check, "where": where, "path": where, "role": role, "subject": where.rsplit(maxsplit=1)[-1],
+                "expected": expected, "actual": actual}
+
+    grad = flag(".grad", "grad of a.leaf", "grad", "a tensor", "None")
+    bug = KnownFailureRef(reason="enable_grad under inference mode", link="https://github.com/pytorch/pytorch/pull/1",
+                          kind="bug", source="cases/a.yaml:3")
+    other = KnownFailureRef(reason="a zero grad", link="https://github.com/pytorch/pytorch/pull/2", kind="bug",
+                            source="cases/b.yaml:3")
+    three = changed(record("runtime_wrapper/a", variant="cpu-inductor-training", status="xfail", build="2.14.1"),
+                    known_failures=(bug,), mismatches=(
+                        {**flag("requires_grad", "out[0]", "output", "True", "False"), "known": 0},
+                        {**flag("is_leaf", "out[0]", "output", "False", "True"), "known": 0}, {**grad, "known": 0}))
+    one = changed(record("runtime_wrapper/b", variant="cpu-inductor-training", status="xfail", build="2.14.1"),
+                  known_failures=(other,), mismatches=({**grad, "known": 0},))
+    found = _drafts(tmp_path, [three, one])
+    assert len(found) == 2, list(found)
+    (joint,) = (t for t in found.values() if "requires grad" in t.splitlines()[0])
+    assert "The same bug shows too:\n- at out[0]: is_leaf is False, eager gives True\n- at grad of a.leaf" in joint
+    (alone,) = (t for t in found.values() if t is not joint)
+    assert "gets a .grad where eager leaves it None" in alone.splitlines()[0]
