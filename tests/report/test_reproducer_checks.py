@@ -99,3 +99,17 @@ def test_the_published_case_says_mismatch_on_this_build(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "MISMATCH: grad of a.leaf: values is " in proc.stdout, proc.stdout
+
+
+def test_a_reproducer_prints_the_innermost_exception_whole() -> None:
+    from conformance.reproducer.carried import raised
+
+    try:
+        try:
+            raise AssertionError("Node mul_3 was invalid, but is output\nsecond line")
+        except AssertionError as inner:
+            raise RuntimeError("backend='inductor' raised:") from inner
+    except RuntimeError as exc:
+        text = raised(exc)
+    assert text == ("RuntimeError: backend='inductor' raised: (caused by AssertionError: Node mul_3 was invalid, "
+                    "but is output\nsecond line)")
