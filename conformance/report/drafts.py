@@ -153,7 +153,7 @@ def drafts(report: Report, outputs: Mapping[str, Captured] | None = None) -> lis
             group = (tuple(sorted({c.key() for c, _ in found})), known is not None and known.kind == "eager_bug")
             by_bug.setdefault(group, []).append((s, found))
     out = []
-    for (keys, of_eager), shown in sorted(by_bug.items(), key=lambda kv: kv[0]):
+    for (keys, of_eager), shown in sorted(_same_bugs(by_bug).items(), key=lambda kv: kv[0]):
         shown.sort(key=lambda sf: (_length(report, sf[0]), sf[0].record.case_id, sf[0].record.variant))
         program = "\n".join(_program(report, shown[0][0]))
         version = report.build(shown[0][0].build).torch_version
@@ -163,6 +163,33 @@ def drafts(report: Report, outputs: Mapping[str, Captured] | None = None) -> lis
         out.append(Draft(shown[0][0].record.case_id, name, text, shown[0][1][0][0].key(),
                          program + "\n" if program else "", version, keys))
     return out
+
+
+Shown = list[tuple["Sourced", list[tuple[Cause, "MismatchRecord | None"]]]]
+
+
+def _same_bugs(by_bug: dict[tuple[tuple[str, ...], bool], Shown]) -> dict[tuple[tuple[str, ...], bool], Shown]:
+    """Groups that are one bug seen in several ways: they share a cause and the upstream link of the known
+    failure covering it (a case's entries for two modes or backends that show the bug through more or
+    fewer checks), merged; the merged group's causes are all of theirs."""
+    def links(shown: Shown) -> set[str]:
+        return {k.link for s, f in shown for _, m in f if m is not None and (k := s.record.known_of(m)) is not None}
+
+    groups = [(set(keys), eager, links(shown), list(shown)) for (keys, eager), shown in by_bug.items()]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                a, b = groups[i], groups[j]
+                if a[1] == b[1] and a[0] & b[0] and a[2] & b[2]:
+                    groups[i] = (a[0] | b[0], a[1], a[2] | b[2], a[3] + b[3])
+                    del groups[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    return {(tuple(sorted(keys)), eager): shown for keys, eager, _, shown in groups}
 
 
 def _length(report: Report, s: Sourced) -> int:

@@ -402,3 +402,23 @@ def test_one_bug_that_shows_as_several_mismatches_is_one_draft(tmp_path: Path) -
     assert "The same bug shows too:\n- at out[0]: is_leaf is False, eager gives True\n- at grad of a.leaf" in joint
     (alone,) = (t for t in found.values() if t is not joint)
     assert "gets a .grad where eager leaves it None" in alone.splitlines()[0]
+
+
+def test_one_bug_seen_through_more_or_fewer_checks_in_two_variants_is_one_draft(tmp_path: Path) -> None:
+    def flag(check: str, where: str, role: str) -> dict[str, Any]:
+        return {"check": check, "where": where, "path": where, "role": role, "subject": where.rsplit(maxsplit=1)[-1],
+                "expected": "True", "actual": "False", "known": 0}
+
+    entry = KnownFailureRef(reason="requires_grad_ not replayed", link="https://github.com/pytorch/pytorch/pull/1",
+                            kind="bug", source="cases/a.yaml:3")
+    inference = changed(record("runtime_wrapper/a", variant="cpu-aot_function-inference", status="xfail",
+                               build="2.14.1"), known_failures=(entry,), mismatches=(
+        flag("requires_grad", "out[0]", "output"), flag("requires_grad", "input a", "input")))
+    training = changed(record("runtime_wrapper/a", variant="cpu-aot_function-training", status="xfail",
+                              build="2.14.1"), known_failures=(entry,), mismatches=(
+        flag("requires_grad", "input a", "input"),))
+    (text,) = _drafts(tmp_path, [inference, training]).values()
+    assert "Seen with aot_function (inference), aot_function (training)." in text
+    other = changed(training, known_failures=(entry.model_copy(update={"link": "https://github.com/pytorch/pytorch/"
+                                                                               "pull/2"}),))
+    assert len(_drafts(tmp_path / "two", [inference, other])) == 2  # another upstream link: another bug
