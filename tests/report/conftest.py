@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,3 +67,23 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
                         "backward_unwrap/eager_raises": "error", "scalar_recompile/broken": "error"}, (
         proc.stdout[-3000:])
     return results
+
+
+# Debian's headless chromium, for the page tests (test_html.py, test_one_story_page.py)
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"CI is set but {CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)")
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install -y chromium chromium-driver); under CI=true "
+                    "this is a failure")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()

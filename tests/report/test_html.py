@@ -6,7 +6,6 @@ Skips only where chromium is absent and CI is not set; under CI=true a missing b
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,26 +15,9 @@ import pytest
 from conformance.report import merge, write_report
 from tests.helpers.records import bench_doc, changed, full_build, record, write_results
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCRIPT_SUMMARY = "<script>window.__pwned = 1</script> & <b>bold</b>"
 KNOWN_REASON = "the wrapper drops the inner tensor's strides"
 LONG = "x" * 6000  # one unbreakable line: a long diff, source or value must scroll in its own box
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI is set but {CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)")
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install -y chromium chromium-driver); under CI=true "
-                    "this is a failure")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

@@ -267,7 +267,7 @@ def test_what_needs_a_person_shows_the_difference_no_known_failure_covers(tmp_pa
 
     failing = record("runtime_wrapper/a", status="fail", build="2.14.1", reason="values differ",
                      mismatches=({**STRUCTURE, "known": 0}, VALUES), known_failures=(_known("by_design"),))
-    assert _first_failing(Sourced(failing, "x", "b")).startswith("out[0]: values is [2.0]")
+    assert _first_failing(Sourced(failing, "x", 1, "b")).startswith("out[0]: values is [2.0]")
 
 
 def test_an_expectation_that_covers_a_later_mismatch_is_not_stale(tmp_path: Path) -> None:

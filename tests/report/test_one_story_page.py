@@ -5,9 +5,7 @@ Skips only where chromium is absent and CI is not set, like test_html.py."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,24 +13,9 @@ import pytest
 from conformance.report import merge, model, write_report
 from tests.helpers.records import full_build, record, write_results
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 CAUSES = 35  # more than a list shows unfolded (model.FOLD_AT), and one more: the newly failing item's
 KNOWN = {"reason": "r", "link": "https://github.com/pytorch/pytorch/pull/177764", "source": "cases/x.yaml:9",
          "kind": "bug"}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI is set but {CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)")
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install -y chromium chromium-driver)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
