@@ -19,7 +19,7 @@ import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from conformance.core.mismatch import sentence
-from conformance.schema.case import KnownFailureKind, Searched
+from conformance.schema.known import KnownFailureKind, Searched
 
 RESULT_SCHEMA = "torch-conformance.result/2"
 Status = Literal["pass", "fail", "xfail", "xpass", "skip", "error"]

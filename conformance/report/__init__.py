@@ -5,7 +5,8 @@ writes the folder; `conformance.report.diff` compares two runs. See README.md, "
 """
 
 from conformance.report.document import COMPAT_SCHEMA
-from conformance.report.model import Report, merge
+from conformance.report.gather import merge
+from conformance.report.model import Report
 from conformance.report.read import ReportInputError
 from conformance.report.write import write_report
 

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.files import write_atomic
-from conformance.report.model import Report, counts_against, merge
+from conformance.report.gather import merge
+from conformance.report.kinds import counts_against
+from conformance.report.model import Report
 from conformance.report.read import Sourced
 from conformance.versions import torch_release
 

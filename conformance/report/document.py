@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from conformance.bench.document import RatioDoc
 from conformance.data.parity import Asserted, Outcome
 from conformance.results import ProbeStatus, ResultRecord, RunManifest, Status
-from conformance.schema.case import KnownFailureKind
+from conformance.schema.known import KnownFailureKind
 
 CompatSchema = Literal["torch-conformance.compat/1"]
 COMPAT_SCHEMA: Final[str] = get_args(CompatSchema)[0]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
+from conformance.report.kinds import counts_against
 from conformance.versions import version_key
 
 if TYPE_CHECKING:
@@ -101,8 +102,6 @@ def history(report: Report) -> tuple[list[Build], list[Row]]:
 
 
 def _history(report: Report) -> tuple[list[Build], list[Row]]:
-    from conformance.report.model import counts_against  # model reads the history
-
     builds = in_release_order(report.builds)
     ids = [b.id for b in builds]
     by_item: dict[tuple[str, str], dict[str, tuple[str, bool]]] = {}

@@ -31,12 +31,11 @@ from conformance.report.model import (
     Report,
     behavior_of,
     clip,
-    link_label,
-    verdict_line,
 )
 from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text, within_text
 from conformance.report.trend import svg as trend_svg
+from conformance.report.words import link_label, verdict_line
 from conformance.results import STATUSES
 
 MISMATCHES_COMPACT = 3

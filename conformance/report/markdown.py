@@ -15,11 +15,10 @@ from conformance.report.model import (
     Report,
     behavior_of,
     clip,
-    link_label,
-    verdict_line,
 )
 from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, within_text
+from conformance.report.words import link_label, verdict_line
 
 
 def _esc(text: object) -> str:

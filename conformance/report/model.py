@@ -13,42 +13,38 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, get_args
-from urllib.parse import urlsplit
 
 from conformance.behaviors import IDS as BEHAVIORS
 from conformance.core.entry import counts_graphs
-from conformance.data.expectations import load_expectations
-from conformance.data.loader import CaseLoadError
 from conformance.data.parity import ParityFile
 from conformance.data.parity import table as parity_table
-from conformance.report.causes import Cause, causes_of
+from conformance.report.causes import causes_of
 from conformance.report.document import CellVerdict
 from conformance.report.history import history, in_release_order, labels, regressed, regression_words
+from conformance.report.kinds import (
+    KIND_SHORT,
+    KNOWN_KINDS,
+    NOT_BUGS,
+    known_causes,
+    known_kind,
+    known_links,
+)
 from conformance.report.read import (
-    ReportInputError,
     RunInfo,
     Sourced,
-    compat_runs,
-    is_compat,
-    read_manifest,
-    read_results,
-    read_text,
 )
 from conformance.report.speed import speed
+from conformance.report.words import cause_words
 from conformance.results import (
     STATUSES,
     Fingerprint,
-    KnownFailureRef,
     ProbeStatus,
     ResultRecord,
-    RunManifest,
-    manifest_path,
 )
-from conformance.schema.case import KnownFailureKind
 from conformance.versions import version_key
 
 T = TypeVar("T")
@@ -76,120 +72,7 @@ def build_id(fp: Fingerprint) -> str:
     return f"{version}@{str(git)[:12]}" if git else str(version)
 
 
-KNOWN_KINDS: tuple[str, ...] = get_args(KnownFailureKind)
-NOT_BUGS = frozenset({"benign", "by_design"})  # the build is right: never counted against it
-# a known failure's kind in a verdict's words: only `bug` is counted as a known bug
-KIND_WORDS = {"bug": "known bug(s)", "eager_bug": "bug(s) of eager's (compiled is right)",
-              "benign": "benign difference(s)", "by_design": "difference(s) by design"}
-KIND_SHORT = {"bug": "known bug", "eager_bug": "eager's bug", "benign": "benign", "by_design": "by design"}
 FOLD_AT = 30  # a list or table longer than this is folded (<details>, its count in the summary) in both pages
-
-
-def _known(record: ResultRecord) -> tuple[KnownFailureRef, ...]:
-    """The known failures that cover the record's mismatches (every one that applied, where none is named)."""
-    covering = tuple(dict.fromkeys(k for m in record.mismatches if (k := record.known_of(m)) is not None))
-    return covering or record.known_failures
-
-
-def known_kinds(record: ResultRecord) -> tuple[str, ...]:
-    """The kinds of the record's known failures: the one place the report reads them."""
-    return tuple(k.kind for k in _known(record))
-
-
-def known_links(record: ResultRecord) -> tuple[str, ...]:
-    """The upstream links of the record's known failures: the one place the report reads them."""
-    return tuple(k.link for k in _known(record))
-
-
-def known_kind(record: ResultRecord) -> str | None:
-    """The kind an xfail counts as: its worst known failure's (a bug outweighs a difference by design),
-    so that every known-failing item counts under exactly one kind; None when it is no xfail."""
-    if record.status != "xfail":
-        return None
-    kinds = known_kinds(record)
-    return next((k for k in KNOWN_KINDS if k in kinds), "bug")  # an xfail that names no kind: a bug
-
-
-def counts_against(record: ResultRecord) -> bool:
-    """Whether the item counts against its build: it fails untriaged, or as a known bug (the build's or
-    eager's). A difference by design or benign never does (Note [A difference is not a failure])."""
-    kind = known_kind(record)
-    return record.status in ("fail", "error") or (kind is not None and kind not in NOT_BUGS)
-
-
-# Note [A difference is not a failure]
-# A known failure of kind by_design or benign says the build is right where compiled differs from
-# eager. It is counted apart everywhere (verdict, matrix, score, regressions), so that it never makes
-# a build look worse than one without it: what counts against a build is `counts_against`.
-
-
-def _known_causes(s: Sourced) -> list[tuple[str, str]]:
-    """(cause key, kind) per covered mismatch of an item (conformance.report.causes); an item with no
-    located difference is its known failure's link."""
-    out = []
-    for cause, m in causes_of(s.record):
-        known = s.record.known_of(m) if m is not None else s.record.known_failure
-        if known is not None:
-            out.append((cause.key(), str(known.kind)))
-    if not out and s.record.known_failure is not None:
-        out.append((s.record.known_failure.link, str(s.record.known_failure.kind)))
-    return out
-
-
-def cause_words(cause: Cause, code: Callable[[str], str] = str) -> str:
-    """A cause in words, the same on every page: what goes wrong, where, which way, the exception
-    (through `code`: compat.md shows it as code) and the entry point it was seen through."""
-    words = cause.words()
-    if cause.exception:
-        words = words.removesuffix(f"({cause.exception})") + f"({code(cause.exception)})"
-    return f"{words} ({cause.entry})"
-
-
-_GITHUB = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/(?:(?:pull|issues)/(?P<number>\d+)|blob/(?P<ref>[^/]+)/(?P<path>.+))")
-
-
-def link_label(url: str) -> str:
-    """What a link links to, as its text: #177764 (a PyTorch PR or issue), owner/repo#12 (another
-    repository's), utils.py@v2.13.0 (a file at a revision), the case id (a case file), else the
-    address without its scheme."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # a record's link is text from an artifact: one urlsplit refuses is shown as it is
-        return url
-    if not parts.scheme and parts.path.endswith((".yaml", ".yml")):
-        path = parts.path.removeprefix("./")
-        return re.sub(r"\.ya?ml$", "", path.split("cases/", 1)[1] if "cases/" in path else path)
-    found = _GITHUB.match(parts.path) if parts.netloc in ("github.com", "www.github.com") else None
-    if found is not None:
-        if found["number"]:
-            repo = "" if found["repo"] == "pytorch/pytorch" else found["repo"]
-            return f"{repo}#{found['number']}"
-        return f"{found['path'].rsplit('/', 1)[-1]}@{found['ref']}" + (f"#{parts.fragment}" if parts.fragment else "")
-    return (parts.netloc + parts.path).rstrip("/") or url
-
-
-def verdict_line(v: dict[str, Any]) -> str:
-    """One build and device (Report.verdicts) in a sentence: what passes, what is known (bugs apart from
-    differences by design or benign), what changed since the previous release, what needs a person."""
-    text = f"passes {v['passed']:,} of {v['items']:,} items"
-    if v["known"]:
-        kinds = v.get("known_by_kind") or {"bug": {"items": v["known"], "causes": v["known_causes"]}}
-
-        def words(group: Iterable[str]) -> str:
-            return ", ".join(f"{kinds[k]['causes']} {KIND_WORDS[k]} " + (
-                f"({kinds[k]['items']:,} items)" if kinds[k]["items"] else "(beside worse ones in the same items)")
-                for k in group if k in kinds)
-
-        fine = sum(kinds[k]["items"] for k in NOT_BUGS if k in kinds)
-        if fine:
-            text += f", {v['passed'] + fine:,} with the {fine:,} that differ only by design or benignly"
-        bugs = words(k for k in KNOWN_KINDS if k not in NOT_BUGS)
-        others = words(k for k in KNOWN_KINDS if k in NOT_BUGS)
-        text += "; known: " + "; ".join(p for p in (bugs, f"not bugs: {others}" if others else "") if p)
-        text += f" ({len(v['links'])} upstream link(s))"
-    if v["previous"]:
-        text += f"; since {v['previous']}: {v['new']} newly failing, {v['fixed']} fixed"
-    return text + (f"; {v['untriaged']} UNTRIAGED" if v["untriaged"] else "; nothing untriaged")
 
 
 @dataclass
@@ -618,12 +501,12 @@ class Report:
                        if s.build == b.id and (s.record.device or NO_DEVICE) == device and s.record.status != "skip"}
                 earlier = [p for p in order[: order.index(b)] if device in self.devices(p.id)]
                 known = [s for s in ran.values() if s.record.status == "xfail"]
-                causes = {key for s in known for key, _ in _known_causes(s)}
+                causes = {key for s in known for key, _ in known_causes(s)}
                 by_kind: dict[str, dict[str, int]] = {}
                 for kind in KNOWN_KINDS:
                     # an item counts under its worst kind; a cause under the kind of the entry covering it
                     of_kind = [s for s in known if known_kind(s.record) == kind]
-                    kind_causes = {key for s in known for key, k in _known_causes(s) if k == kind}
+                    kind_causes = {key for s in known for key, k in known_causes(s) if k == kind}
                     if of_kind or kind_causes:
                         by_kind[kind] = {"items": len(of_kind), "causes": len(kind_causes)}
                 links = sorted({link for s in known for link in known_links(s.record)})
@@ -675,174 +558,8 @@ class Report:
         return (s.build, s.record.case_id, s.record.variant)
 
 
-def _has_build(record: ResultRecord) -> bool:
-    """Whether the record says which build it ran on (a case file's schema error does not)."""
-    return record.fingerprint.torch_version is not None
-
-
 def behavior_of(record: ResultRecord) -> str:
     if record.behavior:
         return record.behavior
     head = record.case_id.split("/", 1)[0]
     return head if head in BEHAVIORS else "(unknown)"
-
-
-def _date(s: Sourced) -> str:
-    return s.record.fingerprint.date or ""
-
-
-def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = (), parity: ParityFile | None = None) -> Report:
-    """Read and merge results files (or compat.json reports) into one report model.
-
-    A results file's run manifest (beside it) adds what the run selected and whether it
-    finished: an item it selected but has no record of becomes an `error` record here."""
-    first: list[tuple[str, str]] = []
-    loaded: list[Sourced] = []
-    inputs: list[dict[str, Any]] = []
-    problems: list[Problem] = []
-    runs: list[RunInfo] = []
-    for path in paths:
-        text = read_text(path)  # once: a compat.json.gz inflates to hundreds of MB
-        records = read_results(path, first, text)
-        if not records:
-            raise ReportInputError(f"{path}:1: no records; a run that selects no item writes no results file (is "
-                                   "this the wrong file, or a results file emptied by hand?)")
-        inputs.append({"path": str(path), "records": len(records)})
-        attributed = _attribute(path, records, problems)
-        if is_compat(text):
-            runs += compat_runs(path, text)
-        else:
-            manifest = read_manifest(path)
-            if manifest is not None:
-                build = _file_build(attributed)
-                attributed += _unrecorded(path, manifest, attributed, build)
-                runs.append(RunInfo(manifest, str(path), build))
-        loaded += attributed
-    builds = _builds(loaded)
-    kept, dropped = _latest(loaded)
-    for b in builds:
-        b.records = sum(1 for s in kept if s.build == b.id)
-    stale = _stale(expectations, kept) if expectations else []
-    report = Report(inputs=inputs, builds=builds, records=kept, dropped=dropped, problems=problems, stale=stale,
-                    expectation_files=[str(p) for p in expectations], runs=sorted(runs, key=lambda r: r.source),
-                    parity=parity)
-    for run in report.cut_short:
-        problems.append(Problem("run-cut-short", f"{run.source}: the run started {run.manifest.started} never "
-                                "finished (its process was killed or crashed); items it had not finished are error "
-                                "records", run.build))
-    for c in report.empty_cells():
-        skipped = [s.record.reason for s in kept if s.build == c.build and (s.record.device or NO_DEVICE) == c.device
-                   and behavior_of(s.record) == c.behavior and s.record.status == "skip"]
-        why = f"all {len(skipped)} item(s) skipped, e.g. {skipped[0]!r}" if skipped else "no records at all"
-        problems.append(Problem("no-case-ran", f"{c.behavior} on {report.build(c.build).label} / {c.device}: no "
-                                f"case ran ({why})", c.build))
-    return report
-
-
-def _file_build(records: Sequence[Sourced]) -> str:
-    builds = sorted({s.build for s in records if s.build and s.build != "unknown"})
-    return builds[0] if len(builds) == 1 else "unknown"
-
-
-def _unrecorded(path: Path, manifest: RunManifest, records: Sequence[Sourced], build: str) -> list[Sourced]:
-    """An `error` record for every item the run selected but never recorded (it was cut short)."""
-    have = {(s.record.case_id, s.record.variant) for s in records}
-    out = []
-    for item in manifest.items:
-        if (item.case_id, item.variant) in have:
-            continue
-        record = ResultRecord(case_id=item.case_id, variant=item.variant, behavior=item.behavior, device=item.device,
-                              status="error", reason=f"no record: the run ({manifest_path(path).name}, started "
-                              f"{manifest.started}) ended before this item finished")
-        out.append(Sourced(record, str(path), 0, build, origin=path))
-    return out
-
-
-def _attribute(path: Path, records: list[Sourced], problems: list[Problem]) -> list[Sourced]:
-    """Give every record its build; records without a fingerprint (a case file that does not load,
-    a crashed worker) take the build of the other records of the same file."""
-    file_builds = sorted({build_id(s.record.fingerprint) for s in records if _has_build(s.record)})
-    out = []
-    orphans = 0
-    for s in records:
-        if s.build:
-            out.append(s)
-        elif _has_build(s.record):
-            out.append(replace(s, build=build_id(s.record.fingerprint)))
-        else:
-            orphans += 1
-            out.append(replace(s, build=file_builds[0] if len(file_builds) == 1 else "unknown"))
-    if orphans and len(file_builds) != 1:
-        problems.append(Problem("unattributed", f"{path}: {orphans} record(s) without a build fingerprint and "
-                                f"{len(file_builds)} builds in the file: shown under build 'unknown'"))
-    return out
-
-
-def _builds(records: Iterable[Sourced]) -> list[Build]:
-    builds: dict[str, Build] = {}
-    for s in records:
-        fp = s.record.fingerprint
-        b = builds.get(s.build)
-        if b is None:
-            version = s.build.split("@")[0]
-            b = builds[s.build] = Build(s.build, str(fp.torch_version or version), fp.torch_git)
-        if not _has_build(s.record):
-            continue
-        b.cuda = b.cuda or fp.cuda
-        b.hip = b.hip or fp.hip
-        for attr, key in (("pythons", "python"), ("platforms", "platform"), ("harness_versions", "harness_version"),
-                          ("dates", "date")):
-            value = getattr(fp, key)
-            if value and value not in getattr(b, attr):
-                getattr(b, attr).append(str(value))
-        if s.record.device and fp.device_name:
-            b.device_names.setdefault(s.record.device, fp.device_name + (f" (capability {fp.capability})"
-                                                                          if fp.capability else ""))
-    for b in builds.values():
-        for attr in ("pythons", "platforms", "harness_versions", "dates"):
-            getattr(b, attr).sort()
-        b.device_names = dict(sorted(b.device_names.items()))
-    return sorted(builds.values(), key=lambda b: (version_key(b.id), b.id))
-
-
-def _latest(records: list[Sourced]) -> tuple[list[Sourced], list[dict[str, str]]]:
-    """The latest record per (build, case, variant): by fingerprint date, then input order."""
-    order = {id(s): i for i, s in enumerate(records)}
-    groups: dict[tuple[str, str, str], list[Sourced]] = {}
-    for s in records:
-        groups.setdefault((s.build, s.record.case_id, s.record.variant), []).append(s)
-    kept, dropped = [], []
-    for key, group in groups.items():
-        group.sort(key=lambda s: (_date(s), order[id(s)]))
-        kept.append(group[-1])
-        for old in group[:-1]:
-            dropped.append({"build": key[0], "case_id": key[1], "variant": key[2], "dropped": old.source,
-                            "kept": group[-1].source})
-    kept.sort(key=lambda s: (version_key(s.build), s.build, s.record.case_id, s.record.variant))
-    dropped.sort(key=lambda d: (d["build"], d["case_id"], d["variant"], d["dropped"]))
-    return kept, dropped
-
-
-def _same_source(a: str, b: str) -> bool:
-    """Whether two `path:line` sources name the same entry (paths may be relative to other folders)."""
-    pa, _, la = a.rpartition(":")
-    pb, _, lb = b.rpartition(":")
-    if la != lb:
-        return False
-    parts_a, parts_b = Path(pa).parts, Path(pb).parts
-    n = min(len(parts_a), len(parts_b))
-    return Path(pa).resolve() == Path(pb).resolve() or (n > 0 and parts_a[-n:] == parts_b[-n:])
-
-
-def _stale(paths: Sequence[Path], records: Sequence[Sourced]) -> list[dict[str, str]]:
-
-    try:
-        expectations = load_expectations(list(paths))
-    except CaseLoadError as exc:
-        raise ReportInputError(f"--expectations: the file does not load:\n{exc}") from None
-    used = {k.source for s in records for k in s.record.known_failures}  # every entry that applied was used
-    return [
-        {"source": e.source, "case": e.entry.case, "reason": e.entry.reason, "link": e.entry.link}
-        for e in expectations
-        if not any(_same_source(e.source, u) for u in used)
-    ]

@@ -9,7 +9,7 @@ import html
 from typing import TYPE_CHECKING
 
 from conformance.report.history import in_release_order
-from conformance.report.model import NOT_BUGS
+from conformance.report.kinds import NOT_BUGS
 
 if TYPE_CHECKING:
     from conformance.report.model import Report

@@ -554,13 +554,18 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
     count = compile_count_mismatch(lc.data, target, "cold", len(points), -1) is not None
     compile_lines = _compile_lines(lc, variant, count=count)
     warm = lc.data["expect"]["warm_rerun"] and variant.backend not in (AOT_FUNCTION, NONE)
-    counted = ([f"print('graphs compiled:', len(graphs), '(the case expects {expected})')",
-                f"differs += len(graphs) != {expected}"] if count else [])
-    main = ["eager = run(f, compiled=False)", "differs = differences(eager, run(compiled_f, compiled=True))", *counted]
+    def counted(pass_name: str) -> list[str]:  # as the harness says it (core.check.compile_count_mismatch)
+        where = f"{pass_name} pass over {len(points)} call(s): graphs compiled"
+        return [f"if len(graphs) != {expected}:",
+                f"    print(f'MISMATCH: {where} is {{len(graphs)}}, but expect.compiles gives {expected}')",
+                "    differs += 1"] if count else []
+
+    main = ["eager = run(f, compiled=False)", "differs = differences(eager, run(compiled_f, compiled=True))",
+            *counted("cold")]
     if warm:
         main += ["torch._dynamo.reset()  # then again, caches warm", *(["graphs.clear()"] if count else []),
                  compile_lines[-1], "differs += differences(eager, run(compiled_f, compiled=True), 'the warm rerun, ')",
-                 *counted]
+                 *counted("warm")]
     name = lc.case.function_name
     class_block = (lc.case.classes or "").strip("\n")
     device = variant.device

@@ -5,17 +5,7 @@ names the key and lists the valid ones (see `conformance.data.loader`). `cases/s
 exported from these models (`torch-conformance schema --write`) for editors.
 """
 
-from conformance.schema.case import (
-    BuildCondition,
-    Case,
-    CompileSpec,
-    Covers,
-    ExpectSpec,
-    KnownFailure,
-    KnownFailureKind,
-    RaisesSpec,
-    json_schema,
-)
+from conformance.schema.case import Case, CompileSpec, ExpectSpec, RaisesSpec, json_schema
 from conformance.schema.common import INPUT_KINDS, MODES, SCHEMA_VERSION, Backend, Behavior, DType, Mode
 from conformance.schema.inputs import (
     InnerSpec,
@@ -26,6 +16,7 @@ from conformance.schema.inputs import (
     TensorSpec,
     TwoTensorSpec,
 )
+from conformance.schema.known import BuildCondition, Covers, KnownFailure, KnownFailureKind
 
 __all__ = [
     "INPUT_KINDS",

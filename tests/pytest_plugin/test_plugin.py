@@ -254,7 +254,7 @@ def test_broken_expectations_file_is_a_usage_error_with_its_line(pytester: pytes
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         ["*vendor.yaml:9: entries[[]1[]].reasn: unknown key 'reasn'; valid keys: when, reason, link, kind, "
-         "evidence, covers, mismatch, case*"]
+         "evidence, covers, mismatch, searched, case*"]
     )
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from conformance.report import merge
 from conformance.report.causes import cause_of
-from conformance.report.model import merge
 from conformance.report.write import write_report
 from conformance.results import KnownFailureRef
 from tests.helpers.records import changed, record, write_results
@@ -292,7 +292,7 @@ def test_a_draft_program_runs_as_a_file_of_its_own_and_its_output_is_kept(tmp_pa
 
 
 def test_a_draft_says_how_upstream_was_searched(tmp_path: Path) -> None:
-    from conformance.schema.case import Searched
+    from conformance.schema.known import Searched
 
     searched = Searched(queries=("aot_function zero grad", "unused mutated input grad"),
                         nearest="https://github.com/pytorch/pytorch/issues/5", why_not="about inductor only")

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.report import merge, model, write_report
-from conformance.report.model import Report, verdict_line
+from conformance.report import merge, model, words, write_report
+from conformance.report.model import Report
 from conformance.report.trend import scores
+from conformance.report.words import verdict_line
 from conformance.results import ResultRecord
 from tests.helpers.records import full_build, record, write_results
 
@@ -171,7 +172,7 @@ def test_a_cause_carries_its_entry_point_everywhere(tmp_path: Path) -> None:
 
 
 def test_a_link_says_what_it_links_to() -> None:
-    label = model.link_label
+    label = words.link_label
     assert label(PR) == "#177764"
     assert label("https://github.com/pytorch/pytorch/issues/90507") == "#90507"
     assert label(BLOB) == "utils.py@v2.13.0"
@@ -284,7 +285,7 @@ def test_an_expectation_that_covers_a_later_mismatch_is_not_stale(tmp_path: Path
 def test_a_hostile_link_is_shown_not_followed_and_never_breaks_the_report(tmp_path: Path) -> None:
     from conformance.report.markdown import _link
 
-    assert model.link_label("https://[x/issues/1") == "https://[x/issues/1"
+    assert words.link_label("https://[x/issues/1") == "https://[x/issues/1"
     assert _link("javascript:alert(1)") == "[alert(1)](#unsafe-link)"
     assert "\n" not in _link("https://x/a\n\n<script>x</script>")
     assert not re.search(r"(?<!\\)<script", _link("https://x/<script>"))  # escaped, it reads as text

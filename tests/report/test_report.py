@@ -18,7 +18,7 @@ from conformance.cli import main
 from conformance.report import ReportInputError, merge, write_report
 from conformance.report.diff import diff_runs
 from conformance.report.document import COMPAT_SCHEMA
-from conformance.report.model import verdict_line
+from conformance.report.words import verdict_line
 from tests.helpers.records import changed, full_build, record, write_results
 
 VALUE_MISMATCH = {"check": "values", "expected": "[1.0]", "actual": "[2.0]", "role": "output", "subject": "out[0]"}

@@ -71,7 +71,8 @@ def script_outputs(real_run: Path) -> dict[str, tuple[int, str, int]]:
 
 
 @pytest.mark.parametrize(("case_id", "code", "expected", "short"), [
-    ("runtime_wrapper/wrong_compiles", 3, "graphs compiled: 2 (the case expects 3)", True),
+    ("runtime_wrapper/wrong_compiles", 3, "MISMATCH: cold pass over 2 call(s): graphs compiled is 2, but "
+                                          "expect.compiles gives 3", True),
     ("runtime_wrapper/diverges", 3, "MISMATCH: out[0]: values is ", True),
     ("subclass_wrapper/xpass", 0, "MATCHES: compiled behaves like eager", True),  # every check: none differs
     ("backward_unwrap/eager_raises", 4, "CASE ERROR (eager itself fails, so the case is wrong, not the build): "
@@ -187,8 +188,8 @@ def test_short_reproducers_of_known_failing_corpus_items_are_short_and_reproduce
         path.write_text(text)
         procs.append((case_id, record.mismatches[0], _run(path, tmp_path)))
     assert len(procs) >= 3, "most of these known failures must fail on any supported release"
-    for case_id, first, proc in procs:
-        out, _ = proc.communicate(timeout=300)
+    outs = [(case_id, first, proc, proc.communicate(timeout=300)[0]) for case_id, first, proc in procs]
+    for case_id, first, proc, out in outs:  # every process waited for before a first assertion can fail
         assert proc.returncode == 3, f"{case_id}:\n{out}"
         shown = out.replace("compiled has none", first.check)  # an output or inner tensor it lacks: one line
         assert "MISMATCH: " in out and f"{first.path}: {first.check}" in shown, (case_id, out)

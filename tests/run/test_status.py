@@ -158,7 +158,7 @@ def test_a_record_of_one_known_failure_reads_as_one_covering_every_mismatch() ->
 ])
 def test_validate_refuses_two_entries_that_may_cover_one_mismatch(first: dict[str, Any], second: dict[str, Any],
                                                                    overlap: bool) -> None:
-    from conformance.schema.case import overlapping_known_failures
+    from conformance.schema.known import overlapping_known_failures
 
     a = entry(*first.pop("covers", [{"check": ".grad"}]), **first)
     b = entry(*second.pop("covers", [{"check": ".grad"}]), **second)
