@@ -99,9 +99,9 @@ def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance, *,
     by its form, as `dims` shows it."""
     if isinstance(actual, torch.SymInt) and isinstance(expected, torch.SymInt):
         actual, expected = dims((actual,))[0], dims((expected,))[0]
-    if type(actual) is not type(expected):
-        m = CHECKS["type"].judged(where, type(actual), type(expected), show=lambda t: t.__name__, of=of)
-    else:
+    # the type is judged every time, not only where it differs: a reproducer reads what the core judges
+    m = CHECKS["type"].judged(where, type(actual), type(expected), show=lambda t: t.__name__, of=of)
+    if m is None:
         m = CHECKS["value"].judged(where, actual, expected, tol, of=of)
     return [] if m is None else [m]
 

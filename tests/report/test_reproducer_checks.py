@@ -113,3 +113,11 @@ def test_a_reproducer_prints_the_innermost_exception_whole() -> None:
         text = raised(exc)
     assert text == ("RuntimeError: backend='inductor' raised: (caused by AssertionError: Node mul_3 was invalid, "
                     "but is output\nsecond line)")
+
+
+def test_the_script_reads_the_type_of_a_non_tensor_output_as_the_harness_judges_it() -> None:
+    """A NumPy scalar that comes back as a 0-d array (pytorch/pytorch#141258): the harness fails the item
+    on the output's type; the script must too (it said MATCHES when it read the value alone)."""
+    text = _script("scalar_recompile/upstream/numpy_int_sweep_no_recompile", "aot_eager", "inference")
+    line = next(line for line in text.splitlines() if "seen['out[1]']" in line)
+    assert "'type'" in line and "'value'" in line, line
