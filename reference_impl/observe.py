@@ -32,7 +32,15 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from reference_impl.runtime_wrapper import AliasKind, ViewSpec
-from reference_impl.snapshot import TensorState, extents, leaves, same_values, snapshot, storages
+from reference_impl.snapshot import (
+    TensorState,
+    aliasing_storages,
+    extents,
+    leaves,
+    same_values,
+    snapshot,
+    storages,
+)
 from reference_impl.subclass_wrapper import Meta, PlainMeta, SubclassMeta, is_wrapper_subclass, subclass_meta_of
 
 __all__ = [
@@ -129,7 +137,7 @@ def _classify_input(
     index: int, t: torch.Tensor, before: TensorState, log: _InPlaceLog, grad_always_off: bool
 ) -> InputObservation:
     after = snapshot(t)
-    storage = after.storage_ptr != before.storage_ptr
+    storage = not after.same_storage(before)
     metadata = after.geometry != before.geometry
     data = False
     if not storage:
@@ -255,6 +263,17 @@ def _same_metadata(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
+def _noop_view_of_output(o: torch.Tensor, outs: Sequence[object]) -> int | None:
+    """The output a no-op view ``o`` (same geometry as its base) was taken of, which is
+    regenerated from it rather than left for the backend to merge with it (upstream #191449:
+    an eager ``resize_`` of one then corrupts the other). A wrapper subclass is left alone."""
+    base = o._base
+    if base is None or is_wrapper_subclass(o) or not _same_metadata(o, base):
+        return None
+    owners = [k for k, other in enumerate(outs) if other is base]
+    return owners[-1] if owners else None
+
+
 def _own_first(sharing: list[int], origins: Sequence[frozenset[int] | None] | None, j: int) -> list[int]:
     """Of the inputs sharing output ``j``'s storage, the ones it derives from (all if unknown)."""
     mine = origins[j] if origins is not None and j < len(origins) else None
@@ -273,8 +292,9 @@ def relate_outputs(
     ``origins``: per output, the inputs it derives from (:func:`_origins`): of several inputs
     sharing its storage, an output is an alias of the one it derives from."""
     tensors = {i: a for i, a in enumerate(inputs) if isinstance(a, torch.Tensor)}
-    in_storages = {i: storages(a) for i, a in tensors.items()}
-    out_storages = [storages(o) if isinstance(o, torch.Tensor) else frozenset() for o in outs]
+    held: list[object] = []
+    in_storages = {i: aliasing_storages(a, held) for i, a in tensors.items()}
+    out_storages = [aliasing_storages(o, held) if isinstance(o, torch.Tensor) else frozenset() for o in outs]
     result: list[OutputObservation] = []
     bases: list[torch.Tensor] = []
     for j, o in enumerate(outs):
@@ -283,7 +303,9 @@ def relate_outputs(
             continue
         kind, base = AliasKind.PLAIN, None
         same = [i for i, a in tensors.items() if a is o]
-        of_base = [i for i, a in tensors.items() if o._base is not None and o._base is a]
+        # (a wrapper subclass's autograd base is not its storage: aliasing is by storage alone)
+        of_base = [i for i, a in tensors.items()
+                   if o._base is not None and o._base is a and not is_wrapper_subclass(o)]
         sharing = _own_first([i for i, st in in_storages.items() if st & out_storages[j]], origins, j)
         aliased_outs = [k for k, st in enumerate(out_storages) if st & out_storages[j]]
         # Differentiable pieces of one unbind/split are hidden from autograd as a group.
@@ -320,6 +342,8 @@ def relate_outputs(
             if twins:
                 kind = AliasKind.ALIAS_OF_INTERMEDIATE
                 base = max(k for k, other in enumerate(outs) if other is outs[twins[0]])
+            elif (owner := _noop_view_of_output(o, outs)) is not None:
+                kind, base = AliasKind.ALIAS_OF_INTERMEDIATE, owner
         view = (
             ViewSpec.of(o)
             if kind in (AliasKind.ALIAS_OF_INPUT, AliasKind.ALIAS_OF_INTERMEDIATE)

@@ -11,7 +11,16 @@ import torch
 
 from reference_impl.subclass_wrapper import is_wrapper_subclass
 
-__all__ = ["TensorState", "extents", "leaves", "same_values", "snapshot", "storage_ptr", "storages"]
+__all__ = [
+    "TensorState",
+    "aliasing_storages",
+    "extents",
+    "leaves",
+    "same_values",
+    "snapshot",
+    "storage_ptr",
+    "storages",
+]
 
 
 def storage_ptr(t: torch.Tensor) -> int:
@@ -37,6 +46,20 @@ def storages(t: torch.Tensor) -> frozenset[int]:
     return frozenset(
         p for leaf in leaves(t) if leaf.numel() and (p := _data_ptr(leaf))
     )
+
+
+def aliasing_storages(t: torch.Tensor, held: list[object]) -> frozenset[object]:
+    """The storage by which AOTAutograd tells whether ``t`` aliases another tensor: the outer
+    one. A wrapper subclass's outer storage is a placeholder of its own, shared only by what
+    its ``__torch_dispatch__`` made an alias of it (a view through
+    ``return_and_correct_aliasing``), not by a new wrapper that holds the same inner tensor;
+    it has no data pointer, so it is told apart by the identity of its (preserved) Python
+    object, which ``held`` keeps alive while keys are compared."""
+    if not is_wrapper_subclass(t):
+        return storages(t)
+    storage = t.untyped_storage()
+    held.append(storage)
+    return frozenset({("outer", id(storage))})
 
 
 def extents(t: torch.Tensor) -> frozenset[tuple[int, int, int]]:
@@ -74,6 +97,14 @@ class TensorState:
     grad_fn: object = field(compare=False, repr=False)
     values: tuple[torch.Tensor, ...] = field(compare=False, repr=False)
     storages: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
+    #: the storage object itself (None for a wrapper subclass): two storages emptied to zero
+    #: bytes share a null data pointer, so only identity tells a swap (``set_``) between them
+    storage: object = field(default=None, compare=False, repr=False)
+
+    def same_storage(self, other: TensorState) -> bool:
+        if self.storage is not None and other.storage is not None:
+            return self.storage is other.storage
+        return self.storage_ptr == other.storage_ptr
 
     @property
     def geometry(self) -> tuple[tuple[int, ...], tuple[int, ...], int]:
@@ -109,6 +140,7 @@ def snapshot(t: torch.Tensor) -> TensorState:
         grad_fn=t.grad_fn,
         values=tuple(_values(v) for v in leaves(t)),
         storages=storages(t),
+        storage=None if is_wrapper_subclass(t) else t.untyped_storage(),
     )
 
 

@@ -57,8 +57,11 @@ SYMINT_LAYOUTS: tuple[SymintLayout, ...] = ("outer", "per-tensor")
 ``"outer"`` (2.12-2.14): only each subclass's own symbolic sizes, then strides, after its
 inner tensors, in and out at fixed positions. ``"per-tensor"`` (2.15): every tensor of the
 tree, each inner tensor and each subclass, is followed by its own symbolic sizes then
-strides on the way in; on the way out each of those positions is optional (the graph may
-return the integer or not) and is skipped when it holds one and enough outputs remain.
+strides on the way in. On the way out an inner tensor's positions are optional (the graph
+may return the integer or not: skipped when it holds one and enough outputs remain); a
+subclass's own are optional where its outer size (stride) is read back from an inner
+tensor, which is so when every inner tensor has the outer size (stride), and required
+otherwise, rebuilding the outer size (stride) from them and the static entries.
 """
 
 
@@ -85,6 +88,10 @@ class SubclassMeta:
     ctx: object = None
     outer_size: tuple[int | None, ...] = ()
     outer_stride: tuple[int | None, ...] = ()
+    #: the inner attribute whose size (stride) is the outer one, when every inner tensor's is
+    #: (the per-tensor layout reads the outer size back from it)
+    size_from: str | None = None
+    stride_from: str | None = None
 
     @property
     def arg_count(self) -> int:
@@ -98,8 +105,8 @@ class SubclassMeta:
         return sum(s is None for s in (*self.outer_size, *self.outer_stride))
 
     def slots(self, layout: SymintLayout) -> list[bool]:
-        """The graph positions this subclass occupies, in order: ``True`` for a tensor,
-        ``False`` for a symbolic size or stride."""
+        """The graph positions this subclass occupies, in order: ``True`` for one the graph
+        always returns (a tensor, a required symbolic size), ``False`` for an optional one."""
         out: list[bool] = []
         for _, m in self.attrs:
             if isinstance(m, SubclassMeta):
@@ -108,7 +115,11 @@ class SubclassMeta:
                 out.append(True)
                 if layout == "per-tensor":
                     out += [False] * m.symbolic_count
-        return out + [False] * self.symbolic_count
+        if layout == "outer":
+            return out + [False] * self.symbolic_count
+        for entries, source in ((self.outer_size, self.size_from), (self.outer_stride, self.stride_from)):
+            out += [source is None] * sum(s is None for s in entries)
+        return out
 
 
 Meta = Union[PlainMeta, SubclassMeta]  # noqa: UP007  # used at runtime in isinstance-free aliases
@@ -144,7 +155,14 @@ def subclass_meta_of(x: object, *, symbolic_dims: frozenset[int] = frozenset()) 
     attrs = tuple((n, subclass_meta_of(getattr(x, n))) for n in names)
     size = tuple(None if d in symbolic_dims else int(s) for d, s in enumerate(x.size()))
     stride = tuple(None if d in symbolic_dims else int(s) for d, s in enumerate(x.stride()))
-    return SubclassMeta(type(x), attrs, ctx, size, stride)
+    tensors = {n: t for n in names if isinstance(t := getattr(x, n), torch.Tensor)}
+
+    def agreeing(read: Callable[[torch.Tensor], object]) -> str | None:
+        first = next(iter(tensors), None)
+        return first if first is not None and all(read(t) == read(x) for t in tensors.values()) else None
+
+    return SubclassMeta(type(x), attrs, ctx, size, stride,
+                        agreeing(lambda t: tuple(t.size())), agreeing(lambda t: tuple(t.stride())))
 
 
 def mark_symbolic(
@@ -163,12 +181,26 @@ def mark_symbolic(
         (name, mark_symbolic(m, symbolic, f"{path}.{name}" if path else name))
         for name, m in meta.attrs
     )
+    outer = frozenset(sizes), frozenset(strides)
+    # equal values with different symbolic dims are different symbols: the outer size is then
+    # not an inner tensor's
+    size_same = all(_symbolic_sets(m)[0] == outer[0] for _, m in attrs)
+    stride_same = all(_symbolic_sets(m)[1] == outer[1] for _, m in attrs)
     return replace(
         meta,
         attrs=attrs,
         outer_size=tuple(None if d in sizes else s for d, s in enumerate(meta.outer_size)),
         outer_stride=tuple(None if d in strides else s for d, s in enumerate(meta.outer_stride)),
+        size_from=meta.size_from if size_same else None,
+        stride_from=meta.stride_from if stride_same else None,
     )
+
+
+def _symbolic_sets(meta: Meta) -> tuple[frozenset[int], frozenset[int]]:
+    if isinstance(meta, PlainMeta):
+        return frozenset(meta.symbolic_size), frozenset(meta.symbolic_stride)
+    dims = _symbolic_dims(meta)
+    return frozenset(dims[0]), frozenset(dims[1])
 
 
 def _sizes(x: Any, sizes: Sequence[int], strides: Sequence[int], out: list[Any]) -> None:
@@ -232,6 +264,20 @@ class _Outputs:
             self.pos += 1
         self.slot += 1
 
+    def outer(self, meta: SubclassMeta, inner: Mapping[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """The subclass's outer size and stride: read back from an inner tensor (its own
+        symbolic positions optional) or rebuilt from required positions and static entries."""
+        dims = []
+        for entries, source, read in ((meta.outer_size, meta.size_from, "size"),
+                                      (meta.outer_stride, meta.stride_from, "stride")):
+            if source is not None:
+                for _ in range(sum(s is None for s in entries)):
+                    self.optional()
+                dims.append(tuple(getattr(inner[source], read)()))
+            else:
+                dims.append(tuple(self.tensor() if s is None else s for s in entries))
+        return dims[0], dims[1]
+
 
 def _unflatten(meta: SubclassMeta, outs: Sequence[Any], pos: int) -> tuple[Any, int]:
     inner: dict[str, Any] = {}
@@ -263,10 +309,8 @@ def _unflatten_per_tensor(meta: SubclassMeta, outs: _Outputs) -> Any:
             inner[name] = outs.tensor()
             for _ in range(m.symbolic_count):
                 outs.optional()
-    for _ in range(meta.symbolic_count):
-        outs.optional()
-    first = next(iter(inner.values()))
-    return meta.cls.__tensor_unflatten__(inner, meta.ctx, first.size(), first.stride())  # type: ignore[attr-defined]  # protocol method
+    size, stride = outs.outer(meta, inner)
+    return meta.cls.__tensor_unflatten__(inner, meta.ctx, size, stride)  # type: ignore[attr-defined]  # protocol method
 
 
 def _slots(outputs: Sequence[Meta], layout: SymintLayout) -> list[bool]:
@@ -405,13 +449,21 @@ class _PerTensorEmitter:
                     self.optional()
         inner = self.b.fresh("_out_inner")
         self.b.emit(f"{inner} = {{{', '.join(f'{n!r}: {v}' for n, v in entries)}}}")
-        for _ in range(meta.symbolic_count):
-            self.optional()
+        named = dict(entries)
+        outer = []
+        for values, source, read in ((meta.outer_size, meta.size_from, "size"),
+                                     (meta.outer_stride, meta.stride_from, "stride")):
+            if source is not None:
+                for _ in range(sum(s is None for s in values)):
+                    self.optional()
+                outer.append(f"{named[source]}.{read}()")
+            else:
+                parts = [self.tensor("_out_sym") if s is None else repr(s) for s in values]
+                outer.append(f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})")
         cls = self.b.bind("_subclass_type", meta.cls)
         ctx = self.b.bind("_meta", meta.ctx)
         result = self.b.fresh("_out")
-        first = entries[0][1]
-        self.b.emit(f"{result} = {cls}.__tensor_unflatten__({inner}, {ctx}, {first}.size(), {first}.stride())")
+        self.b.emit(f"{result} = {cls}.__tensor_unflatten__({inner}, {ctx}, {outer[0]}, {outer[1]})")
         return result
 
 

@@ -250,7 +250,7 @@ def _aliases(outputs: list[Any], inputs: list[Any], offset: int) -> dict[int, An
 
 def _written_by_graph(lifted: list[str], placeholders: list[Any], nodes: list[Any]) -> frozenset[int]:
     """Region slots an in-place call of dynamo's graph takes as its target (``p.add_``,
-    ``torch._foreach_add_([p, q], ...)``), the ``lifted`` parameters (by attribute name) first:
+    ``torch._foreach_add_([p, q], ...)``, an item assignment), the ``lifted`` parameters (by attribute name) first:
     those have no fake value whose version could tell, and a fake's version does not move
     under every such op."""
     index: dict[Any, int] = {p: len(lifted) + i for i, p in enumerate(placeholders)}
@@ -263,7 +263,8 @@ def _written_by_graph(lifted: list[str], placeholders: list[Any], nodes: list[An
             continue
         found.update(index[t] for t in _kernel_writes(n) if t in index)
         name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
-        augmented = n.target in _AUGMENTED and _is_tensor(n.args[0])  # ``step += 1`` on a tensor
+        # ``step += 1``, ``a[0] = 2`` on a tensor
+        augmented = n.target in _AUGMENTED and _is_tensor(n.args[0])
         if not augmented and (not name.endswith("_") or (name.startswith("_") and not name.startswith("_foreach_"))):
             continue
         first = n.args[0]
@@ -273,10 +274,11 @@ def _written_by_graph(lifted: list[str], placeholders: list[Any], nodes: list[An
     return frozenset(found)
 
 
-# Augmented assignments, in place on a tensor.
+# Augmented and item assignments, in place on a tensor.
 _AUGMENTED = frozenset({
     operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv, operator.imod,
     operator.ipow, operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
+    operator.setitem,
 })
 
 

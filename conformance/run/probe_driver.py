@@ -128,9 +128,10 @@ def _matched_outputs(samples: Sequence[OutputSample], obs: Observation, aliases:
     rules out."""
 
     def allowed(j: int, i: int) -> bool:
-        # a view of an input in dynamo's trace is not a program output that is an input
-        view = j in aliases and aliases[j][1] is not None
-        return not (view and any(obs.raw_outputs[i] is a for a in obs.raw_args))
+        # a program output that is one of its arguments is never a graph output: dynamo hands
+        # it back from its source (so a ReLU of non-negative values is not the input beside it)
+        del j
+        return not any(obs.raw_outputs[i] is a for a in obs.raw_args)
 
     matched = list(match_outputs(samples, obs.raw_outputs, allowed))
     for j, m in enumerate(matched):
