@@ -72,7 +72,7 @@ class MismatchRecord(_Record):
         return sentence(self.check, self.where, self.expected, self.actual, detail=self.detail, source=self.source)
 
 
-ProbeStatus = Literal["conforms", "diverges", "unknown-form", "absent"]
+ProbeStatus = Literal["conforms", "diverges", "unknown-form", "not-modelled", "absent"]
 
 
 @pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(extra="forbid"))

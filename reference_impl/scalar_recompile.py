@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,9 @@ class FloatUseKind(str, Enum):
     # group["lr"] = lr, opt.lr = lr: stored where code the program does not show reads it;
     # what that code does with it is not in the program, so no count is predicted
     ESCAPES = "escapes"
+    # return x + 1, s * 2: a float computed by Python and returned, given to no tensor op; the
+    # graph never holds it, and whether dynamo guards its value is not what this models
+    RETURNED = "returned"
 
 
 NEEDS_FIX = frozenset({FloatUseKind.METHOD_INPLACE, FloatUseKind.COMPOSITE})
@@ -127,6 +131,14 @@ class _UseFinder(ast.NodeVisitor):
     def _note_composites(self, node: ast.AST) -> None:
         if isinstance(node, ast.BinOp) and self._scalar(node) and self._mentions(node):
             self._add(FloatUseKind.COMPOSITE, _OPS.get(type(node.op), "?"), node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        value = node.value
+        for v in value.elts if isinstance(value, ast.Tuple) else [value] if value is not None else []:
+            if self._mentions(v) and self._scalar(v):
+                self._add(FloatUseKind.RETURNED, "return", v)
+            else:
+                self.visit(v)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         # The tensorified prologue ``lr = torch.tensor(lr, ...)`` is not a use.
@@ -282,9 +294,30 @@ def predict_compile_count(
         return specialised
     if FloatUseKind.CONTROL in meta.kinds:
         return _guarded_count(meta, values, dynamic=dynamic, recompile_limit=recompile_limit) or specialised
+    if values is not None and automatic_dynamic:
+        first, rest = (None, values) if dynamic else (values[0], values[1:])
+        finite = [b for b in rest if _finite(b)]
+        graphs = ((0 if dynamic else 1) + bool([b for b in finite if first is None or _key(b) != _key(first)])
+                  + len(_non_finite(rest, first)))
+        return min(graphs, recompile_limit)
     if dynamic:
         return 1
     return min(n_values, 2 if automatic_dynamic else recompile_limit)
+
+
+def _finite(binding: Mapping[str, float]) -> bool:
+    return all(math.isfinite(v) for v in binding.values())
+
+
+def _key(binding: Mapping[str, float]) -> tuple[str, ...]:
+    return tuple(repr(binding[k]) for k in sorted(binding))  # repr: nan equals nan
+
+
+def _non_finite(rest: Sequence[Mapping[str, float]], first: Mapping[str, float] | None) -> set[tuple[str, ...]]:
+    """The distinct bindings holding a NaN or an infinity, apart from the first call's: dynamo
+    never makes such a float symbolic, so each is a graph specialised to it."""
+    done = None if first is None else _key(first)
+    return {_key(b) for b in rest if not _finite(b) and _key(b) != done}
 
 
 def _guarded_count(
@@ -294,11 +327,15 @@ def _guarded_count(
     dynamic: bool | None,
     recompile_limit: int,
 ) -> int | None:
-    """A static first graph (unless ``dynamic``), then one dynamic graph per branch outcome."""
+    """A static first graph (unless ``dynamic``), then one dynamic graph per branch outcome, and
+    one specialised graph per distinct non-finite value."""
     outcomes = _branch_outcomes(meta, values) if values is not None else None
-    if not outcomes:
+    if not outcomes or values is None:
         return None
-    graphs = len(set(outcomes)) if dynamic else 1 + len(set(outcomes[1:]))
+    first = None if dynamic else values[0]
+    rest = values if dynamic else values[1:]
+    dynamic_outcomes = {o for o, b in zip(outcomes[len(values) - len(rest):], rest, strict=True) if _finite(b)}
+    graphs = (0 if dynamic else 1) + len(dynamic_outcomes) + len(_non_finite(rest, first))
     return min(graphs, recompile_limit)
 
 

@@ -81,9 +81,8 @@ def sweep_expectation(lc: LoadedCase, records: Sequence[ResultRecord]) -> int | 
     a passing record compiled another: only where every compiling variant compiled one graph on
     its first call (the prediction is per compiled region; a graph break makes several) and the
     variants agree on the prediction; ``None`` otherwise, or where the case sets a count."""
-    from conformance.probe.scalar_recompile import predicted  # lazy: imports torch
+    from conformance.probe.scalar_recompile import NOT_MODELLED, predicted  # lazy: imports torch
     from conformance.run.probe_driver import scalar_sweep  # lazy: imports torch
-    from reference_impl.scalar_recompile import FloatUseKind  # lazy: imports torch
 
     if lc.case.expect.compiles is not None:
         return None
@@ -93,7 +92,7 @@ def sweep_expectation(lc: LoadedCase, records: Sequence[ResultRecord]) -> int | 
         if r.backend is None or not counts_graphs(r.backend) or r.status != "pass":
             continue
         sweep = scalar_sweep(lc, r.compile_counts.get("cold_graphs") or 0)
-        if sweep is None or FloatUseKind.ESCAPES in sweep.uses.kinds or r.compile_counts.get("cold_first_call") != 1:
+        if sweep is None or sweep.uses.kinds & NOT_MODELLED or r.compile_counts.get("cold_first_call") != 1:
             return None
         want = predicted(sweep)
         expected.add(want)

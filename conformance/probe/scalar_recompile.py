@@ -21,6 +21,10 @@ class ScalarSweep:
     values: tuple[dict[str, float], ...] | None = None  # per call, the swept floats
 
 
+# float uses whose effect on compiles lies outside the program's graphs
+NOT_MODELLED = frozenset({FloatUseKind.ESCAPES, FloatUseKind.RETURNED})
+
+
 def predicted(sweep: ScalarSweep, *, has_fix: bool = True) -> int:
     """The reference's compile count for the sweep (one compiled region), with or without the fix."""
     return predict_compile_count(sweep.uses, sweep.n_values, has_fix=has_fix, recompile_limit=sweep.recompile_limit,
@@ -31,9 +35,11 @@ def probe(sweep: ScalarSweep | None) -> ProbeResult:
     name = "scalar_recompile"
     if sweep is None:
         return ProbeResult(name, "absent", note="no value sweep in this case")
-    if FloatUseKind.ESCAPES in sweep.uses.kinds:
-        escaped = "; ".join(u.describe() for u in sweep.uses.uses if u.kind is FloatUseKind.ESCAPES)
-        return ProbeResult(name, "absent", note=f"the reference does not follow a float the program stores ({escaped})")
+    outside = [u for u in sweep.uses.uses if u.kind in NOT_MODELLED]
+    if outside:
+        uses = "; ".join(u.describe() for u in outside)
+        return ProbeResult(name, "not-modelled", note=f"the reference does not follow a float the program stores or "
+                           f"returns without a tensor op ({uses})")
     with_fix, without = predicted(sweep), predicted(sweep, has_fix=False)
     seen = sweep.compile_count
     uses = "; ".join(u.describe() for u in sweep.uses.uses) or "no float uses"
