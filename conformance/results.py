@@ -87,6 +87,8 @@ class ProbeResult:
     reference_source: Big = ""
     build_source: Big = ""
     note: Text = ""
+    #: where a diverging probe is a reviewed divergence: the declaring entry ("<kind> <link> at <file:line>")
+    declared: Text = ""
 
 
 # Per value: (attribute path, symbolic size dims, symbolic stride dims); "" is the value itself.
@@ -377,3 +379,15 @@ def write_manifest(results: Path, manifest: RunManifest) -> None:
     tmp.write_text(json.dumps(manifest.model_dump(mode="json", by_alias=True), indent=1, sort_keys=True) + "\n",
                    encoding="utf-8")
     os.replace(tmp, path)
+
+
+DIVERGING: tuple[ProbeStatus, ...] = ("diverges", "unknown-form")
+
+
+def undeclared_of(record: dict[str, Any]) -> list[str]:
+    """The behaviours whose internals probe diverges, no reviewed divergence declaring it, on an item (a
+    record as JSON) whose contract passes: untriaged, like a failure."""
+    if record.get("status") != "pass":
+        return []
+    results = (record.get("probes") or {}).get("results") or []
+    return [r["behavior"] for r in results if r.get("status") in DIVERGING and not r.get("declared")]

@@ -263,6 +263,26 @@ def _same_metadata(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
+def _alias_without_grad(
+    o: torch.Tensor, j: int, outs: Sequence[object], aliased_outs: Sequence[int]
+) -> tuple[AliasKind, int | None]:
+    """An output that requires no grad, sharing its storage with other outputs: regenerated from an
+    identical twin that requires grad (``(y, y.detach())``) or, a no-op view, from the output it was
+    taken of; else plain."""
+    twins = [
+        k
+        for k in aliased_outs
+        if k != j
+        and isinstance(twin := outs[k], torch.Tensor)
+        and twin.requires_grad
+        and _same_metadata(o, twin)
+    ]
+    if twins:
+        return AliasKind.ALIAS_OF_INTERMEDIATE, max(k for k, other in enumerate(outs) if other is outs[twins[0]])
+    owner = _noop_view_of_output(o, outs)
+    return (AliasKind.PLAIN, None) if owner is None else (AliasKind.ALIAS_OF_INTERMEDIATE, owner)
+
+
 def _noop_view_of_output(o: torch.Tensor, outs: Sequence[object]) -> int | None:
     """The output a no-op view ``o`` (same geometry as its base) was taken of, which is
     regenerated from it rather than left for the backend to merge with it (upstream #191449:
@@ -331,19 +351,7 @@ def relate_outputs(
                         bases.append(o._base)
                     base = len(outs) + (found[0] if found else len(bases) - 1)
         elif len(aliased_outs) > 1 and not o.requires_grad:
-            twins = [
-                k
-                for k in aliased_outs
-                if k != j
-                and isinstance(twin := outs[k], torch.Tensor)
-                and twin.requires_grad
-                and _same_metadata(o, twin)
-            ]
-            if twins:
-                kind = AliasKind.ALIAS_OF_INTERMEDIATE
-                base = max(k for k, other in enumerate(outs) if other is outs[twins[0]])
-            elif (owner := _noop_view_of_output(o, outs)) is not None:
-                kind, base = AliasKind.ALIAS_OF_INTERMEDIATE, owner
+            kind, base = _alias_without_grad(o, j, outs, aliased_outs)
         view = (
             ViewSpec.of(o)
             if kind in (AliasKind.ALIAS_OF_INPUT, AliasKind.ALIAS_OF_INTERMEDIATE)

@@ -295,14 +295,16 @@ def predict_compile_count(
     if FloatUseKind.CONTROL in meta.kinds:
         return _guarded_count(meta, values, dynamic=dynamic, recompile_limit=recompile_limit) or specialised
     if values is not None and automatic_dynamic:
-        first, rest = (None, values) if dynamic else (values[0], values[1:])
-        finite = [b for b in rest if _finite(b)]
-        graphs = ((0 if dynamic else 1) + bool([b for b in finite if first is None or _key(b) != _key(first)])
-                  + len(_non_finite(rest, first)))
-        return min(graphs, recompile_limit)
-    if dynamic:
-        return 1
-    return min(n_values, 2 if automatic_dynamic else recompile_limit)
+        return min(_plain_count(values, dynamic=bool(dynamic)), recompile_limit)
+    return 1 if dynamic else min(n_values, 2 if automatic_dynamic else recompile_limit)
+
+
+def _plain_count(values: Sequence[Mapping[str, float]], *, dynamic: bool) -> int:
+    """A static first graph (unless ``dynamic``), one dynamic graph for the other finite values, one
+    specialised graph per distinct non-finite value."""
+    first, rest = (None, values) if dynamic else (values[0], values[1:])
+    others = [b for b in rest if _finite(b) and (first is None or _key(b) != _key(first))]
+    return (0 if dynamic else 1) + bool(others) + len(_non_finite(rest, first))
 
 
 def _finite(binding: Mapping[str, float]) -> bool:

@@ -24,6 +24,7 @@ from conformance.results import (
     ResultsWriteError,
     ResultsWriter,
     RunManifest,
+    undeclared_of,
     write_manifest,
 )
 
@@ -88,6 +89,7 @@ class ResultsSink:
         self.manifest: RunManifest | None = None
         self.skips: Counter[str] = Counter()
         self.recompiled: list[str] = []
+        self.diverging: list[str] = []  # passing items whose probe diverges undeclared
         self._refs: dict[str, ItemRef] = {}
         self.write_error: str | None = None
         self.session: pytest.Session | None = None
@@ -163,6 +165,9 @@ class ResultsSink:
             self.used.add(known["source"])
         if data.get("status") == "skip":
             self.skips[str(data.get("reason") or "")] += 1
+        diverging = undeclared_of(data)
+        if diverging:
+            self.diverging.append(f"{data['case_id']} [{data['variant']}]: {', '.join(diverging)}")
         if data.get("recompiles"):
             self.recompiled.append(f"{data['case_id']} [{data['variant']}]: {data['recompiles']}")
         durations = data.get("durations") or {}
@@ -193,13 +198,24 @@ class ResultsSink:
                f"{NO_RESULT} (its worker ended without reporting it)")
         for nodeid in missing:
             self._write(nodeid, self._ref(nodeid).record("error", why).to_json_line())
-        if (missing and session.exitstatus == pytest.ExitCode.OK) or self.write_error:
+        if ((missing or self.diverging) and session.exitstatus == pytest.ExitCode.OK) or self.write_error:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a full disk stops the run: a failure, not a Ctrl-C
         self.missing = len(missing)
         if self.manifest is not None:
             done = {"finished": _now(), "exit_status": int(session.exitstatus)}
             self.manifest = self.manifest.model_copy(update=done)
             self._manifest()
+
+    def _diverging(self, terminalreporter: Any) -> None:
+        if not self.diverging:
+            return
+        terminalreporter.section(f"{len(self.diverging)} passing items whose internals probe diverges, undeclared")
+        terminalreporter.write_line("untriaged (the exit status says so): fix the reference, or declare the "
+                                    "divergence in the case's `divergences:` with its reason and link")
+        for line in self.diverging[:10]:
+            terminalreporter.write_line(f"  {line}")
+        if len(self.diverging) > 10:
+            terminalreporter.write_line(f"  ... {len(self.diverging) - 10} more (the records' probes)")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.collected == []:
@@ -217,6 +233,7 @@ class ResultsSink:
                 terminalreporter.write_line(f"  {line}")
             if len(self.recompiled) > 10:
                 terminalreporter.write_line(f"  ... {len(self.recompiled) - 10} more (the records' recompiles field)")
+        self._diverging(terminalreporter)
         if self.write_error:
             terminalreporter.section("results not written")
             terminalreporter.write_line(f"{self.write_error}; the run stopped there")

@@ -40,7 +40,7 @@ from conformance.run.compiles import CompileCounter, counting
 from conformance.run.extensions import ExtensionNotApplicable, RunExtension
 from conformance.run.fingerprint import build_fingerprint, device_fingerprint
 from conformance.run.probe_driver import run_probe
-from conformance.run.status import decide, strict_mismatches
+from conformance.run.status import decide, declare, strict_mismatches
 from conformance.schema import KnownFailure
 
 
@@ -189,15 +189,20 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
             raise
         tb = "".join(traceback.format_exception(exc)[-6:])
         return done("error", reason=f"harness error: {exception_summary(exc)}\n{tb}")
-    kw: dict[str, Any] = {"compile_counts": outcome.compile_counts, "calls": outcome.calls, "probes": harness.probes,
+    facts = build_facts(variant)
+    probes = harness.probes
+    if probes is not None:
+        probes = declare(probes, [(d, f"{lc.display_path}:{lc.line_of('divergences', i)}")
+                                  for i, d in enumerate(lc.case.divergences)], facts)
+    kw: dict[str, Any] = {"compile_counts": outcome.compile_counts, "calls": outcome.calls, "probes": probes,
                           "recompiles": outcome.recompiles}
     mismatches = list(outcome.mismatches)
-    if options.strict_internals:
-        mismatches += strict_mismatches(harness.probes)
+    if options.strict_internals and probes is not None:
+        mismatches += strict_mismatches(probes)
     known = [(k, f"{lc.display_path}:{lc.line_of('known_failures', i)}") for i, k in enumerate(lc.case.known_failures)]
     if options.extra_known_failures is not None:
         known += list(options.extra_known_failures(lc.id))
-    verdict = decide(mismatches, known, build_facts(variant))
+    verdict = decide(mismatches, known, facts)
     covered = verdict.covered_by or (None,) * len(mismatches)
     records = tuple({**m.to_json(), "known": i} for m, i in zip(mismatches, covered, strict=True))
     return done(verdict.status, reason=verdict.reason, known_failures=verdict.known_failures, mismatches=records,

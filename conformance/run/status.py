@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from conformance.core.cause import direction, innermost_as_raised, place_of, raised
 from conformance.core.checks import CHECKS
 from conformance.core.entry import is_aot_function
 from conformance.core.mismatch import Mismatch
 from conformance.data.expectations import BuildFacts, condition_matches
-from conformance.results import KnownFailureRef, ProbeRecord
-from conformance.schema import Covers, KnownFailure
+from conformance.results import DIVERGING, KnownFailureRef, ProbeRecord, ProbeResult
+from conformance.schema import Covers, Divergence, KnownFailure
 
 STRICT_SOURCE = "--strict-internals"
 
@@ -28,10 +28,10 @@ class Verdict:
 
 
 def strict_mismatches(probes: ProbeRecord) -> list[Mismatch]:
-    """Under --strict-internals, each diverging probe is a mismatch of its own."""
+    """Under --strict-internals, each diverging probe no reviewed divergence declares is a mismatch of its own."""
     return [CHECKS["internals probe"].mismatch(r.behavior, "conforms", "diverges",
                                                (r.diff.splitlines() or [""])[0][:300], source=STRICT_SOURCE)
-            for r in probes.results if r.status == "diverges"]
+            for r in probes.results if r.status == "diverges" and not r.declared]
 
 
 def _entry(backend: str) -> str:
@@ -96,3 +96,20 @@ def decide(mismatches: Sequence[Mismatch], known: Sequence[tuple[KnownFailure, s
     kinds = sorted({applying[i][0].kind for i in by if i is not None})
     first = applying[by[0]][0] if by[0] is not None else applying[0][0]
     return Verdict("xfail", f"known failure ({', '.join(kinds)}): {first.reason} ({first.link})", refs, by)
+
+
+def declare(probes: ProbeRecord, declared: Sequence[tuple[Divergence, str]], facts: BuildFacts) -> ProbeRecord:
+    """Each diverging probe result with the reviewed divergence that declares it, if one applies to the
+    build (its behaviour, and its diff pattern where it has one)."""
+
+    def mark(r: ProbeResult) -> ProbeResult:
+        if r.status not in DIVERGING:
+            return r
+        for d, src in declared:
+            if d.probe == r.behavior and condition_matches(d.when, facts) and (
+                    d.diff is None or re.search(d.diff, r.diff) is not None):
+                return replace(r, declared=f"{d.kind} {d.link} at {src}")
+        return r
+
+    return probes.model_copy(update={"results": tuple(mark(r) for r in probes.results)})
+

@@ -16,7 +16,7 @@ from conformance.schema.inputs import (
     TensorSpec,
     TwoTensorSpec,
 )
-from conformance.schema.known import BuildCondition, Covers, KnownFailure, KnownFailureKind
+from conformance.schema.known import BuildCondition, Covers, Divergence, KnownFailure, KnownFailureKind
 
 __all__ = [
     "INPUT_KINDS",
@@ -29,6 +29,7 @@ __all__ = [
     "CompileSpec",
     "Covers",
     "DType",
+    "Divergence",
     "ExpectSpec",
     "InnerSpec",
     "InputSpec",

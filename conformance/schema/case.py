@@ -29,7 +29,7 @@ from conformance.schema.common import (
     check_regex,
 )
 from conformance.schema.inputs import InputSpec, ModuleSpec, OptimizerSpec, SubclassSpec
-from conformance.schema.known import KnownFailure, overlapping_known_failures, unlinked
+from conformance.schema.known import Divergence, KnownFailure, overlapping_known_failures, unlinked
 
 Loc = tuple[str | int, ...]
 
@@ -208,6 +208,8 @@ class Case(Strict):
     inference_mode: bool = Field(False, description="torch.inference_mode() around the call (inside its grad mode).")
     expect: ExpectSpec = Field(default_factory=ExpectSpec)
     known_failures: tuple[KnownFailure, ...] = ()
+    divergences: tuple[Divergence, ...] = Field(
+        (), description="Reviewed internals-probe divergences on builds where the contract holds.")
 
     @field_validator("id")
     @classmethod

@@ -9,6 +9,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 from pydantic import Field, ValidationInfo, field_validator
 
+from conformance.behaviors import BEHAVIORS
 from conformance.core.cause import ENTRIES, PLACES, Place, directions
 from conformance.core.checks import CHECKS
 from conformance.schema.common import Mode, Strict, check_regex
@@ -221,3 +222,49 @@ def overlapping_known_failures(known: tuple[KnownFailure, ...]) -> list[tuple[Lo
                               f"(both cover check {shared[1].check!r} on builds both conditions match); make their "
                               "`when` or `covers` disjoint: each mismatch is covered by exactly one entry"))
     return found
+
+
+class Divergence(Strict):
+    """A reviewed difference between the build's generated code and the reference, where the contract
+    holds: the build differs from the upstream change's behaviour in a way a user cannot see, or follows a
+    later upstream change the reference does not model on this build. An internals-probe divergence no
+    entry declares, on an item whose contract passes, is untriaged: it needs a person."""
+
+    when: BuildCondition = Field(default_factory=BuildCondition)
+    probe: str = Field(description="The behaviour whose internals probe diverges, e.g. runtime_wrapper.")
+    diff: str | None = Field(None, description="A further narrowing: a regular expression the probe's diff must "
+                             "match.")
+    reason: str = Field(min_length=1, description="One line: how the build differs, and why a user cannot see it.")
+    link: str = Field(description="The upstream issue or PR behind the difference (https://...).")
+    kind: KnownFailureKind = Field(
+        description="benign: no observable effect; by_design: upstream chose it (a later change); bug: a "
+        "defect the contract does not see.")
+    evidence: str = Field(min_length=1, description="One line: what was read in the build's generated code, on which "
+                          "build.")
+
+    @field_validator("probe")
+    @classmethod
+    def _probe(cls, value: str) -> str:
+        ids = [b.id for b in BEHAVIORS]
+        if value not in ids:
+            raise ValueError(f"unknown behaviour {value!r}; one of: {', '.join(ids)}")
+        return value
+
+    @field_validator("diff")
+    @classmethod
+    def _diff_regex(cls, value: str | None) -> str | None:
+        return check_regex(value)
+
+    @field_validator("reason", "evidence")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if "\n" in value.strip():
+            raise ValueError("must be one line")
+        return value.strip()
+
+    @field_validator("link")
+    @classmethod
+    def _https(cls, value: str) -> str:
+        if not value.startswith("https://"):
+            raise ValueError("link must be an https:// URL to the upstream issue or PR")
+        return value
