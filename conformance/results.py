@@ -391,3 +391,10 @@ def undeclared_of(record: dict[str, Any]) -> list[str]:
         return []
     results = (record.get("probes") or {}).get("results") or []
     return [r["behavior"] for r in results if r.get("status") in DIVERGING and not r.get("declared")]
+
+
+def undeclared(record: ResultRecord) -> list[ProbeResult]:
+    """``undeclared_of`` for a record read back: its untriaged diverging probe results."""
+    if record.status != "pass":
+        return []
+    return [r for r in record.probes.results if r.status in DIVERGING and not r.declared]

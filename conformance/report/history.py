@@ -146,23 +146,22 @@ def regression_words(report: Report, row: Row) -> str:
 
 
 FAILING_ONLY = "differs only where the contract fails"
+DECLARED = "diverges only as declared"
 
 
 def mechanism_word(counts: dict[str, int], failing: dict[str, int] | None = None) -> str:
     """One word for a behaviour's probe verdicts on one build: over the items whose contract
     check passes (`counts`); where the probe diverges only on items whose contract fails
     (`failing`), it says so apart, since there the build is wrong, not the reference behind."""
-    if counts.get("diverges"):
-        return "diverges"
-    if counts.get("unknown-form"):
-        return "unknown-form"
-    if failing and failing.get("diverges"):
-        return FAILING_ONLY
-    if counts.get("conforms"):
-        return "conforms"
-    if failing and failing.get("conforms"):
-        return "conforms"
-    return "absent" if counts.get("absent") or (failing and failing.get("absent")) else "-"
+    failing = failing or {}
+    for word, here in (("diverges", counts), (DECLARED, counts), ("unknown-form", counts),
+                       (FAILING_ONLY, failing), ("conforms", counts), ("conforms", failing)):
+        status = {DECLARED: "declared", FAILING_ONLY: "diverges"}.get(word, word)
+        if here.get(status):
+            return word
+    if counts.get("not-modelled") or failing.get("not-modelled"):
+        return "not-modelled"
+    return "absent" if counts.get("absent") or failing.get("absent") else "-"
 
 
 def mechanism_history(report: Report) -> list[tuple[str, list[str]]]:
@@ -173,6 +172,6 @@ def mechanism_history(report: Report) -> list[tuple[str, list[str]]]:
     for s in report.records:
         into = passing if s.record.status in GOOD else failing
         for res in s.record.probes.results:
-            into[(s.build, res.behavior)][res.status] += 1
+            into[(s.build, res.behavior)]["declared" if res.declared else res.status] += 1
     return [(beh, [mechanism_word(passing[(b.id, beh)], failing[(b.id, beh)]) for b in builds])
             for beh in report.declared]

@@ -36,7 +36,7 @@ from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text, within_text
 from conformance.report.trend import svg as trend_svg
 from conformance.report.words import link_label, verdict_line
-from conformance.results import STATUSES
+from conformance.results import STATUSES, undeclared
 
 MISMATCHES_COMPACT = 3
 COMPACT_CHARS = 240  # a published page's text per field; every character is in compat.json.gz
@@ -248,8 +248,11 @@ def _attention(report: Report) -> dict[str, Any]:
 
     regressions = [{**{k: v for k, v in r.items() if k != "item"},
                     "id": item_id(r["item"]) if r["item"] is not None else ""} for r in attention["regressions"]]
+    diverging = [{**shown(s), "first": clip("internals probe diverges, undeclared: " + "; ".join(
+        f"{r.behavior}: {(r.diff.splitlines() or [''])[0]}" for r in undeclared(s.record)), 300)}
+        for s in attention["divergences"]]
     return {"count": attention["count"], "words": report.attention_words(),
-            "failures": [shown(s) for s in [*attention["failures"], *attention["xpasses"]]],
+            "failures": [shown(s) for s in [*attention["failures"], *attention["xpasses"]]] + diverging,
             "regressions": regressions, "regressions_words": report.regressions_words()}
 
 

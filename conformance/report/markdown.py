@@ -19,6 +19,7 @@ from conformance.report.model import (
 from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, within_text
 from conformance.report.words import link_label, verdict_line
+from conformance.results import undeclared
 
 
 def _esc(text: object) -> str:
@@ -104,6 +105,7 @@ def render_markdown(report: Report) -> str:  # one section after another
     out += _fold([line for s in failures for line in _failure(report, s)], f"{len(failures)} failing items",
                  len(failures))
 
+    out += _divergences(report)
     out += _xpasses(report)
     out += _regressions(report)
     out += _causes(report)
@@ -125,6 +127,21 @@ def render_markdown(report: Report) -> str:  # one section after another
                       f"{_esc(d['dropped'])} superseded by {_esc(d['kept'])}" for d in report.dropped],
                      f"{len(report.dropped)} superseded records")
     return "\n".join(out) + "\n"
+
+
+def _divergences(report: Report) -> list[str]:
+    """Passing items whose internals probe diverges undeclared: the reference or the build is wrong."""
+    items = report.divergent
+    out = ["", f"### Internals diverging where the contract passes, undeclared ({len(items)})", ""]
+    if not items:
+        return [*out, "None: every divergence of the probe on a passing item is declared in its case's "
+                "`divergences:` (reviewed, with a reason and a link)."]
+    out.append("Fix the reference (`reference_impl/`) from the upstream change, or declare the divergence in "
+               "the case's `divergences:`.")
+    lines = [f"- {_tick(s.record.case_id, table=False)} [{_esc(s.record.variant)}] on "
+             f"{_esc(report.build(s.build).label)}: {_esc(r.behavior)}: {_esc((r.diff.splitlines() or [''])[0][:200])}"
+             for s in items for r in undeclared(s.record)]
+    return out + _fold(lines, f"{len(lines)} divergences", len(lines))
 
 
 def _xpasses(report: Report) -> list[str]:
@@ -192,8 +209,9 @@ def _stale(report: Report) -> list[str]:
 
 def _mechanisms(report: Report) -> list[str]:
     out = ["", "## Mechanisms each build was seen to generate", "",
-            "Internals-probe verdicts per behaviour (conforms / diverges / unknown-form / absent, counted over "
-            "items; unknown-form: the build follows a calling convention the reference does not model yet), and "
+            "Internals-probe verdicts per behaviour (conforms / diverges / unknown-form / not-modelled / absent, "
+            "counted over items; unknown-form: the build follows a calling convention the reference does not model "
+            "yet; not-modelled: the program uses a feature the reference says it does not model), and "
             "the generated-code artifacts captured.", ""]
     out.append("| build | " + " | ".join(report.declared) + " | artifacts seen |")
     out.append("|---|" + "---|" * 6)
@@ -270,7 +288,8 @@ def _history(report: Report) -> list[str]:
            "the first release where it fails (a known bug counts; a difference by design or benign does not), the "
            "first after that where it passes again, and each regression (fails where the release before passed). "
            "The internals rows give each "
-           "behaviour's probe verdict over the items whose contract passes, or `differs only where the contract "
+           "behaviour's probe verdict over the items whose contract passes, `diverges only as declared` (each such "
+           "divergence reviewed in its case's `divergences:`), or `differs only where the contract "
            "fails` (the build is wrong there, not our reference).", "",
            "| behaviour | " + " | ".join(report.declared) + " |", "|---|" + "---|" * len(report.declared)]
     for b, words in zip(builds, zip(*[w for _, w in mechanism_history(report)], strict=True), strict=True):

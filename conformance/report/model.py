@@ -44,6 +44,7 @@ from conformance.results import (
     Fingerprint,
     ProbeStatus,
     ResultRecord,
+    undeclared,
 )
 from conformance.versions import version_key
 
@@ -170,6 +171,8 @@ class Cell:
 
 ATTENTION_WORDS = {"failures": "item(s) fail or error and no known failure covers them",
                    "xpasses": "known failure(s) pass: retire them",
+                   "divergences": "passing item(s) whose internals probe diverges from the reference and no reviewed "
+                                  "divergence declares it",
                    "empty_cells": "cell(s) where no case ran and nothing says why", "cut_short": "run(s) cut short"}
 QUIET_VERDICTS = ("unavailable", "not-selected")  # no case ran, and that is not an error
 # a matrix cell by what it holds, worst first: (its word, what it means), the legend of both pages
@@ -366,12 +369,13 @@ class Report:
 
     def attention(self) -> dict[str, Any]:
         """What needs a person, counted once for the headline, the exit status and both pages: failures
-        (fail, error), known failures that pass (xpass), cells where no case ran for no stated reason,
-        runs cut short. Newly failing items that a known failure covers are triaged: they are news, apart."""
+        (fail, error), known failures that pass (xpass), passing items whose internals probe diverges
+        undeclared, cells where no case ran for no stated reason, runs cut short. Newly failing items
+        that a known failure covers are triaged: they are news, apart."""
         regressions = self.regressions()
         parts: dict[str, list[Any]] = {
             "failures": [s for s in self.failures if s.record.status != "xpass"], "xpasses": self.xpasses,
-            "empty_cells": self.empty_cells(), "cut_short": self.cut_short}
+            "divergences": self.divergent, "empty_cells": self.empty_cells(), "cut_short": self.cut_short}
         return {**parts, "count": sum(len(v) for v in parts.values()), "regressions": regressions,
                 "known_regressions": [r for r in regressions if not r["untriaged"]]}
 
@@ -410,6 +414,8 @@ class Report:
         bad = []
         if self.failures:
             bad.append(f"{len(self.failures)} failing item(s)")
+        if self.divergent:
+            bad.append(f"{len(self.divergent)} passing item(s) whose internals probe diverges undeclared")
         if self.empty_cells():
             bad.append(f"{len(self.empty_cells())} cell(s) where no case ran and nothing says why")
         if self.cut_short:
@@ -446,6 +452,12 @@ class Report:
     @property
     def xpasses(self) -> list[Sourced]:
         return [s for s in self.records if s.record.status == "xpass"]
+
+    @property
+    def divergent(self) -> list[Sourced]:
+        """Passing items whose internals probe diverges and no reviewed divergence declares it: the
+        reference and the build disagree where the contract holds, so one of them needs a person."""
+        return self.cached("divergent", lambda: [s for s in self.records if undeclared(s.record)])
 
     @property
     def recompiled(self) -> list[Sourced]:
@@ -550,9 +562,9 @@ class Report:
         return cause_words(objects[key], code)
 
     def exit_code(self) -> int:
-        """1 when something needs a person: a fail, error or xpass, a cell where no case ran for no stated
-        reason, or a run that was cut short."""
-        return 1 if self.failures or self.empty_cells() or self.cut_short else 0
+        """1 when something needs a person: a fail, error or xpass, a passing item whose internals probe
+        diverges undeclared, a cell where no case ran for no stated reason, or a run that was cut short."""
+        return 1 if self.failures or self.divergent or self.empty_cells() or self.cut_short else 0
 
     def key(self, s: Sourced) -> tuple[str, str, str]:
         return (s.build, s.record.case_id, s.record.variant)

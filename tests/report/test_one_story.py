@@ -300,3 +300,42 @@ def test_a_published_text_names_no_folder_the_report_was_made_from_whatever_its_
 
     text = "from /gpfs/u/me/runs/2.15/results.jsonl:3, /gpfs/u/me/runs/2.15/reproducers/a.py"
     assert public_text(text, ("/gpfs/u/me/runs/2.15",)) == "from 2.15/results.jsonl:3, reproducers/a.py"
+
+
+def _diverging(declared: str = "") -> dict[str, Any]:
+    return {"results": [{"behavior": "runtime_wrapper", "status": "diverges", "diff": "-replays aliases: True",
+                         "declared": declared}]}
+
+
+def test_an_undeclared_divergence_on_a_passing_item_needs_a_person(tmp_path: Path) -> None:
+    """The reference and the build disagree where the contract holds: one of them is wrong, so the
+    headline, both pages and the exit status say so; declared (reviewed), it does not."""
+    from tests.helpers.records import changed
+
+    def report_with(declared: str) -> Report:
+        recs = [changed(r, probes=_diverging(declared)) if r.case_id == "runtime_wrapper/a" else r
+                for r in _build("2.14.1", {})]
+        return merge([write_results(tmp_path / f"{bool(declared)}.jsonl", recs)])
+
+    report = report_with("")
+    bad, _ = report.headline()
+    assert "1 passing item(s) whose internals probe diverges undeclared" in bad, bad
+    assert report.exit_code() == 1
+    write_report(report, tmp_path / "out")
+    md = (tmp_path / "out" / "compat.md").read_text()
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert "## Needs a person (1)" in md
+    assert "### Internals diverging where the contract passes, undeclared (1)" in md
+    assert "runtime_wrapper/a" in md.split("undeclared (1)")[1].split("###")[0]
+    assert _h2(html, "attention") == "Needs a person (1)"
+    assert "internals probe diverges, undeclared: runtime_wrapper: -replays aliases: True" in html
+    declared = report_with("benign https://github.com/pytorch/pytorch/pull/181271 at cases/x.yaml:12")
+    assert declared.headline()[0] == "" and declared.exit_code() == 0
+    write_report(declared, tmp_path / "out2")
+    md = (tmp_path / "out2" / "compat.md").read_text()
+    assert "### Internals diverging where the contract passes, undeclared (0)" in md
+    from conformance.report.history import mechanism_word
+
+    assert mechanism_word({"declared": 1, "conforms": 3}) == "diverges only as declared"
+    assert mechanism_word({"diverges": 1, "declared": 1}) == "diverges"
+    assert mechanism_word({"not-modelled": 2}) == "not-modelled"
