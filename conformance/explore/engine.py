@@ -31,7 +31,7 @@ from conformance.data.variants import Variant, variants_of
 from conformance.explore.grammar import Program, programs
 from conformance.explore.layout import EXAMPLES, RUNNING
 from conformance.report.causes import cause_of, causes_of
-from conformance.results import ResultRecord
+from conformance.results import ResultRecord, undeclared
 from conformance.run.runner import RunOptions, run_variant
 
 ROUND_EXAMPLES = 100  # programs per Hypothesis round: each round shrinks what it found before the next
@@ -68,12 +68,24 @@ class Ran:
         return any(r.status == "error" and r.reason.startswith("case error") for r in self.records)
 
     def discrepancies(self) -> dict[str, ResultRecord]:
+        """Each cause of a failing record, and each undeclared divergence of the internals probe on a
+        passing one (the reference and the build disagree where the contract holds: a finding of its own)."""
         out: dict[str, ResultRecord] = {}
         for r in self.records:
             if r.status == "fail" or (r.status == "error" and not r.reason.startswith("case error")):
                 for sig in signatures_of(r):
                     out.setdefault(sig, r)
+            for p in undeclared(r):
+                out.setdefault(divergence_signature(p.behavior, p.diff), r)
         return out
+
+
+def divergence_signature(behavior: str, diff: str) -> str:
+    """A probe divergence by behaviour and the first field of the structural form that differs."""
+    changed = next((line[1:] for line in diff.splitlines()
+                    if line[:1] in "+-" and not line.startswith(("---", "+++"))), diff.splitlines()[0] if diff else "")
+    field_ = changed.split(":", 1)[0].strip()[:60] or "its generated code"
+    return f"internals probe: {behavior} diverges from the reference on {field_}"
 
 
 def sweep_expectation(lc: LoadedCase, records: Sequence[ResultRecord]) -> int | None:

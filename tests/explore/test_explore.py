@@ -22,7 +22,7 @@ from conformance.explore.engine import Explorer, signature_of
 from conformance.explore.findings import mark_known, merge_into, to_markdown, write_findings, write_report
 from conformance.explore.grammar import Program, programs
 from conformance.explore.supervise import Budget, Config, _run_case, supervise, totals_report, worker_main
-from conformance.results import MismatchRecord, ResultRecord
+from conformance.results import MismatchRecord, ProbeRecord, ProbeResult, ResultRecord
 from conformance.selftest.faults import FAULTS
 
 
@@ -158,6 +158,21 @@ def test_a_program_with_two_causes_is_two_discrepancies_whichever_comes_first() 
                                    "torch.compile | values | an input's gradient | differs"]
     ran = Ran(None, "", [swapped])  # type: ignore[arg-type]  # the program is not read
     assert set(ran.discrepancies()) == set(signatures_of(both))
+
+
+def test_an_undeclared_probe_divergence_on_a_passing_program_is_a_finding_of_its_own() -> None:
+    from conformance.explore.engine import Ran
+
+    def passing(declared: str) -> ResultRecord:
+        return _record(status="pass").model_copy(update={"probes": ProbeRecord(results=(ProbeResult(
+            "runtime_wrapper", "diverges", (), "--- reference\n+++ build\n-captured inputs: {0: args[0]}\n"
+            "+captured inputs: {}", declared=declared),))})
+
+    ran = Ran(None, "", [passing("")])  # type: ignore[arg-type]  # the program is not read
+    assert list(ran.discrepancies()) == ["internals probe: runtime_wrapper diverges from the reference on captured "
+                                         "inputs"]
+    declared = Ran(None, "", [passing("benign https://github.com/pytorch/pytorch/pull/1 at x.yaml:3")])  # type: ignore[arg-type]
+    assert declared.discrepancies() == {}
 
 
 def test_the_cli_refuses_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
