@@ -70,6 +70,7 @@ from conformance.probe.runtime_wrapper import runtime_forms
 from conformance.probe.scalar_recompile import ScalarSweep
 from conformance.probe.verdict import sources
 from conformance.results import ProbeRecord, ProbeResult, ProbeStatus
+from reference_impl.features import MODELS, features_of, not_modelled
 from reference_impl.observe import Observation
 
 __all__ = [
@@ -103,18 +104,29 @@ def _probe_one(
 ) -> tuple[ProbeResult, ...]:
     one = CompileToProbe(capture, to_region(observation, graph),
                          runtime_forms(sources(capture, "runtime_wrapper_orchestration")), keep_input_mutations)
-    return tuple(PROBES[b.id](one) for b in COMPILED)
+    found = features_of(observation.raw_args, observation.raw_outputs)
+    return tuple(_modelled(PROBES[b.id](one), not_modelled(found, MODELS[b.id])) for b in COMPILED)
+
+
+def _modelled(result: ProbeResult, outside: str) -> ProbeResult:
+    """A comparison on a program the behaviour's reference does not model is no verdict: not-modelled,
+    naming the features (what the comparison said is kept in the note, the diff and the sources)."""
+    if not outside or result.status == "absent":
+        return result
+    said = f"; compared anyway, the build's code {result.status}"
+    return replace(result, status="not-modelled", note=f"the reference does not model {outside}{said}"
+                   + (f" ({result.note})" if result.note else ""))
 
 
 def _merge(results: Sequence[ProbeResult], many: bool) -> ProbeResult:
-    """One verdict from several compiles: the first divergence, else a conformance, else
-    absent. With several compiles the note says which one."""
+    """One verdict from several compiles: the first divergence, else the first of an unknown form, of
+    a program not modelled, of a conformance, else absent. With several compiles the note says which one."""
 
     def tagged(k: int) -> ProbeResult:
         r = results[k]
         return replace(r, note=f"compile {k}: {r.note}" if r.note else f"compile {k}") if many else r
 
-    for status in ("diverges", "conforms"):
+    for status in ("diverges", "unknown-form", "not-modelled", "conforms"):
         hits = [k for k, r in enumerate(results) if r.status == status]
         if hits:
             return tagged(hits[0])

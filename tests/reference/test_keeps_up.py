@@ -145,3 +145,36 @@ def test_a_float_returned_without_a_tensor_op_is_not_modelled() -> None:
     # a float given to a tensor op is modelled
     used = analyze_float_uses("def f(x, s):\n    return x * s\n", ["s"])
     assert probe(ScalarSweep(uses=used, n_values=3, compile_count=2)).status == "conforms"
+
+
+def test_each_behaviour_states_the_features_it_models_and_a_program_outside_them_is_not_modelled() -> None:
+    import numpy as np
+
+    from conformance.probe import _modelled
+    from conformance.results import ProbeResult
+    from reference_impl.features import MODELS, Feature, features_of, not_modelled
+
+    class Keep(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, t: torch.Tensor) -> torch.Tensor:
+            return t * 2
+
+        @staticmethod
+        def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+            return grad * 2
+
+    x = torch.randn(3, requires_grad=True)
+    nested = torch.nested.nested_tensor([torch.randn(2), torch.randn(3)], layout=torch.jagged)
+    found = features_of([x, TwoTensor(torch.randn(2), torch.randn(2)), {"n": nested}], [Keep.apply(x), np.float64(1)])
+    assert found == {Feature.SUBCLASS_VALUES, Feature.NESTED_TENSORS, Feature.CUSTOM_FUNCTIONS, Feature.NUMPY_VALUES}
+    assert features_of([torch.randn(2)], [torch.randn(2)]) == frozenset()
+    assert set(MODELS) == {"mutation_epilogue", "runtime_wrapper", "subclass_wrapper", "backward_unwrap"}
+    outside = not_modelled(found, MODELS["runtime_wrapper"])
+    assert outside.startswith("NumPy values"), outside
+    # scalar_recompile/upstream/numpy_int_sweep_no_recompile: the comparison is kept, the verdict is not
+    diverging = ProbeResult("runtime_wrapper", "diverges", (), "-dynamic dims marked on outputs: [0]")
+    result = _modelled(diverging, outside)
+    assert (result.status, result.diff) == ("not-modelled", diverging.diff)
+    assert "does not model NumPy values" in result.note and "the build's code diverges" in result.note
+    assert _modelled(diverging, "") == diverging
+    assert _modelled(ProbeResult("runtime_wrapper", "absent"), outside).status == "absent"
