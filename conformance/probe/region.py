@@ -30,7 +30,8 @@ class TraceFacts:
     (``None``: not known); the input slots that require grad on entering the graph (an input
     whose ``requires_grad_`` the program calls does); the input slots an in-place call of the
     graph itself takes as its target (``written``: a fake value's version also counts ops
-    dynamo ran on it outside the graph, before a break)."""
+    dynamo ran on it outside the graph, before a break), and of those the ones whose every such
+    call only restrides them (``restrided_only``: ``as_strided_``, ``t_``... write no data)."""
 
     unseen_inputs: Mapping[int, Meta] = field(default_factory=dict)
     output_aliases: Mapping[int, UnseenAlias] = field(default_factory=dict)
@@ -39,6 +40,7 @@ class TraceFacts:
     requires_grad: frozenset[int] | None = None
     metadata_mutated: frozenset[int] | None = None
     written: frozenset[int] = frozenset()
+    restrided_only: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,9 @@ class GraphSignature:
     ``requires_grad_on_entry``: region inputs that require grad on entering the graph in
     dynamo's trace (``None``: no trace); one the observation saw without it was turned on by
     the program first. ``written_in_region``: the region inputs an in-place call of the
-    graph itself takes as its target.
+    graph itself takes as its target; ``restrided_only_in_region``: those only restrided by
+    them, which a ``partial`` region does not write data into or swap the storage of (the
+    call's data or storage mutation happened outside it).
     """
 
     inputs: tuple[int | str | None, ...]
@@ -90,6 +94,7 @@ class GraphSignature:
     requires_grad_on_entry: frozenset[int] | None = None
     metadata_mutated_in_region: frozenset[int] | None = None
     written_in_region: frozenset[int] = frozenset()
+    restrided_only_in_region: frozenset[int] = frozenset()
 
     @staticmethod
     def of(
@@ -136,7 +141,7 @@ class GraphSignature:
             refs, outputs, tuple(g.symbolic for g in graph_inputs), output_symbolic, frozen, unseen_slots, partial,
             need_grad, tuple(sorted(trace.unseen_inputs.items())), unseen(trace.output_aliases, of_unseen_inputs=True),
             unseen(trace.output_subclasses), trace.mutated, trace.requires_grad, trace.metadata_mutated,
-            trace.written,
+            trace.written, trace.restrided_only,
         )
 
 
@@ -261,11 +266,16 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
         # the whole call's mutations may lie outside the region: only its own writes count
         # (for synthetic bases too: inputs only another region writes are not merged)
         own = graph.mutated_in_region
+        writes_data = own - graph.restrided_only_in_region
         geometry = graph.metadata_mutated_in_region
         in_region = replace(in_region, inputs=tuple(
             i if i is None else replace(
-                i, mutates_data=i.mutates_data and k in own, mutates_storage=i.mutates_storage and k in own,
-                mutates_metadata=i.mutates_metadata and k in (own if geometry is None else geometry))
+                i, mutates_data=i.mutates_data and k in writes_data,
+                mutates_storage=i.mutates_storage and k in writes_data,
+                # restrided only: the geometry change is the region's whole mutation, whatever the
+                # call did to the storage outside it
+                mutates_metadata=(i.mutates_metadata or k in graph.restrided_only_in_region)
+                and k in (own if geometry is None else geometry))
             for k, i in enumerate(in_region.inputs)))
     robs, order = synthetic_bases(in_region, graph.unseen_tensors)
     symbolic = [graph.input_symbolic[i] if i is not None and i < len(graph.input_symbolic) else () for i in order]

@@ -130,7 +130,7 @@ class CompileCounter(CountingBackend):
             examples = [getattr(v, "meta", {}).get("example_value") for v in values]
             region.output_symbolic = tuple(self._symbolic(e) for e in examples)
             region.output_requires_grad = tuple(isinstance(e, torch.Tensor) and bool(e.requires_grad) for e in examples)
-        written = _written_by_graph(lifted_names, placeholders, nodes)
+        written, restrided = _written_by_graph(lifted_names, placeholders, nodes)
         values_in = zip(region.inputs, [*lifted_values, *example_inputs], strict=False)
         region.trace = TraceFacts(
             unseen_inputs={k: subclass_meta_of(v) for k, (g, v) in enumerate(values_in)
@@ -142,6 +142,7 @@ class CompileCounter(CountingBackend):
             requires_grad=frozenset(k for k, t in enumerate((*lifted_values, *fakes))
                                     if isinstance(t, torch.Tensor) and t.requires_grad),
             written=written,
+            restrided_only=restrided,
         )
         # a failed compile's sources (dynamo retries it specialised) stay with it, apart from any
         # wrapper in use
@@ -248,30 +249,39 @@ def _aliases(outputs: list[Any], inputs: list[Any], offset: int) -> dict[int, An
     return found
 
 
-def _written_by_graph(lifted: list[str], placeholders: list[Any], nodes: list[Any]) -> frozenset[int]:
+def _written_by_graph(lifted: list[str], placeholders: list[Any], nodes: list[Any]) -> tuple[frozenset[int],
+                                                                                              frozenset[int]]:
     """Region slots an in-place call of dynamo's graph takes as its target (``p.add_``,
     ``torch._foreach_add_([p, q], ...)``, an item assignment), the ``lifted`` parameters (by attribute name) first:
     those have no fake value whose version could tell, and a fake's version does not move
-    under every such op."""
+    under every such op; and of those, the ones only restrided (every such call one of RESTRIDING)."""
     index: dict[Any, int] = {p: len(lifted) + i for i, p in enumerate(placeholders)}
     for n in nodes:
         if n.op == "get_attr" and n.target in lifted:
             index[n] = lifted.index(n.target)
     found: set[int] = set()
+    data: set[int] = set()
     for n in nodes:
         if n.op not in ("call_method", "call_function") or not n.args:
             continue
-        found.update(index[t] for t in _kernel_writes(n) if t in index)
+        kernel = {index[t] for t in _kernel_writes(n) if t in index}
+        found |= kernel
+        data |= kernel
         name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
-        # ``step += 1``, ``a[0] = 2`` on a tensor
+        name = name.split(".")[0]  # an ATen overload: as_strided_.default
         augmented = n.target in _AUGMENTED and _is_tensor(n.args[0])
         if not augmented and (not name.endswith("_") or (name.startswith("_") and not name.startswith("_foreach_"))):
             continue
         first = n.args[0]
-        for t in first if isinstance(first, list | tuple) else (first,):
-            if t in index:
-                found.add(index[t])
-    return frozenset(found)
+        targets = {index[t] for t in (first if isinstance(first, list | tuple) else (first,)) if t in index}
+        found |= targets
+        if name not in RESTRIDING:
+            data |= targets
+    return frozenset(found), frozenset(found - data)
+
+
+# In-place calls that change only a tensor's size, stride or offset, never its data or storage.
+RESTRIDING = frozenset({"as_strided_", "t_", "transpose_", "squeeze_", "unsqueeze_", "swapdims_", "swapaxes_"})
 
 
 # Augmented and item assignments, in place on a tensor.
