@@ -30,6 +30,7 @@ import torch
 
 from reference_impl._source import SourceBuilder, exec_function
 from reference_impl.structural import trace_function
+from reference_impl.subclass_outputs import Outputs, after_slots, is_optional_symint_output
 from reference_impl.terms import Attr, Call, Const, Effect, Item, Name, Op, Seq, SliceT, Star, Trace
 
 __all__ = [
@@ -231,54 +232,6 @@ def _flatten(x: Any, meta: SubclassMeta, out: list[Any], layout: SymintLayout) -
     _sizes(x, *_symbolic_dims(meta), out)
 
 
-def is_optional_symint_output(value: object) -> bool:
-    """An output position the per-tensor layout may skip holds a plain integer."""
-    return isinstance(value, int | torch.SymInt) and not isinstance(value, bool)
-
-
-def _after(slots: Sequence[bool]) -> list[tuple[int, int]]:
-    """Per output position: how many tensors, and how many optional SymInts, come after it (the
-    bounds within which a per-tensor layout may skip an optional position)."""
-    return [(sum(slots[k + 1 :]), sum(not t for t in slots[k + 1 :])) for k in range(len(slots))]
-
-
-class _Outputs:
-    """The graph's outputs, read in order; in the per-tensor layout a symbolic position is
-    taken only when it holds an integer and the outputs left still fit the tensors to come."""
-
-    def __init__(self, outs: Sequence[Any], slots: Sequence[bool], count: int) -> None:
-        self.outs, self.count, self.pos = outs, count, 0
-        self.after = _after(slots)
-        self.slot = 0
-
-    def tensor(self) -> Any:
-        value = self.outs[self.pos]
-        self.pos += 1
-        self.slot += 1
-        return value
-
-    def optional(self) -> None:
-        tensors, optional = self.after[self.slot]
-        left = self.count - self.pos - 1
-        if tensors <= left <= tensors + optional and is_optional_symint_output(self.outs[self.pos]):
-            self.pos += 1
-        self.slot += 1
-
-    def outer(self, meta: SubclassMeta, inner: Mapping[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        """The subclass's outer size and stride: read back from an inner tensor (its own
-        symbolic positions optional) or rebuilt from required positions and static entries."""
-        dims = []
-        for entries, source, read in ((meta.outer_size, meta.size_from, "size"),
-                                      (meta.outer_stride, meta.stride_from, "stride")):
-            if source is not None:
-                for _ in range(sum(s is None for s in entries)):
-                    self.optional()
-                dims.append(tuple(getattr(inner[source], read)()))
-            else:
-                dims.append(tuple(self.tensor() if s is None else s for s in entries))
-        return dims[0], dims[1]
-
-
 def _unflatten(meta: SubclassMeta, outs: Sequence[Any], pos: int) -> tuple[Any, int]:
     inner: dict[str, Any] = {}
     for name, m in meta.attrs:
@@ -300,7 +253,7 @@ def _unflatten(meta: SubclassMeta, outs: Sequence[Any], pos: int) -> tuple[Any, 
     return meta.cls.__tensor_unflatten__(inner, meta.ctx, dims[0], dims[1]), pos  # type: ignore[attr-defined]  # protocol method
 
 
-def _unflatten_per_tensor(meta: SubclassMeta, outs: _Outputs) -> Any:
+def _unflatten_per_tensor(meta: SubclassMeta, outs: Outputs) -> Any:
     inner: dict[str, Any] = {}
     for name, m in meta.attrs:
         if isinstance(m, SubclassMeta):
@@ -342,7 +295,7 @@ def run_subclass_wrapper_interpreted(
     wrapped: list[Any] = []
     saved = meta.num_saved_activations or 0
     if meta.layout == "per-tensor":
-        reader = _Outputs(outs, _slots(meta.outputs, meta.layout), len(outs) - saved)
+        reader = Outputs(outs, _slots(meta.outputs, meta.layout), len(outs) - saved)
         for m in meta.outputs:
             wrapped.append(_unflatten_per_tensor(m, reader) if isinstance(m, SubclassMeta) else reader.tensor())
     pos = 0
@@ -415,7 +368,7 @@ class _PerTensorEmitter:
 
     def __init__(self, b: SourceBuilder, slots: Sequence[bool]) -> None:
         self.b = b
-        self.after = _after(slots)
+        self.after = after_slots(slots)
         self.slot = 0
         self.is_symint = b.bind("_is_optional_symint_output", is_optional_symint_output)
 

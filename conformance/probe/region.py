@@ -272,8 +272,7 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
             i if i is None else replace(
                 i, mutates_data=i.mutates_data and k in writes_data,
                 mutates_storage=i.mutates_storage and k in writes_data,
-                # restrided only: the geometry change is the region's whole mutation, whatever the
-                # call did to the storage outside it
+                # restrided only: the geometry change is the region's whole mutation
                 mutates_metadata=(i.mutates_metadata or k in graph.restrided_only_in_region)
                 and k in (own if geometry is None else geometry))
             for k, i in enumerate(in_region.inputs)))
