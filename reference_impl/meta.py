@@ -142,12 +142,15 @@ def subclass_wrapper_meta(
     frozen_inputs: frozenset[int] = frozenset(),
     keep_input_mutations: bool = True,
     runtime_indices: Sequence[int] | None = None,
+    program_outputs: bool = False,
 ) -> SubclassWrapperMeta | None:
     """Subclass-wrapper metadata, or ``None`` when no input or output is a subclass.
 
     The graph's outputs are, in order, the updated values of the inputs the epilogue
     applies (placement as in :func:`mutation_meta`), the user outputs and the intermediate
-    bases; a training graph appends its saved activations.
+    bases; a training graph appends its saved activations. ``program_outputs``: the outputs
+    observed are the program's own (not a region's), where a ``None`` is no graph output (the
+    outputs' pytree has no leaf for it).
     """
     mm = mutation_meta(
         obs, keep_input_mutations=keep_input_mutations, runtime_indices=runtime_indices
@@ -158,7 +161,8 @@ def subclass_wrapper_meta(
         else obs.input_subclasses[m.index]
         for m in mm.runtime_mutations
     )
-    user = tuple(o.subclass for o in obs.outputs)
+    user = tuple(o.subclass for o, raw in zip(obs.outputs, obs.raw_outputs, strict=False)
+                 if not program_outputs or raw is not None)
     outputs = (*updated, *user, *(PlainMeta(),) * obs.num_intermediate_bases)
     if not any(isinstance(m, SubclassMeta) for m in (*obs.input_subclasses, *outputs)):
         return None

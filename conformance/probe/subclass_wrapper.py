@@ -24,6 +24,7 @@ def probe(c: CompileToProbe) -> ProbeResult:
         frozen_inputs=reg.frozen,
         keep_input_mutations=keep_input_mutations,
         runtime_indices=runtime_indices(rw_forms),
+        program_outputs=not reg.outputs_known,
     )
     if not found:
         return ProbeResult(name, "absent", note="" if meta else "program has no subclasses")

@@ -178,3 +178,19 @@ def test_each_behaviour_states_the_features_it_models_and_a_program_outside_them
     assert "does not model NumPy values" in result.note and "the build's code diverges" in result.note
     assert _modelled(diverging, "") == diverging
     assert _modelled(ProbeResult("runtime_wrapper", "absent"), outside).status == "absent"
+
+
+def test_a_none_the_program_returns_is_no_graph_output() -> None:
+    # subclass_wrapper/explored/no_grad_transpose_aten_twotensor_leaf: the program returns None, and the
+    # outputs' pytree has no leaf for it: the graph returns the transposed input's inner tensors only
+    from reference_impl.meta import subclass_wrapper_meta
+
+    def f(b: torch.Tensor) -> None:
+        b.t_()
+
+    obs = observe(f, [TwoTensor(torch.randn(3, 4), torch.randn(3, 4))])
+    meta = subclass_wrapper_meta(obs, program_outputs=True)
+    assert meta is not None and len(meta.outputs) == 1 and isinstance(meta.outputs[0], sw.SubclassMeta)
+    # a region's outputs are the graph's, each a value (an unseen one is None there): all kept
+    region_like = subclass_wrapper_meta(obs)
+    assert region_like is not None and len(region_like.outputs) == 2
