@@ -113,7 +113,8 @@ def _item(report: Report, s: Sourced, shared: _Tables, *, compact: bool = False)
         if compact and p.status in ("absent", "conforms"):
             continue
         diverges = p.status in ("diverges", "unknown-form")
-        probe: dict[str, Any] = {"behavior": p.behavior, "status": p.status, "note": text(p.note), "diff": text(p.diff)}
+        note = f"declared: {p.declared}; {p.note}" if p.declared else p.note
+        probe: dict[str, Any] = {"behavior": p.behavior, "status": p.status, "note": text(note), "diff": text(p.diff)}
         if (diverges or failing) and (p.build_source or p.reference_source) and not compact:
             probe["sources"] = [clip(p.build_source), clip(p.reference_source)]  # compat.json keeps every one
         probes.append(probe)
