@@ -124,7 +124,26 @@ class Searched(Strict):
         return value.strip()
 
 
-class KnownFailure(Strict):
+class Reviewed(Strict):
+    """What every reviewed entry (a known failure, a divergence) holds to: a one-line reason and
+    evidence, an https link upstream."""
+
+    @field_validator("reason", "evidence", check_fields=False)
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if "\n" in value.strip():
+            raise ValueError("must be one line")
+        return value.strip()
+
+    @field_validator("link", check_fields=False)
+    @classmethod
+    def _https(cls, value: str) -> str:
+        if not value.startswith("https://"):
+            raise ValueError("link must be an https:// URL to the upstream issue or PR")
+        return value
+
+
+class KnownFailure(Reviewed):
     """A reviewed, linked expectation that this case fails on matching builds, and which mismatches it
     covers. An item is a known failure only where every one of its mismatches is covered by exactly one
     entry whose conditions match the build; any other mismatch fails the item."""
@@ -152,20 +171,6 @@ class KnownFailure(Strict):
     @classmethod
     def _mismatch_regex(cls, value: str | None) -> str | None:
         return check_regex(value)
-
-    @field_validator("reason", "evidence")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        if "\n" in value.strip():
-            raise ValueError("must be one line")
-        return value.strip()
-
-    @field_validator("link")
-    @classmethod
-    def _https(cls, value: str) -> str:
-        if not value.startswith("https://"):
-            raise ValueError("link must be an https:// URL to the upstream issue or PR")
-        return value
 
 
 # releases a `torch:` range is tried on to tell whether two ranges share one
@@ -224,7 +229,7 @@ def overlapping_known_failures(known: tuple[KnownFailure, ...]) -> list[tuple[Lo
     return found
 
 
-class Divergence(Strict):
+class Divergence(Reviewed):
     """A reviewed difference between the build's generated code and the reference, where the contract
     holds: the build differs from the upstream change's behaviour in a way a user cannot see, or follows a
     later upstream change the reference does not model on this build. An internals-probe divergence no
@@ -254,17 +259,3 @@ class Divergence(Strict):
     @classmethod
     def _diff_regex(cls, value: str | None) -> str | None:
         return check_regex(value)
-
-    @field_validator("reason", "evidence")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        if "\n" in value.strip():
-            raise ValueError("must be one line")
-        return value.strip()
-
-    @field_validator("link")
-    @classmethod
-    def _https(cls, value: str) -> str:
-        if not value.startswith("https://"):
-            raise ValueError("link must be an https:// URL to the upstream issue or PR")
-        return value
