@@ -1,0 +1,252 @@
+#!bin/env python3
+"""The torch.optim Adam update forms (m.lerp_(g, 1 - beta1), v.addcmul_(g, g, value=1 - beta2), p.addcdiv_(m, denom, value=-step_size)) give eager's state for every value and should compile twice, not once per value.
+Compares compiled with eager on the 485 checks the harness applies to this program (5 call(s)); exit 3 where any differs, 0 where none does, 4 without the device.
+From cases/scalar_recompile/adam_torch_optim_forms.yaml."""
+import os
+import re
+import sys
+import tempfile
+
+import torch
+import torch._dynamo.config
+torch._dynamo.config.specialize_float = False
+os.environ['TORCHINDUCTOR_CACHE_DIR'] = tempfile.mkdtemp()  # caches of its own, cold
+
+def f(p, g, m, v, lr, beta1):
+    m.lerp_(g, 1 - beta1)
+    v.mul_(0.999).addcmul_(g, g, value=1 - 0.999)
+    step_size = lr / (1 - beta1 ** 2)
+    denom = (v.sqrt() / (1 - 0.999 ** 2) ** 0.5).add_(1e-8)
+    p.addcdiv_(m, denom, value=-step_size)
+    return p
+
+def run(fn, compiled):  # every call; what each shows, check by check
+    calls = []
+    for lr, beta1 in [(0.001, 0.9), (0.0005, 0.8), (0.01, 0.95), (0.003, 0.85), (0.1, 0.5)]:  # calls 1 to 5
+        seen = {}
+        calls.append(seen)
+        gen = torch.Generator().manual_seed(0)
+        p = torch.randn((16,), generator=gen, dtype=torch.float32)
+        g = torch.randn((16,), generator=gen, dtype=torch.float32)
+        m = torch.zeros((16,), dtype=torch.float32)
+        v = torch.zeros((16,), dtype=torch.float32)
+        version_before = {'g': g._version, 'm': m._version, 'p': p._version, 'v': v._version}
+        storage_before = {'g': g.untyped_storage(), 'm': m.untyped_storage(), 'p': p.untyped_storage(), 'v': v.untyped_storage()}
+        try:
+            out = fn(p, g, m, v, lr, beta1)
+            modes = (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')))
+            seen['call'] = {'exception': None}
+        except Exception as exc:
+            seen['call'] = {'exception': raised(exc)}
+            return calls
+        outs = flatten_outputs(out)
+        tensors = {'p': p, 'g': g, 'm': m, 'v': v}
+        seen['outputs'] = observed(lambda: {'structure': output_structure(out), 'number of outputs': len(outs)})
+        seen['out[0]'] = observed(lambda: {**look(out, 'type', 'dtype', 'device', 'shape', 'stride', 'storage_offset', 'requires_grad', 'is_leaf', 'values', 'storage contents'), 'is the input object': next((n for n, x in tensors.items() if x is out), None), 'shares storage with': sorted(n for n, x in tensors.items() if x is not out and storage_key(x) is not None and storage_key(x) == storage_key(out))})
+        seen['input p'] = observed(lambda: {**look(p, 'type', 'dtype', 'device', 'shape', 'stride', 'storage_offset', 'requires_grad', 'is_leaf', 'values', 'storage contents'), 'storage swapped (set_)': p.untyped_storage() is not storage_before['p'], '_version moved': p._version - version_before['p'], 'shares storage with': sorted(n for n, x in tensors.items() if x is not p and storage_key(x) is not None and storage_key(x) == storage_key(p))})
+        seen['input g'] = observed(lambda: {**look(g, 'type', 'dtype', 'device', 'shape', 'stride', 'storage_offset', 'requires_grad', 'is_leaf', 'values', 'storage contents'), 'storage swapped (set_)': g.untyped_storage() is not storage_before['g'], '_version moved': g._version - version_before['g'], 'shares storage with': sorted(n for n, x in tensors.items() if x is not g and storage_key(x) is not None and storage_key(x) == storage_key(g))})
+        seen['input m'] = observed(lambda: {**look(m, 'type', 'dtype', 'device', 'shape', 'stride', 'storage_offset', 'requires_grad', 'is_leaf', 'values', 'storage contents'), 'storage swapped (set_)': m.untyped_storage() is not storage_before['m'], '_version moved': m._version - version_before['m'], 'shares storage with': sorted(n for n, x in tensors.items() if x is not m and storage_key(x) is not None and storage_key(x) == storage_key(m))})
+        seen['input v'] = observed(lambda: {**look(v, 'type', 'dtype', 'device', 'shape', 'stride', 'storage_offset', 'requires_grad', 'is_leaf', 'values', 'storage contents'), 'storage swapped (set_)': v.untyped_storage() is not storage_before['v'], '_version moved': v._version - version_before['v'], 'shares storage with': sorted(n for n, x in tensors.items() if x is not v and storage_key(x) is not None and storage_key(x) == storage_key(v))})
+        seen['after the call'] = observed(lambda: {'grad mode': modes[0], 'inference mode': modes[1], 'autocast': modes[2]})
+        written = write_through_outputs(outs)  # in place, through each output
+        seen['after writing through the outputs'] = observed(lambda: {'in-place write through outputs': written})
+        seen['after writing through the outputs: p'] = observed(lambda: look(p, 'type', 'dtype', 'device', 'shape', 'values'))
+        seen['after writing through the outputs: g'] = observed(lambda: look(g, 'type', 'dtype', 'device', 'shape', 'values'))
+        seen['after writing through the outputs: m'] = observed(lambda: look(m, 'type', 'dtype', 'device', 'shape', 'values'))
+        seen['after writing through the outputs: v'] = observed(lambda: look(v, 'type', 'dtype', 'device', 'shape', 'values'))
+        seen['after writing through the outputs: out[0]'] = observed(lambda: look(out, 'type', 'dtype', 'device', 'shape', 'values'))
+    return calls
+
+graphs = []
+
+def backend(gm, example_inputs):  # counts the graphs it compiled, not those dynamo aborted
+    compiled = torch._dynamo.lookup_backend('inductor')(gm, example_inputs)
+    graphs.append(gm)
+    return compiled
+
+compiled_f = torch.compile(f, backend=backend)
+
+# -------------------- how the harness reads and judges each check (torch-conformance's own functions)
+def flatten_outputs(out):
+    if isinstance(out, dict):
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
+
+def output_structure(out):
+    if isinstance(out, tuple | list):
+        return f"{type(out).__name__}({', '.join((output_structure(x) for x in out))})"
+    if isinstance(out, dict):
+        return f"dict({', '.join((f'{k}: {output_structure(out[k])}' for k in sorted(out, key=str)))})"
+    return '*'
+
+def is_subclass(t):
+    return type(t) is not torch.Tensor and hasattr(type(t), '__tensor_flatten__')
+
+def storage_key(t):
+    if is_subclass(t) or t.device.type == 'meta':
+        return None
+    try:
+        st = t.untyped_storage()
+        return (str(t.device), st.data_ptr()) if st.nbytes() else None
+    except (RuntimeError, NotImplementedError):
+        return None
+
+def write_through_outputs(outputs):
+    errors = []
+    with torch.no_grad():
+        for o in outputs:
+            if not isinstance(o, torch.Tensor):
+                errors.append(None)
+                continue
+            try:
+                if o.dtype == torch.bool:
+                    o.logical_not_()
+                else:
+                    o.add_(1)
+                errors.append(None)
+            except Exception as exc:
+                errors.append(type(exc).__name__)
+    return errors
+
+def refusal(exc):
+    first = str(exc).split('.')[0]
+    return f'raises {type(exc).__name__}: ' + re.sub('\\bOutput \\d+ of \\w+', "A view's output", first)
+
+def look(t, *checks):
+    seen = {}
+    for check in checks:
+        try:
+            value = OBSERVE[check](t)
+        except Exception as exc:
+            value = refusal(exc)
+        seen[check] = value.clone() if isinstance(value, torch.Tensor) else value
+    return seen
+
+def raised(exc):
+    text = f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    inner = exc.__cause__ or getattr(exc, 'inner_exception', None)
+    if isinstance(inner, BaseException) and inner is not exc:
+        text += f' (caused by {type(inner).__name__}: {str(inner).strip()})'
+    return text
+
+def observed(get):
+    try:
+        return get()
+    except Exception as exc:
+        return {'unobservable': raised(exc)}
+
+def short(value, limit=160):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + '...'
+
+def shown(value):
+    return short(value.flatten()[:8].tolist() if isinstance(value, torch.Tensor) else value)
+
+def judged(check, compiled, eager):
+    try:
+        detail = JUDGES[check](compiled, eager, TOL)
+    except Exception:
+        detail = None if repr(compiled) == repr(eager) else ''
+    show = SHOW.get(check, str)
+    if detail is not None and any((accepts(show(compiled), show(eager)) for accepts in ALLOWED.get(check, ()))):
+        print(f'allowed: {check} is {show(compiled)}, eager gives {show(eager)} (a documented difference)')
+        return None
+    return detail
+
+def differences(eager, compiled, pass_name=''):
+    found = 0
+    for k, (e_call, c_call) in enumerate(zip(eager, compiled, strict=False)):
+        where_call = pass_name + (f'call {k + 1}: ' if len(eager) > 1 else '')
+        for where, checks in e_call.items():
+            if where not in c_call:
+                continue
+            lacking = c_call[where].get('unobservable')
+            if lacking is not None and 'unobservable' not in checks:
+                found += 1
+                print(f'MISMATCH: {where_call}{where}: compiled has none ({lacking}), but eager does')
+                continue
+            for check, e in checks.items():
+                c = c_call[where].get(check)
+                detail = judged(check, c, e)
+                if detail is not None:
+                    found += 1
+                    sides = (c, e) if check == 'exception' else (shown(c), shown(e))
+                    print(f'MISMATCH: {where_call}{where}: {check} is {sides[0]}, but eager gives {sides[1]}' + (f' ({detail})' if detail else ''))
+                    if check == '.grad':
+                        break
+    return found
+
+def dims(sizes):
+    return tuple((d if isinstance(d, int) else re.sub('\\bj\\d+\\b', 'j', str(d)) for d in sizes))
+
+def significant_strides(shape, stride):
+    if not (isinstance(shape, tuple) and isinstance(stride, tuple)):
+        return stride
+    if 0 in shape:
+        return ()
+    return tuple((None if n == 1 else s for n, s in zip(shape, stride, strict=False)))
+
+def one_raised(actual, expected, tol):
+    return None if (actual is None) == (expected is None) else ''
+
+def equal(actual, expected, tol):
+    return None if actual == expected else ''
+
+def _identical(actual, expected):
+    import torch
+    if not (type(actual) is torch.Tensor and type(expected) is torch.Tensor and (actual.layout == expected.layout == torch.strided) and (actual.dtype == expected.dtype) and (actual.shape == expected.shape) and (actual.device == expected.device)):
+        return False
+    try:
+        return bool(torch.equal(actual, expected))
+    except (RuntimeError, NotImplementedError):
+        return False
+
+def close(actual, expected, tol):
+    import torch
+    if _identical(actual, expected):
+        return None
+    rtol, atol = (tol.rtol, tol.atol)
+    if (rtol is None) != (atol is None):
+        rtol, atol = (rtol or 0.0, atol or 0.0)
+    try:
+        torch.testing.assert_close(actual.cpu(), expected.cpu(), rtol=rtol, atol=atol, equal_nan=True, check_device=False, check_stride=False)
+    except AssertionError as exc:
+        return '; '.join([ln.strip() for ln in str(exc).splitlines() if ln.strip()][:4])
+    return None
+
+def moved(actual, expected, tol):
+    return None if (actual > 0) == (expected > 0) else ''
+
+OBSERVE = {  # how one side shows each check of a tensor t (conformance/core/checks.py)
+    'type': lambda t: f'{type(t).__module__}.{type(t).__qualname__}',
+    'dtype': lambda t: t.dtype,
+    'device': lambda t: str(t.device),
+    'shape': lambda t: dims(t.shape),
+    'stride': lambda t: significant_strides(dims(t.shape), dims(t.stride())),
+    'storage_offset': lambda t: t.storage_offset(),
+    'requires_grad': lambda t: t.requires_grad,
+    'is_leaf': lambda t: t.is_leaf,
+    'values': lambda t: t.detach(),
+    'storage contents': lambda t: torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage()).detach(),
+}
+JUDGES = {'exception': one_raised, 'structure': equal, 'number of outputs': equal, 'type': equal, 'dtype': equal, 'device': equal, 'shape': equal, 'stride': equal, 'storage_offset': equal, 'requires_grad': equal, 'is_leaf': equal, 'values': close, 'storage contents': close, 'is the input object': equal, 'shares storage with': equal, 'storage swapped (set_)': equal, '_version moved': moved, 'grad mode': equal, 'inference mode': equal, 'autocast': equal, 'in-place write through outputs': equal}  # the core's judges
+ALLOWED, SHOW = {}, {}
+
+class TOL:  # the case's tolerance (None: torch's defaults for the dtype)
+    rtol, atol = None, None
+
+eager = run(f, compiled=False)
+differs = differences(eager, run(compiled_f, compiled=True))
+if len(graphs) != 2:
+    print(f'MISMATCH: cold pass over 5 call(s): graphs compiled is {len(graphs)}, but expect.compiles gives 2')
+    differs += 1
+torch._dynamo.reset()  # then again, caches warm
+graphs.clear()
+compiled_f = torch.compile(f, backend=backend)
+differs += differences(eager, run(compiled_f, compiled=True), 'the warm rerun, ')
+if len(graphs) != 2:
+    print(f'MISMATCH: warm pass over 5 call(s): graphs compiled is {len(graphs)}, but expect.compiles gives 2')
+    differs += 1
+# the verdict: what it printed, as the exit status
+print(f'MISMATCH: {differs} check(s) differ from eager' if differs else 'MATCHES: compiled behaves like eager on every check')
+sys.exit(3 if differs else 0)

@@ -1,0 +1,233 @@
+#!bin/env python3
+"""A TwoTensor leaf that requires grad, transposed in place through the ATen overload under no_grad, ends transposed without error, as in eager (found by the explorer).
+Compares compiled with eager on the 52 checks the harness applies to this program (1 call(s)); exit 3 where any differs, 0 where none does, 4 without the device.
+From cases/subclass_wrapper/explored/no_grad_transpose_aten_twotensor_leaf.yaml."""
+import math
+import re
+import sys
+
+import torch
+from torch.testing._internal.two_tensor import TwoTensor
+
+def f(b):
+    with torch.no_grad():
+        torch.ops.aten.t_.default(b)
+
+def run(fn, compiled):  # every call; what each shows, check by check
+    calls = []
+    seen = {}
+    calls.append(seen)
+    g = torch.Generator().manual_seed(1)
+    b = TwoTensor(torch.randn((3, 4), generator=g, dtype=torch.float32), torch.randn((3, 4), generator=g, dtype=torch.float32)).requires_grad_()
+    version_before = {'b': b._version}
+    storage_before = {'b': b.untyped_storage()}
+    try:
+        with torch.set_grad_enabled(True):
+            out = fn(b)
+            modes = (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')))
+        seen['call'] = {'exception': None}
+    except Exception as exc:
+        seen['call'] = {'exception': raised(exc)}
+        return calls
+    outs = flatten_outputs(out)
+    tensors = {'b': b}
+    seen['outputs'] = observed(lambda: {'structure': output_structure(out), 'number of outputs': len(outs)})
+    seen['out[0]'] = observed(lambda: look(outs[0], 'type', 'value'))
+    seen['input b'] = observed(lambda: {**look(b, 'type', 'dtype', 'device', 'shape', 'stride', 'storage_offset', 'requires_grad', 'is_leaf'), 'storage swapped (set_)': b.untyped_storage() is not storage_before['b'], '_version moved': b._version - version_before['b'], 'shares storage with': sorted(n for n, x in tensors.items() if x is not b and storage_key(x) is not None and storage_key(x) == storage_key(b))})
+    seen['input b.a'] = observed(lambda: look(b.a, 'type', 'dtype', 'device', 'shape', 'stride', 'storage_offset', 'values', 'storage contents'))
+    seen['input b.b'] = observed(lambda: look(b.b, 'type', 'dtype', 'device', 'shape', 'stride', 'storage_offset', 'values', 'storage contents'))
+    seen['after the call'] = observed(lambda: {'grad mode': modes[0], 'inference mode': modes[1], 'autocast': modes[2]})
+    seen['grad of b'] = observed(lambda: look(b, '.grad'))
+    written = write_through_outputs(outs)  # in place, through each output
+    seen['after writing through the outputs'] = observed(lambda: {'in-place write through outputs': written})
+    seen['after writing through the outputs: b'] = observed(lambda: look(b, 'type', 'dtype', 'device', 'shape'))
+    seen['after writing through the outputs: b.a'] = observed(lambda: look(b.a, 'type', 'dtype', 'device', 'shape', 'values'))
+    seen['after writing through the outputs: b.b'] = observed(lambda: look(b.b, 'type', 'dtype', 'device', 'shape', 'values'))
+    return calls
+
+compiled_f = torch.compile(f, backend='aot_eager')
+
+# -------------------- how the harness reads and judges each check (torch-conformance's own functions)
+def flatten_outputs(out):
+    if isinstance(out, dict):
+        out = [out[k] for k in sorted(out, key=str)]
+    return [x for item in out for x in flatten_outputs(item)] if isinstance(out, tuple | list) else [out]
+
+def output_structure(out):
+    if isinstance(out, tuple | list):
+        return f"{type(out).__name__}({', '.join((output_structure(x) for x in out))})"
+    if isinstance(out, dict):
+        return f"dict({', '.join((f'{k}: {output_structure(out[k])}' for k in sorted(out, key=str)))})"
+    return '*'
+
+def is_subclass(t):
+    return type(t) is not torch.Tensor and hasattr(type(t), '__tensor_flatten__')
+
+def storage_key(t):
+    if is_subclass(t) or t.device.type == 'meta':
+        return None
+    try:
+        st = t.untyped_storage()
+        return (str(t.device), st.data_ptr()) if st.nbytes() else None
+    except (RuntimeError, NotImplementedError):
+        return None
+
+def write_through_outputs(outputs):
+    errors = []
+    with torch.no_grad():
+        for o in outputs:
+            if not isinstance(o, torch.Tensor):
+                errors.append(None)
+                continue
+            try:
+                if o.dtype == torch.bool:
+                    o.logical_not_()
+                else:
+                    o.add_(1)
+                errors.append(None)
+            except Exception as exc:
+                errors.append(type(exc).__name__)
+    return errors
+
+def refusal(exc):
+    first = str(exc).split('.')[0]
+    return f'raises {type(exc).__name__}: ' + re.sub('\\bOutput \\d+ of \\w+', "A view's output", first)
+
+def look(t, *checks):
+    seen = {}
+    for check in checks:
+        try:
+            value = OBSERVE[check](t)
+        except Exception as exc:
+            value = refusal(exc)
+        seen[check] = value.clone() if isinstance(value, torch.Tensor) else value
+    return seen
+
+def raised(exc):
+    text = f'{type(exc).__name__}: ' + next((s for s in str(exc).splitlines() if s.strip()), '')
+    inner = exc.__cause__ or getattr(exc, 'inner_exception', None)
+    if isinstance(inner, BaseException) and inner is not exc:
+        text += f' (caused by {type(inner).__name__}: {str(inner).strip()})'
+    return text
+
+def observed(get):
+    try:
+        return get()
+    except Exception as exc:
+        return {'unobservable': raised(exc)}
+
+def short(value, limit=160):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + '...'
+
+def shown(value):
+    return short(value.flatten()[:8].tolist() if isinstance(value, torch.Tensor) else value)
+
+def judged(check, compiled, eager):
+    try:
+        detail = JUDGES[check](compiled, eager, TOL)
+    except Exception:
+        detail = None if repr(compiled) == repr(eager) else ''
+    show = SHOW.get(check, str)
+    if detail is not None and any((accepts(show(compiled), show(eager)) for accepts in ALLOWED.get(check, ()))):
+        print(f'allowed: {check} is {show(compiled)}, eager gives {show(eager)} (a documented difference)')
+        return None
+    return detail
+
+def differences(eager, compiled, pass_name=''):
+    found = 0
+    for k, (e_call, c_call) in enumerate(zip(eager, compiled, strict=False)):
+        where_call = pass_name + (f'call {k + 1}: ' if len(eager) > 1 else '')
+        for where, checks in e_call.items():
+            if where not in c_call:
+                continue
+            lacking = c_call[where].get('unobservable')
+            if lacking is not None and 'unobservable' not in checks:
+                found += 1
+                print(f'MISMATCH: {where_call}{where}: compiled has none ({lacking}), but eager does')
+                continue
+            for check, e in checks.items():
+                c = c_call[where].get(check)
+                detail = judged(check, c, e)
+                if detail is not None:
+                    found += 1
+                    sides = (c, e) if check == 'exception' else (shown(c), shown(e))
+                    print(f'MISMATCH: {where_call}{where}: {check} is {sides[0]}, but eager gives {sides[1]}' + (f' ({detail})' if detail else ''))
+                    if check == '.grad':
+                        break
+    return found
+
+def dims(sizes):
+    return tuple((d if isinstance(d, int) else re.sub('\\bj\\d+\\b', 'j', str(d)) for d in sizes))
+
+def significant_strides(shape, stride):
+    if not (isinstance(shape, tuple) and isinstance(stride, tuple)):
+        return stride
+    if 0 in shape:
+        return ()
+    return tuple((None if n == 1 else s for n, s in zip(shape, stride, strict=False)))
+
+def one_raised(actual, expected, tol):
+    return None if (actual is None) == (expected is None) else ''
+
+def equal(actual, expected, tol):
+    return None if actual == expected else ''
+
+def close_number(actual, expected, tol):
+    if not (isinstance(actual, float) and isinstance(expected, float)):
+        return equal(actual, expected, tol)
+    rtol = tol.rtol if tol.rtol is not None else 1.3e-06
+    atol = tol.atol if tol.atol is not None else 1e-05
+    agree = abs(actual - expected) <= atol + rtol * abs(expected) or (math.isnan(actual) and math.isnan(expected))
+    return None if agree else ''
+
+def moved(actual, expected, tol):
+    return None if (actual > 0) == (expected > 0) else ''
+
+def _identical(actual, expected):
+    import torch
+    if not (type(actual) is torch.Tensor and type(expected) is torch.Tensor and (actual.layout == expected.layout == torch.strided) and (actual.dtype == expected.dtype) and (actual.shape == expected.shape) and (actual.device == expected.device)):
+        return False
+    try:
+        return bool(torch.equal(actual, expected))
+    except (RuntimeError, NotImplementedError):
+        return False
+
+def close(actual, expected, tol):
+    import torch
+    if _identical(actual, expected):
+        return None
+    rtol, atol = (tol.rtol, tol.atol)
+    if (rtol is None) != (atol is None):
+        rtol, atol = (rtol or 0.0, atol or 0.0)
+    try:
+        torch.testing.assert_close(actual.cpu(), expected.cpu(), rtol=rtol, atol=atol, equal_nan=True, check_device=False, check_stride=False)
+    except AssertionError as exc:
+        return '; '.join([ln.strip() for ln in str(exc).splitlines() if ln.strip()][:4])
+    return None
+
+OBSERVE = {  # how one side shows each check of a tensor t (conformance/core/checks.py)
+    'type': lambda t: f'{type(t).__module__}.{type(t).__qualname__}',
+    'value': lambda t: t,
+    'dtype': lambda t: t.dtype,
+    'device': lambda t: str(t.device),
+    'shape': lambda t: dims(t.shape),
+    'stride': lambda t: significant_strides(dims(t.shape), dims(t.stride())),
+    'storage_offset': lambda t: t.storage_offset(),
+    'requires_grad': lambda t: t.requires_grad,
+    'is_leaf': lambda t: t.is_leaf,
+    'values': lambda t: t.detach(),
+    'storage contents': lambda t: torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage()).detach(),
+    '.grad': lambda t: t.grad is not None,
+}
+JUDGES = {'exception': one_raised, 'structure': equal, 'number of outputs': equal, 'type': equal, 'value': close_number, 'dtype': equal, 'device': equal, 'shape': equal, 'stride': equal, 'storage_offset': equal, 'requires_grad': equal, 'is_leaf': equal, 'storage swapped (set_)': equal, '_version moved': moved, 'shares storage with': equal, 'values': close, 'storage contents': close, 'grad mode': equal, 'inference mode': equal, 'autocast': equal, '.grad': equal, 'in-place write through outputs': equal}  # the core's judges
+ALLOWED, SHOW = {}, {}
+
+class TOL:  # the case's tolerance (None: torch's defaults for the dtype)
+    rtol, atol = None, None
+
+eager = run(f, compiled=False)
+differs = differences(eager, run(compiled_f, compiled=True))
+# the verdict: what it printed, as the exit status
+print(f'MISMATCH: {differs} check(s) differ from eager' if differs else 'MATCHES: compiled behaves like eager on every check')
+sys.exit(3 if differs else 0)
