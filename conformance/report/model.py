@@ -383,8 +383,8 @@ class Report:
         """What needs a person in a sentence, counted (both pages say it under the section's title)."""
         attention = self.attention()
         if not attention["count"]:
-            return ("Nothing: no item fails or errors untriaged, no known failure passes, every cell ran its cases "
-                    "and every run finished.")
+            return ("Nothing: no item fails or errors untriaged, no known failure passes, no passing item's internals "
+                    "probe diverges undeclared, every cell ran its cases and every run finished.")
         return "; ".join(f"{len(attention[k])} {words}" for k, words in ATTENTION_WORDS.items() if attention[k]) + "."
 
     def regressions_words(self) -> str:
