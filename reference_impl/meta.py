@@ -58,14 +58,15 @@ def predict_in_graph(inp: InputObservation, *, keep_input_mutations: bool) -> bo
     """The published placement rule: may the graph keep this mutation to itself?
 
     Only a value mutation, and only if autograd has nothing to record: the input does not
-    require grad and keeps its geometry, or every write happened with grad mode off. A
-    write through ``x.detach()`` with grad mode on does not count: the epilogue applies it.
+    require grad *after* the call (a write of a value that requires grad makes it require
+    grad) and keeps its geometry, or every write happened with grad mode off. A write
+    through ``x.detach()`` with grad mode on does not count: the epilogue applies it.
     """
     if inp.mutates_storage:
         return True  # storage swaps stay in the graph or are rejected at compile time
     if not keep_input_mutations or not inp.mutates_data:
         return False
-    return (not inp.mutates_metadata and not inp.before.requires_grad) or inp.under_no_grad
+    return (not inp.mutates_metadata and not inp.after.requires_grad) or inp.under_no_grad
 
 
 def mutation_meta(

@@ -142,6 +142,24 @@ def test_a_detach_write_with_grad_on_is_applied_by_the_epilogue() -> None:
     assert not predict_in_graph(inp, keep_input_mutations=True)
 
 
+def test_a_write_of_a_value_that_requires_grad_is_applied_by_the_epilogue() -> None:
+    """From ``twotensor_mutated_then_transposed_call``: upstream reads ``requires_grad`` of the
+    functional input after tracing, and ``a.add_(b)`` with ``b`` requiring grad makes ``a``
+    require grad; a placement read before the call keeps the write in the graph."""
+
+    def add_then_mul(a: torch.Tensor, b: torch.Tensor) -> None:
+        a.add_(b, alpha=0.5)
+        a.mul_(2)
+
+    plain = torch.rand(3, 4, requires_grad=True).clone()
+    for x in (torch.rand(3, 4), TwoTensor(torch.rand(3, 4), torch.rand(3, 4))):
+        (inp,) = observe(add_then_mul, [x, plain.detach().requires_grad_().clone()]).mutated_inputs
+        assert not inp.before.requires_grad and inp.after.requires_grad
+        assert not predict_in_graph(inp, keep_input_mutations=True)
+    (inp,) = observe(add_then_mul, [torch.rand(3, 4), torch.rand(3, 4)]).mutated_inputs
+    assert predict_in_graph(inp, keep_input_mutations=True)
+
+
 # -- outputs -----------------------------------------------------------------------------------
 
 
