@@ -42,7 +42,27 @@ def _add_option(parser: argparse.ArgumentParser, opt: Option) -> None:
 
 
 def _paths(args: argparse.Namespace) -> list[Path]:
-    return [Path(p) for p in args.paths] or [Path(args.cases or BY_NAME["cases"].env_default())]
+    from conformance.data.corpus import resolve, root_of  # lazy: start-up (the subcommand needs it)
+
+    root = root_of(args.cases)
+    return [resolve(p, root) for p in args.paths] or [root]
+
+
+def _no_cases(args: argparse.Namespace, paths: list[Path]) -> int | None:
+    """A usage error where the paths hold no case file: never a table of zeros or an empty run."""
+    from conformance.data.corpus import has_cases, where_looked  # lazy: start-up (the subcommand needs it)
+
+    named = list(args.paths) if args.paths else list(map(str, paths))  # as the user wrote them
+    missing = [shown for shown, p in zip(named, paths, strict=True) if not p.exists()]
+    if missing:
+        print(f"no such file or folder: {', '.join(missing)}" if args.paths else
+              f"no cases folder: looked for {where_looked(args.cases)}", file=sys.stderr)
+        return EXIT_USAGE
+    if not has_cases(paths):
+        where = ", ".join(map(str, paths)) if args.paths else where_looked(args.cases)
+        print(f"no case files (*.yaml) under {where}; point --cases at the folder that holds them", file=sys.stderr)
+        return EXIT_USAGE
+    return None
 
 
 def _display(path: Path) -> str:
@@ -74,14 +94,13 @@ def _require_torch(how: bool | str) -> bool:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
     from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
 
-    root = Path(args.cases or BY_NAME["cases"].env_default())
+    root = root_of(args.cases)
     paths = _paths(args)
-    missing = [p for p in paths if not p.exists()]
-    if missing:
-        print(f"no such file or folder: {', '.join(map(str, missing))}", file=sys.stderr)
-        return EXIT_USAGE
+    if (problem := _no_cases(args, paths)) is not None and not any(p.name == "UPSTREAM.yaml" for p in paths):
+        return problem
     check = None
     try:
         import torch  # noqa: F401  # the checks that need the build run only where it imports
@@ -104,9 +123,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if parity_errors:
         print(f"{len(parity_errors)} error(s) in the upstream parity mapping", file=sys.stderr)
-        return EXIT_USAGE
-    if not cases and not any(p.name == "UPSTREAM.yaml" for p in paths):
-        print(f"no case files (*.yaml) under {', '.join(map(str, paths))}", file=sys.stderr)
         return EXIT_USAGE
     if cases:
         print(f"{len(cases)} case file(s) valid")
@@ -140,14 +156,18 @@ def _check_parity(root: Path, paths: list[Path], case_ids: list[str]) -> list[st
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
     from conformance.data.devices import probe  # lazy: start-up (the subcommand needs it)
     from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
     from conformance.data.selection import check_selection  # lazy: start-up (the subcommand needs it)
     from conformance.data.variants import variants_of  # lazy: start-up (the subcommand needs it)
     from conformance.pytest_plugin.plugin import item_name  # lazy: start-up (the subcommand needs it)
 
-    root = Path(args.cases or BY_NAME["cases"].env_default())
-    cases, errors = load_all(_paths(args), root if root.is_dir() else None)
+    root = root_of(args.cases)
+    paths = _paths(args)
+    if (problem := _no_cases(args, paths)) is not None:
+        return problem
+    cases, errors = load_all(paths, root if root.is_dir() else None)
     rows = []
     per_behavior: Counter[str] = Counter()
     items: Counter[tuple[str, str]] = Counter()
@@ -225,10 +245,12 @@ def _cases_root(args: argparse.Namespace) -> str | None:
     """The cases root for a run: --cases (or its environment variable); else, where a path given
     lies outside the default folder (a case of one's own), the folder the paths have in common,
     so that every path given is run and ids are paths under it."""
+    from conformance.data.corpus import resolve, root_of  # lazy: start-up (the subcommand needs it)
+
     if args.cases or not args.paths:
         return str(args.cases) if args.cases else None
-    default = Path(BY_NAME["cases"].env_default()).resolve()
-    paths = [Path(p).resolve() for p in args.paths]
+    default = root_of(None).resolve()
+    paths = [resolve(p, default).resolve() for p in args.paths]
     if all(p.is_relative_to(default) for p in paths):
         return None
     folders = [p if p.is_dir() else p.parent for p in paths]
@@ -245,10 +267,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return EXIT_USAGE
-    missing = [p for p in args.paths if not Path(p.split("::", 1)[0]).exists()]
-    if missing:
-        print(f"no such file or folder: {', '.join(missing)}", file=sys.stderr)
-        return EXIT_USAGE
+    from conformance.data.corpus import resolve, root_of  # lazy: start-up (the subcommand needs it)
+
+    root = root_of(args.cases)
+    files = [resolve(p.split("::", 1)[0], root) for p in args.paths]
+    if (problem := _no_cases(args, files or [root])) is not None:
+        return problem
+    args.paths = [str(f) + (f"::{p.split('::', 1)[1]}" if "::" in p else "")
+                  for f, p in zip(files, args.paths, strict=True)]
     args.cases = _cases_root(args)
     argv = pytest_args(args)
     if args.dry_run:

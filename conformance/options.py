@@ -73,7 +73,8 @@ def check_number(option: Option, value: object, *, positive: bool) -> str | None
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("cases", "path", "cases", "root folder of the case files; case ids are paths under it", "DIR"),
+    Option("cases", "path", "", "root folder of the case files; case ids are paths under it (default: cases/ in "
+           "the working folder where there is one, else the corpus installed with the package)", "DIR"),
     Option("devices", "csv", "", "only these devices/device types, e.g. cpu or cpu,cuda (default: every "
            "device a case declares; unavailable ones skip with a reason)", "LIST"),
     Option("backends", "csv", "", "only these backends: eager, aot_eager, inductor, aot_function, "

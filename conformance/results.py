@@ -138,6 +138,45 @@ class ProbeRecord(_Record):
         return next(r for r in self.results if r.behavior == behavior)
 
 
+CorpusOrigin = Literal["bundled", "checkout", "folder"]
+
+
+class CorpusRef(_Record):
+    """The corpus a run ran (Note [The corpus]): where it was found, the package version whose
+    corpus it is, a digest of its files, and how it differs from what it was taken from."""
+
+    origin: CorpusOrigin = Field(
+        description="bundled: the case files installed with the package; checkout: the cases folder of the "
+        "source tree the package runs from; folder: any other folder (--cases, a cases/ in the working folder).")
+    version: Annotated[str, Field(max_length=64)] | None = Field(
+        None, description="The torch-conformance version whose corpus this is (None: a folder of one's own).")
+    digest: Annotated[str, Field(max_length=64)] = Field(
+        description="sha256 over every case file's path under the corpus and the sha256 of its bytes, in path order.")
+    files: int = Field(description="The case files (and UPSTREAM.yaml) the digest covers.")
+    base: Annotated[str, Field(max_length=200)] | None = Field(
+        None, description="What the counts below compare with: the bundled corpus of an installed version, or the "
+        "checkout's git HEAD; None where nothing could be compared.")
+    added: int | None = None
+    changed: int | None = None
+    removed: int | None = None
+
+    @property
+    def local_changes(self) -> int | None:
+        counts = (self.added, self.changed, self.removed)
+        return None if None in counts else sum(c or 0 for c in counts)
+
+    def describe(self) -> str:
+        """One line: which corpus, and its local changes."""
+        whose = f"torch-conformance {self.version}" if self.version else "a folder of its own"
+        text = f"{whose} corpus ({self.origin}), {self.files} files, sha256 {self.digest[:12]}"
+        if self.base is None:
+            return text
+        if not self.local_changes:
+            return f"{text}, as in the {self.base}"
+        return (f"{text}, with local changes to the {self.base}: {self.added} added, {self.changed} changed, "
+                f"{self.removed} removed")
+
+
 class Fingerprint(_Record):
     """The build and machine an item ran on."""
 
@@ -156,6 +195,7 @@ class Fingerprint(_Record):
     device_name: Name | None = None
     capability: Annotated[str, Field(max_length=32)] | None = None
     device_error: Text | None = None
+    corpus: CorpusRef | None = None
 
 
 class ResultRecord(_Record):
@@ -350,6 +390,10 @@ class RunManifest(BaseModel):
     selection: dict[str, str] = Field(default_factory=dict, description="The options that narrowed it.")
     shard: str | None = Field(None, max_length=32)
     items: tuple[ManifestItem, ...] = ()
+    corpus: CorpusRef | None = None
+    corpus_changes: tuple[Annotated[str, Field(max_length=400)], ...] = Field(
+        (), description="The corpus's local changes, one per file ('added PATH', 'changed PATH', 'removed PATH'; "
+        "the first 200).")
 
 
 def _published(model: type[BaseModel], title: str) -> dict[str, Any]:

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conformance.options import BY_NAME
+
 __all__ = ["add_parser", "cmd_bench"]
 
 DEFAULT_OUT = Path("results/bench")
@@ -43,7 +45,7 @@ def add_parser(sub: Any) -> None:
 
     h = bsub.add_parser("harness", help="the harness's own cost over the case corpus: overhead serial and "
                         "with -n, speed-up of -n, warm-cache rerun")
-    h.add_argument("--cases", type=Path, default=Path("cases"), help="case folder (default cases)")
+    h.add_argument("--cases", type=Path, default=None, help=BY_NAME["cases"].help)
     h.add_argument("--runs", default="serial,parallel,warm", help="which runs, in order (default "
                    "serial,parallel,warm)")
     h.add_argument("-n", dest="workers", type=int, default=2, help="workers of the parallel run (default 2)")
@@ -145,7 +147,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_harness(args: argparse.Namespace) -> int:
     from conformance.bench.harness import harness_markdown, measure_harness  # lazy: start-up (the subcommand needs it)
+    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
 
+    args.cases = root_of(args.cases)
     if not args.cases.is_dir():
         print(f"--cases {args.cases}: no such folder", file=sys.stderr)
         return 2

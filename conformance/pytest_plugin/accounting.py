@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conformance.data.corpus import identity
 from conformance.data.expectations import Expectation, stale
 from conformance.data.loader import case_id_for, load_case
 from conformance.pytest_plugin.guard import Journal, JournalEntry
@@ -116,9 +117,10 @@ class ResultsSink:
         chosen = selection(self.config, self.root)
         items = tuple(ManifestItem(case_id=r.case_id, variant=r.variant, behavior=r.behavior, device=r.device)
                       for r in (self._ref(i) for i in ids))
+        corpus, changes = identity(self.root.resolve())
         self.manifest = RunManifest(results=self.writer.path.name, started=_now(), narrowed=bool(chosen),
                                     selection=chosen, shard=self.config.getoption("conformance_shard") or None,
-                                    items=items)
+                                    items=items, corpus=corpus, corpus_changes=changes)
         self._manifest()
 
     def _ref(self, nodeid: str) -> ItemRef:
@@ -152,6 +154,11 @@ class ResultsSink:
         if nodeid in self.written:
             return  # exactly one record per item
         self.written.add(nodeid)
+        data = json.loads(raw)
+        # every record names its corpus, also those the controller writes for an item (one place)
+        data["fingerprint"] = {**(data.get("fingerprint") or {}),
+                               "corpus": identity(self.root.resolve())[0].model_dump(mode="json")}
+        raw = json.dumps(data, sort_keys=True, allow_nan=False) + "\n"
         try:
             self.writer.write_line(raw)
         except ResultsWriteError as exc:
@@ -160,7 +167,6 @@ class ResultsSink:
             if self.session is not None:
                 self.session.shouldstop = self.session.shouldstop or f"cannot write results: {exc}"
             return
-        data = json.loads(raw)
         for known in data.get("known_failures") or []:  # every entry that applied to the item was used
             self.used.add(known["source"])
         if data.get("status") == "skip":

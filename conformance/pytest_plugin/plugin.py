@@ -9,6 +9,7 @@ controller or the serial session), so a crashed worker loses no finished item.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import hashlib
@@ -25,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance.data.corpus import display as corpus_display
+from conformance.data.corpus import root_of, where_looked
 from conformance.data.expectations import Expectation, external_lookup, load_expectations
 from conformance.data.loader import CaseError, CaseLoadError, LoadedCase, case_id_for, is_case_file, load_case
 from conformance.options import BY_NAME, OPTIONS, check_number, csv, shard_of
@@ -146,13 +149,17 @@ def pytest_configure(config: pytest.Config) -> None:
     extra_devices = tuple(d for ds in config.hook.pytest_conformance_devices(config=config) for d in ds)
     extra_backends = tuple(b for bs in config.hook.pytest_conformance_backends(config=config) for b in bs)
     timeout, memory = _checked_options(config)
-    root = Path(config.getoption("conformance_cases"))
+    given = config.getoption("conformance_cases")
+    root = root_of(given, cwd=config.invocation_params.dir)
+    where = where_looked(given, cwd=config.invocation_params.dir)
     if not root.is_absolute():
         root = config.invocation_params.dir / root
     if not root.is_dir():
         raise pytest.UsageError(
-            f"--conformance-cases {root}: no such folder; point it at the folder that holds the case files"
+            f"--conformance-cases {where}: no such folder; point it at the folder that holds the case files"
         )
+    if config.args_source != pytest.Config.ArgsSource.ARGS:  # no path given: the corpus is what runs
+        config.args[:] = [str(root)]
     results = Path(config.getoption("conformance_results"))
     if not results.is_absolute():
         results = config.invocation_params.dir / results
@@ -226,6 +233,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     collecting its garbage."""
     if _active(config) and _is_worker(config):
         gc.freeze()
+        atexit.register(_quiet_exit)
+
+
+def _quiet_exit() -> None:
+    """A frozen heap is never freed, so an extension's exit-time leak check reports every object it
+    made (nanobind's "leaked ... functions" from triton, about 60 lines glued to pytest's last
+    line): false by design. The worker has sent every record; its stderr ends here."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
 
 
 class _NoTraceRecords(logging.Filter):
@@ -316,6 +335,10 @@ def _build_checks() -> Callable[[LoadedCase], list[CaseError]]:
 
 
 def _display(config: pytest.Config, path: Path) -> str:
+    """How records name a case file: see Note [The corpus] for the package's own corpus."""
+    shown = corpus_display(path, config.stash[_STATE].root)
+    if shown is not None:
+        return shown
     try:
         return path.resolve().relative_to(config.rootpath.resolve()).as_posix()
     except ValueError:

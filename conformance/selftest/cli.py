@@ -47,13 +47,14 @@ def _cmd(args: Any) -> int:
     import sys
     from pathlib import Path
 
+    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
     from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
     from conformance.data.variants import variants_of  # lazy: start-up (the subcommand needs it)
-    from conformance.options import BY_NAME, csv  # lazy: start-up (the subcommand needs it)
+    from conformance.options import csv  # lazy: start-up (the subcommand needs it)
     from conformance.selftest.faults import FAULTS  # lazy: imports torch
     from conformance.selftest.run import dumps, run_selftest  # lazy: imports torch
 
-    root = Path(args.cases or BY_NAME["cases"].env_default())
+    root = root_of(args.cases)
     cases, errors = load_all([Path(p) for p in args.paths] or [root], root if root.is_dir() else None)
     for err in errors:
         print(err, file=sys.stderr)
