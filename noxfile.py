@@ -3,42 +3,38 @@ several builds, one report), `report`, `tests`, `explore` (generated programs, f
 `bench`, `lint`, `typecheck`.
 
 Which torch a session tests is chosen by `--torch CHOICE` in the posargs or the
-TORCH_CONFORMANCE_TORCH environment variable (posargs win):
-
-  auto        the torch of the Python running nox if it has one, else `default` (the default)
-  installed   the torch of the Python running nox (or TORCH_CONFORMANCE_PYTHON), never replaced
-  default     what `pip install torch` gives from the configured index
-  stable      the index's latest stable release (`pip install --upgrade torch`)
-  nightly     PyTorch's nightly CPU build; nightly-<variant> (e.g. nightly-cu128) for another;
-              needs TORCH_CONFORMANCE_NIGHTLY_INDEX (the nightly index URL, without the variant)
-  2.13.0      a pinned release (any PEP 440 specifier works too: '>=2.12,<2.14')
-
-Each choice's torch is installed once, into an environment of its own under .nox/_torch/<choice>,
-which every session (tests, conformance, explore, selftest, bench, typecheck) reuses; each session says
-which torch it tests. On a machine without a GPU, set TORCH_CONFORMANCE_CPU_INDEX to a CPU-only
-wheel index to keep CUDA packages out (the public index's torch is a CUDA build).
+TORCH_CONFORMANCE_TORCH environment variable (posargs win); `nox -s SESSION -- --help` lists the
+choices, the environment variables and the options of the command that takes the rest of the
+posargs, without installing torch. Each choice's torch is installed once, into an environment of
+its own under .nox/_torch/<choice>, which every session reuses; each session says which torch it
+tests.
 
 Everything else in the posargs goes to `torch-conformance run` (conformance) or pytest (tests):
   nox -s conformance -- --torch 2.13.0 -k mutation --devices cpu
 
-`conformance` renders the report folder (reports/) from its results after the run, also when
-the run fails; `nox -s report -- RESULTS... [-o DIR]` renders one from any results files (no
-torch needed), and `nox -s report -- diff A B` compares two runs.
+`conformance` writes the results (results/results.jsonl) and renders your report from them into
+results/report/, also when the run fails (reports/ holds the published ones);
+`nox -s report -- RESULTS... [-o DIR]` renders one from any results files (no torch needed), and
+`nox -s report -- diff A B` compares two runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
+import textwrap
 import time
 from datetime import datetime
 from pathlib import Path
 
 import nox
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 nox.options.sessions = ["tests", "lint", "typecheck"]
 nox.options.reuse_existing_virtualenvs = True
@@ -49,6 +45,34 @@ NIGHTLY_ENV = "TORCH_CONFORMANCE_NIGHTLY_INDEX"
 CPU_INDEX_ENV = "TORCH_CONFORMANCE_CPU_INDEX"
 ROOT = Path(__file__).parent
 TORCH_ENVS = ROOT / ".nox" / "_torch"
+
+
+USER_REPORT = "results/report"  # your report; reports/ holds the published ones (reports/releases, reports/explore)
+
+CHOICES = "auto, installed, default, stable, nightly[-VARIANT], a version (2.13.0) or a specifier (>=2.12,<2.14)"
+ENVIRONMENT = (
+    (TORCH_ENV, "the --torch choice when the posargs give none"),
+    (PYTHON_ENV, "the Python whose torch `installed` and `auto` take (default: the Python running nox)"),
+    (CPU_INDEX_ENV, "a CPU-only wheel index: on a machine without a GPU torch comes from it, which keeps out the "
+     "several GB of CUDA packages of the default index's torch; set it before a choice's first install (or "
+     "remove .nox/_torch/<choice> to start over)"),
+    (NIGHTLY_ENV, "the nightly index URL, without the variant (--torch nightly[-VARIANT])"),
+)
+TORCH_HELP = "\n".join([
+    f"  --torch CHOICE  the torch the session tests (default: ${TORCH_ENV}, else auto):",
+    "      auto        the torch of the Python running nox if it has one, else `default`",
+    f"      installed   the torch of the Python running nox (or ${PYTHON_ENV}), never replaced",
+    "      default     what `pip install torch` gives from the configured index",
+    "      stable      the index's latest stable release (`pip install --upgrade torch`)",
+    "      nightly     PyTorch's nightly CPU build; nightly-VARIANT (e.g. nightly-cu128) for another;",
+    f"                  needs ${NIGHTLY_ENV}",
+    "      2.13.0      a pinned release (a PEP 440 specifier works too: '>=2.12,<2.14')",
+    "    Each choice's torch is installed once, into .nox/_torch/<choice>, and every session reuses it.",
+    "",
+    "environment:",
+    *(textwrap.fill(text, 100, initial_indent=f"  {name:<33}", subsequent_indent=" " * 35)
+      for name, text in ENVIRONMENT),
+])
 
 
 class ChoiceError(ValueError):
@@ -64,9 +88,7 @@ def split_torch_arg(posargs: list[str]) -> tuple[str, list[str]]:
         if arg == "--torch":
             choice = next(args, "")
             if not choice:
-                raise ChoiceError(
-                    "--torch needs a value: auto, installed, default, stable, nightly[-VARIANT] or a version"
-                )
+                raise ChoiceError(f"--torch needs a value: {CHOICES}")
         elif arg.startswith("--torch="):
             choice = arg.split("=", 1)[1]
         else:
@@ -90,14 +112,61 @@ def torch_install_args(choice: str, nightly_index: str | None) -> list[str] | No
                 "(without the variant); the harness never hard-codes a package host"
             )
         return ["--pre", "--upgrade", "torch", "--index-url", f"{nightly_index.rstrip('/')}/{variant}"]
-    if re.fullmatch(r"\d+(\.\d+)*([a-z0-9.+]*)?", choice):
+    with contextlib.suppress(InvalidVersion):
+        Version(choice)  # PEP 440, as pip reads it
         return [f"torch=={choice}"]
-    if re.fullmatch(r"([<>=!~]=?[^,\s]+)(,[<>=!~]=?[^,\s]+)*", choice):
-        return [f"torch{choice}"]
-    raise ChoiceError(
-        f"--torch {choice!r}: write auto, installed, default, stable, nightly[-VARIANT], a version "
-        "(2.13.0) or a specifier (>=2.12,<2.14)"
-    )
+    with contextlib.suppress(InvalidSpecifier):
+        if SpecifierSet(choice):  # an empty one ('--torch=') is no choice
+            return [f"torch{choice}"]
+    raise ChoiceError(f"--torch {choice!r} is not a torch choice: write {CHOICES}")
+
+
+def wants_help(posargs: list[str]) -> bool:
+    """Whether the posargs ask for help (-h or --help before any `--`, after which they go to pytest)."""
+    head = posargs[: posargs.index("--")] if "--" in posargs else posargs
+    return any(arg in ("-h", "--help") for arg in head)
+
+
+def torch_choice(session: nox.Session) -> tuple[str, list[str]]:
+    """The session's torch choice and the rest of its posargs; a choice that is not one is a usage
+    error here, before the session installs anything."""
+    try:
+        choice, rest = split_torch_arg(list(session.posargs))
+        torch_install_args(choice, os.environ.get(NIGHTLY_ENV))
+    except ChoiceError as exc:
+        given = any(a == "--torch" or a.startswith("--torch=") for a in session.posargs)
+        session.error(str(exc) if given else f"{exc} (the choice came from {TORCH_ENV})")
+    return choice, rest
+
+
+def _help_text(python: str, argv: list[str]) -> str | None:
+    """What `python argv` prints in the checkout, or None where it fails (a module it cannot import)."""
+    try:
+        out = subprocess.run(  # noqa: S603  # a Python of this session, a fixed module's --help
+            [python, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def show_help(session: nox.Session, usage: str, command: list[str], install: str = ".") -> None:
+    """Print the session's usage (its own options) and the help of the command that takes the rest of
+    its posargs, without installing torch. A `torch-conformance` subcommand's help needs the checkout's
+    package and its dependencies, not torch: it comes from the Python running nox where that imports
+    them, else from the session's environment, where the package is installed first unless it is
+    there already. pytest's and mypy's come from the session's environment, where their plugins are."""
+    print(f"usage: nox -s {session.name} -- {usage}\n\n{TORCH_HELP}\n")
+    argv = ["-m", *command, "--help"]
+    pythons = [sys.executable] if command[0] == "conformance" else []
+    with contextlib.suppress(ValueError):  # ValueError: no environment of its own (nox --no-venv)
+        pythons.append(str(Path(session.bin) / "python"))
+    for python in pythons:
+        text = _help_text(python, argv)
+        if text is not None:
+            print(text, end="")
+            return
+    session.install("-e", install)
+    session.run("python", *argv)
 
 
 def calling_torch_site(python: str) -> str | None:
@@ -190,7 +259,7 @@ def _option_value(args: list[str], flag: str) -> str | None:
     return value
 
 
-def report_args(run_args: list[str], out: str = "reports") -> list[str]:
+def report_args(run_args: list[str], out: str = USER_REPORT) -> list[str]:
     """The `torch-conformance report` arguments that render the results of `run run_args`."""
     results = _option_value(run_args, "--results") or os.environ.get("TORCH_CONFORMANCE_RESULTS") \
         or "results/results.jsonl"
@@ -203,20 +272,30 @@ def report_args(run_args: list[str], out: str = "reports") -> list[str]:
 
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """Run every case against the chosen torch on every available device; write results and reports/."""
-    choice, rest = split_torch_arg(list(session.posargs))
+    """Run every case on the chosen torch and every available device; write the results and your report.
+
+    The results go to results/results.jsonl, the report (index.html, compat.md, issue drafts,
+    reproducers) to results/report/; the rest of the posargs to `torch-conformance run`."""
+    if wants_help(list(session.posargs)):
+        show_help(session, "[--torch CHOICE] [RUN OPTIONS]  (the report goes to results/report/)",
+                  ["conformance", "run"])
+        return
+    choice, rest = torch_choice(session)
     session.install("-e", ".")
     install_torch(session, choice)
     if not any(a == "-n" or a.startswith("-n") for a in rest):
         rest = ["-n", "auto", *rest]
-    results = Path(report_args(rest)[1])
+    args = report_args(rest)
+    results = Path(args[1])
     manifest = results.with_name(results.stem + ".manifest.json")
     started = time.time()
     try:
         session.run("torch-conformance", "run", "-q", *rest)
     finally:  # the report shows a failed run too; the run's exit status stays the session's
         if manifest.is_file() and manifest.stat().st_mtime >= started - 1:
-            session.run("torch-conformance", *report_args(rest))
+            # the report's own last lines say where its page, compat.md, issue drafts and reproducers are
+            session.run("torch-conformance", *args)
+            session.log(f"results: {results} (one JSON record per item; the report above is rendered from it)")
         else:
             session.log(f"the run selected no item: {results} and the report were left as they were")
 
@@ -227,7 +306,7 @@ def matrix_choices(choice: str, session: nox.Session | None = None) -> list[str]
     if choice != "releases":
         choices = [c for c in choice.split(",") if c]
         for c in choices:
-            torch_install_args(c, os.environ.get(NIGHTLY_ENV) or "-")  # a bad choice fails before any install
+            torch_install_args(c, os.environ.get(NIGHTLY_ENV))  # a bad choice fails before any install
         return choices
     args = [sys.executable, str(ROOT / "scripts" / "torch_releases.py"), "--plain"]
     if os.environ.get(NIGHTLY_ENV):
@@ -271,15 +350,34 @@ def results_current(path: Path, cases: Path = ROOT / "cases") -> bool:
     return True
 
 
+MATRIX_USAGE = """[--torch LIST|releases] [-o DIR] [--no-bench] [--resume] [RUN OPTIONS]
+
+  --torch LIST      comma-separated choices (2.10.0,2.11.0,2.15.0), or `releases` (the default): every
+                    release since 2.10 the index offers, plus nightly when its index is set
+  -o DIR            the report folder (default: reports/releases, the published matrix)
+  --no-bench        leave out the bench
+  --resume          keep a build's results where they are current (every case file as it ran): an
+                    interrupted matrix goes on where it stopped
+  The rest goes to `torch-conformance run` (its options below). Each build's choice is one of:"""
+
+
 @nox.session
 def matrix(session: nox.Session) -> None:
-    """Every case and the bench on several builds, each from its own environment under .nox/_torch
-    (reused), merged into one report: `-- --torch 2.10.0,2.11.0,2.15.0` or `-- --torch releases` (every
-    release since 2.10 the index offers, plus nightly when TORCH_CONFORMANCE_NIGHTLY_INDEX is set); `-o DIR`
-    for the report folder (default reports/releases: the published matrix; `conformance` writes reports/);
-    `--no-bench` leaves out the bench; `--resume` keeps a build's results where they are current (see
-    results_current: an interrupted matrix goes on where it stopped); the rest goes to `torch-conformance run`."""
-    choice, rest = split_torch_arg(list(session.posargs))
+    """Run every case and the bench on several builds, merged into one report (reports/releases/).
+
+    `-- --torch 2.10.0,2.11.0,2.15.0` or `-- --torch releases` (every release since 2.10 the index
+    offers, plus nightly when TORCH_CONFORMANCE_NIGHTLY_INDEX is set), each build from its own
+    environment under .nox/_torch (reused); `-o DIR` for the report folder (default reports/releases:
+    the published matrix; `conformance` writes results/report/); `--no-bench` leaves out the bench;
+    `--resume` keeps a build's results where they are current (see results_current: an interrupted
+    matrix goes on where it stopped); the rest goes to `torch-conformance run`."""
+    if wants_help(list(session.posargs)):
+        show_help(session, MATRIX_USAGE, ["conformance", "run"])
+        return
+    try:
+        choice, rest = split_torch_arg(list(session.posargs))
+    except ChoiceError as exc:
+        session.error(str(exc))
     out = _option_value(rest, "-o") or "reports/releases"
     rest = [a for i, a in enumerate(rest) if a != "-o" and (i == 0 or rest[i - 1] != "-o")]
     bench = "--no-bench" not in rest
@@ -324,17 +422,28 @@ def matrix(session: nox.Session) -> None:
 
 @nox.session
 def report(session: nox.Session) -> None:
-    """Render reports/ from results files (default results/results.jsonl), or `-- diff A B`; no torch needed."""
+    """Render a report folder from results files, or compare two runs (`-- diff A B`); no torch needed.
+
+    `-- RESULTS... [-o DIR]`: the results files (default results/results.jsonl) and the folder
+    (default results/report/, as `conformance` writes it; reports/ holds the published ones)."""
+    args = list(session.posargs) or ["results/results.jsonl"]
+    if args[0] != "diff" and not any(a.startswith(("-o", "--output")) for a in args):
+        args += ["-o", USER_REPORT]
     session.install("-e", ".")
     # `python -m conformance.report` is `torch-conformance report` without the rest of the CLI
-    session.run("python", "-m", "conformance.report", *(session.posargs or ["results/results.jsonl"]))
+    session.run("python", "-m", "conformance.report", *args)
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The harness's own tests, every one (`-- -m "not slow"` leaves out the inductor-heavy ones,
-    `-- --hypothesis-profile thorough` goes deeper)."""
-    choice, rest = split_torch_arg(list(session.posargs))
+    """Run the harness's own tests, every one, against the chosen torch.
+
+    `-- -m "not slow"` leaves out the inductor-heavy ones, `-- --hypothesis-profile thorough` goes
+    deeper; the rest of the posargs goes to pytest."""
+    if wants_help(list(session.posargs)):
+        show_help(session, "[--torch CHOICE] [PYTEST OPTIONS]", ["pytest"], ".[test]")
+        return
+    choice, rest = torch_choice(session)
     session.install("-e", ".[test]")
     install_torch(session, choice)
     if not any(a == "-n" or a.startswith("-n") for a in rest):
@@ -344,8 +453,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def selftest(session: nox.Session) -> None:
-    """Run the cases against seeded faults (`-- --fast` for the small subset); reports which cases kill each."""
-    choice, rest = split_torch_arg(list(session.posargs))
+    """Run the cases against seeded faults and report which cases kill each (`-- --fast`: a small subset)."""
+    if wants_help(list(session.posargs)):
+        show_help(session, "[--torch CHOICE] [SELFTEST OPTIONS]", ["conformance", "selftest"])
+        return
+    choice, rest = torch_choice(session)
     session.install("-e", ".")
     install_torch(session, choice)
     session.run("torch-conformance", "selftest", *rest)
@@ -353,9 +465,14 @@ def selftest(session: nox.Session) -> None:
 
 @nox.session
 def explore(session: nox.Session) -> None:
-    """Generate programs, run them eagerly and compiled, write findings (results/explore/findings.md);
-    `-- --time-budget 600`, `-- --backends none` (the control), `-- --fault NAME` (the explorer checking itself)."""
-    choice, rest = split_torch_arg(list(session.posargs))
+    """Generate programs, run them eagerly and compiled, and write the findings (results/explore/).
+
+    `-- --time-budget 600`, `-- --backends none` (the control), `-- --fault NAME` (the explorer
+    checking itself); the findings are in results/explore/findings.md."""
+    if wants_help(list(session.posargs)):
+        show_help(session, "[--torch CHOICE] [EXPLORE OPTIONS]", ["conformance", "explore"])
+        return
+    choice, rest = torch_choice(session)
     session.install("-e", ".")
     install_torch(session, choice)
     # findings are the session's output, not its failure (exit 1 says some were written)
@@ -364,9 +481,13 @@ def explore(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Per-call benchmarks of the chosen torch beside the published figures (results/bench/);
+    """Time the chosen torch's per-call costs beside the published figures (results/bench/).
+
     `-- harness` for the harness's own cost, `-- compare A.json B.json` for two builds."""
-    choice, rest = split_torch_arg(list(session.posargs))
+    if wants_help(list(session.posargs)):
+        show_help(session, "[--torch CHOICE] [BENCH OPTIONS]", ["conformance", "bench"])
+        return
+    choice, rest = torch_choice(session)
     session.install("-e", ".[bench]")
     install_torch(session, choice)
     session.run("torch-conformance", "bench", *rest)
@@ -374,14 +495,18 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
+    """Run ruff over the repository."""
     session.install("ruff>=0.6")
     session.run("ruff", "check", ".")
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict; needs a torch for its types (chosen like the other sessions)."""
-    choice, rest = split_torch_arg(list(session.posargs))
+    """Run mypy --strict, with the chosen torch for its types (as in the other sessions)."""
+    if wants_help(list(session.posargs)):
+        show_help(session, "[--torch CHOICE] [MYPY OPTIONS]", ["mypy"], ".[typecheck]")
+        return
+    choice, rest = torch_choice(session)
     session.install("-e", ".[typecheck]")
     install_torch(session, choice)
     session.run("mypy", *rest)

@@ -39,6 +39,9 @@ def test_nightly_needs_its_index_and_names_the_variable() -> None:
         noxfile.torch_install_args("nightly-cu128", None)
     with pytest.raises(noxfile.ChoiceError, match="write auto, installed, default, stable, nightly"):
         noxfile.torch_install_args("tomorrow's", None)
+    for not_pep440 in ("2.x", "2.13.0-", "=>2.12", ""):
+        with pytest.raises(noxfile.ChoiceError, match="is not a torch choice"):
+            noxfile.torch_install_args(not_pep440, None)
 
 
 def test_the_noxfile_names_no_package_host() -> None:
@@ -56,12 +59,138 @@ def test_torch_flag_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_conformance_session_reports_on_the_run_s_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Your report goes to results/report/ (git ignores results/), apart from the published ones in reports/."""
     monkeypatch.delenv("TORCH_CONFORMANCE_RESULTS", raising=False)
-    assert noxfile.report_args(["-n", "auto"]) == ["report", "results/results.jsonl", "-o", "reports", "--exit-zero"]
+    assert noxfile.report_args(["-n", "auto"]) == [
+        "report", "results/results.jsonl", "-o", "results/report", "--exit-zero"]
     assert noxfile.report_args(["--results", "r/a.jsonl", "--expectations=v.yaml"]) == [
-        "report", "r/a.jsonl", "-o", "reports", "--exit-zero", "--expectations", "v.yaml"]
+        "report", "r/a.jsonl", "-o", "results/report", "--exit-zero", "--expectations", "v.yaml"]
     monkeypatch.setenv("TORCH_CONFORMANCE_RESULTS", "env.jsonl")
     assert noxfile.report_args([])[1] == "env.jsonl"
+    assert "/results/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+class _Quit(Exception):
+    pass
+
+
+class _Recorder:
+    """A nox session that records what a session function asks of it; `error` ends it, as nox's does."""
+
+    def __init__(self, name: str, posargs: list[str]) -> None:
+        self.name, self.posargs = name, posargs
+        self.calls: list[tuple[str, ...]] = []
+        self.bin_dir: str | None = None
+
+    @property
+    def bin(self) -> str:
+        if self.bin_dir is None:
+            raise ValueError("The environment does not have a bin directory.")  # nox --no-venv
+        return self.bin_dir
+
+    def install(self, *args: str) -> None:
+        self.calls.append(("install", *args))
+
+    def run(self, *args: str, **kwargs: object) -> None:
+        self.calls.append(("run", *args))
+
+    def log(self, message: str) -> None:
+        pass
+
+    def error(self, *args: object) -> None:
+        raise _Quit(" ".join(map(str, args)))
+
+
+TORCH_SESSIONS = ["conformance", "matrix", "tests", "selftest", "explore", "bench", "typecheck"]
+
+
+@pytest.mark.parametrize("name", TORCH_SESSIONS)
+@pytest.mark.parametrize(("posargs", "says"), [
+    (["--torch", "bogus"], "--torch 'bogus' is not a torch choice: write auto, installed, default, stable, "
+                           "nightly[-VARIANT], a version (2.13.0) or a specifier (>=2.12,<2.14)"),
+    (["--torch=2.x", "-k", "x"], "--torch '2.x' is not a torch choice: write auto, installed"),
+    (["--torch", "nightly"], "--torch nightly needs the nightly index: set TORCH_CONFORMANCE_NIGHTLY_INDEX"),
+    (["--torch"], "--torch needs a value: auto, installed, default, stable, nightly[-VARIANT]"),
+])
+def test_a_bad_torch_choice_is_a_usage_error_before_anything_is_installed(
+        name: str, posargs: list[str], says: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(noxfile.NIGHTLY_ENV, raising=False)
+    monkeypatch.delenv(noxfile.TORCH_ENV, raising=False)
+    session = _Recorder(name, posargs)
+    with pytest.raises(_Quit) as quit_:
+        getattr(noxfile, name)(session)
+    assert says in str(quit_.value) and "\n" not in str(quit_.value)
+    assert session.calls == []
+
+
+def test_a_bad_choice_from_the_environment_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(noxfile.TORCH_ENV, "tomorrow")
+    session = _Recorder("tests", ["-k", "x"])
+    with pytest.raises(_Quit, match=r"'tomorrow' is not a torch choice: .* \(the choice came from "
+                                    r"TORCH_CONFORMANCE_TORCH\)"):
+        noxfile.tests(session)
+    assert session.calls == []
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_lists_the_torch_choices_and_the_run_s_options_and_installs_nothing(
+        flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    session = _Recorder("conformance", ["--torch", "bogus", flag])  # help first, as argparse does
+    noxfile.conformance(session)
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: nox -s conformance -- [--torch CHOICE]")
+    for word in ("--torch CHOICE", "auto", "installed", "default", "stable", "nightly-VARIANT", "2.13.0",
+                 noxfile.TORCH_ENV, noxfile.PYTHON_ENV, noxfile.CPU_INDEX_ENV, noxfile.NIGHTLY_ENV,
+                 "usage: torch-conformance run", "--devices LIST", "results/report/"):
+        assert word in shown, word
+    assert session.calls == []  # the Python running the tests imports the package: nothing to install
+
+
+def test_help_without_the_package_installs_it_and_never_torch(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Where the Python running nox cannot import the package (a fresh `pip install nox`), the session's
+    environment gets the package, not torch, and prints the help."""
+    monkeypatch.setattr(noxfile.sys, "executable", "/nonexistent/python")
+    session = _Recorder("selftest", ["--help"])
+    noxfile.selftest(session)
+    assert session.calls == [("install", "-e", "."), ("run", "python", "-m", "conformance", "selftest", "--help")]
+    assert noxfile.CPU_INDEX_ENV in capsys.readouterr().out
+
+
+def test_help_is_asked_only_before_the_arguments_that_go_to_pytest() -> None:
+    assert noxfile.wants_help(["-k", "x", "-h"]) and noxfile.wants_help(["--help", "--", "-x"])
+    assert not noxfile.wants_help(["-k", "x", "--", "--help"])
+    assert not noxfile.wants_help(["--torch", "2.13.0", "-k", "help"])
+
+
+def _nox(*args: str) -> subprocess.CompletedProcess[str]:
+    """nox on this noxfile in this Python, without environments of its own (nothing installed)."""
+    return subprocess.run([sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "--no-venv", *args],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+
+
+def test_through_nox_help_is_quick_and_a_bad_choice_is_one_line() -> None:
+    done = _nox("-s", "conformance", "--", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "--torch CHOICE" in done.stdout and "usage: torch-conformance run" in done.stdout
+    assert "selected no item" not in done.stdout + done.stderr
+    done = _nox("-s", "conformance", "--", "--torch", "bogus")
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "Session conformance aborted: --torch 'bogus' is not a torch choice: write auto," in done.stderr
+
+
+def test_nox_list_shows_each_session_s_description_as_a_whole_sentence() -> None:
+    """`nox -l` shows a docstring's first line only: it must be a sentence of its own."""
+    import nox
+
+    sessions = {name: func for name, func in nox.registry.get().items() if func.__module__ == "noxfile"}
+    assert set(TORCH_SESSIONS) | {"report", "lint"} <= set(sessions)
+    for name, func in sessions.items():
+        first = (func.__doc__ or "").strip().split("\n")[0]  # as nox's Session.description reads it
+        assert first.endswith(".") and first[0].isupper(), f"{name}: {first!r}"
+        assert first.count("`") % 2 == 0 and first.count("(") == first.count(")"), f"{name}: {first!r}"
+        assert len(first) <= 110, f"{name}: {len(first)} characters"
 
 
 def test_shard_through_the_cli_partitions_stably(tmp_path: Path) -> None:
