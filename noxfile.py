@@ -510,3 +510,35 @@ def typecheck(session: nox.Session) -> None:
     session.install("-e", ".[typecheck]")
     install_torch(session, choice)
     session.run("mypy", *rest)
+
+
+@nox.session(reuse_venv="no")
+def package(session: nox.Session) -> None:
+    """Build the sdist and the wheel, check them, and run the wheel without a checkout.
+
+    `python -m build` and `twine check`; then a fresh environment with only the wheel and the chosen
+    torch (default the CI pin, 2.13.0) runs scripts/check_package.py from an empty folder: the
+    bundled corpus is listed, run and reported, with the same ids and digest as the checkout's."""
+    choice, rest = torch_choice(session)
+    if not os.environ.get(TORCH_ENV) and not any(a.startswith("--torch") for a in session.posargs):
+        choice = "2.13.0"  # the CI pin: a CPU build, seconds to install
+    session.install("build", "twine")
+    dist = Path(session.create_tmp()) / "dist"
+    session.run("python", "-m", "build", "--outdir", str(dist), ".")
+    built = sorted(str(p) for p in dist.iterdir())
+    session.run("twine", "check", "--strict", *built)
+    for path in built:
+        session.log(f"{Path(path).name}: {Path(path).stat().st_size / 1e6:.2f} MB")
+    wheel = next(p for p in built if p.endswith(".whl"))
+    env = Path(session.create_tmp()) / "wheel-env"
+    session.run(sys.executable, "-m", "venv", "--clear", str(env), external=True)
+    python = str(env / "bin" / "python")
+    session.run(python, "-m", "pip", "install", "--disable-pip-version-check", "-q", wheel, external=True)
+    args = torch_install_args(choice, os.environ.get(NIGHTLY_ENV))
+    site = calling_torch_site(os.environ.get(PYTHON_ENV) or sys.executable) if args is None else \
+        _torch_env(session, choice, args)
+    if site is None:
+        session.error(f"--torch {choice}: no torch to test; pick a version, e.g. --torch 2.13.0")
+    Path(_site(Path(python))).joinpath("torch_conformance_torch.pth").write_text(site + "\n")
+    session.run(python, str(ROOT / "scripts" / "check_package.py"), "--checkout-cases", str(ROOT / "cases"),
+                *rest, external=True)

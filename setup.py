@@ -35,6 +35,9 @@ class BuildWithCorpus(build_py):
         text = (HERE / "conformance" / "__init__.py").read_text(encoding="utf-8")
         version = re.search(r'^__version__ = "([^"]+)"', text, re.MULTILINE)
         assert version is not None, "conformance/__init__.py sets no __version__"
+        # found first when pytest looks for its configuration from the corpus up: a run of the
+        # bundled corpus never takes the settings (addopts, pythonpath, ...) of a project around it
+        (target / "pytest.ini").write_text("[pytest]\nminversion = 8.2\n", encoding="utf-8")
         (target / files.MANIFEST_NAME).write_text(files.manifest_text(version.group(1), files.corpus_files(target)),
                                                   encoding="utf-8")
 

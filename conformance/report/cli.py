@@ -13,6 +13,7 @@ from conformance.options import BY_NAME, csv
 
 if TYPE_CHECKING:
     from conformance.data.parity import ParityFile
+    from conformance.report.model import Report
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_WRITE = 3  # the report could not be written (a full disk)
@@ -149,10 +150,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"report: -o {out}: the report could not be written ({exc.strerror or exc}); the files already "
               "there may be from an earlier report", file=sys.stderr)
         return EXIT_WRITE
-    bad, note = report.headline()
     names = "compat.json.gz, compat.md, index.html" if args.publish else "compat.json, compat.md, index.html, junit.xml"
-    print(f"wrote {out}/{names}: {len(report.records)} record(s), "
-          f"{len(report.builds)} build(s). {bad or 'Nothing needs a person.'}" + (f" Also: {note}." if note else ""))
+    print(f"wrote {out}/{names}: {len(report.records)} record(s), {len(report.builds)} build(s).")
     if report.dropped:
         print(f"inputs overlap: {len(report.dropped)} superseded record(s) left out (the latest per build, case "
               "and variant is kept; listed in compat.md)")
@@ -168,7 +167,25 @@ def cmd_report(args: argparse.Namespace) -> int:
         src = ", ".join(k.source for k in idle) or "?"
         print(f"xpass: {s.record.case_id} [{s.record.variant}]: a known failure covers nothing; retire or narrow "
               f"the expectation at {src}")
+    print("\n".join(closing_lines(report, out)))
     return EXIT_OK if args.exit_zero else report.exit_code()
+
+
+def closing_lines(report: Report, out: Path) -> list[str]:
+    """The report command's last lines: the report's own first sentence (Report.summary: what needs a person,
+    as both pages count it), then where to look, as paths to open: the page, compat.md, the issue drafts
+    and the reproducers, each folder with its count."""
+    from conformance.report.drafts import DRAFTS  # lazy: start-up (the subcommand needs it)
+    from conformance.report.scripts import REPRODUCERS  # lazy: start-up (the subcommand needs it)
+
+    _, sentence = report.summary()
+    drafts, scripts = len(report.drafts), len(set(report.links.values()))
+    to_file = f", {len(report.drafts_to_file)} to file" if report.drafts_to_file else ""
+    return [sentence,
+            f"  page:         {out / 'index.html'}",
+            f"  compat.md:    {out / 'compat.md'}",
+            f"  issue drafts: {out / DRAFTS}/ ({drafts} draft(s){to_file})" if drafts else "  issue drafts: none",
+            f"  reproducers:  {out / REPRODUCERS}/ ({scripts} script(s))" if scripts else "  reproducers:  none"]
 
 
 def _capture() -> Callable[[str, str], Any] | None:
@@ -199,11 +216,12 @@ def _bench(given: str | None) -> list[dict[str, Any]]:
 
 
 def _parity(given: str | None) -> ParityFile | None:
+    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
     from conformance.data.loader import CaseLoadError  # lazy: start-up (the subcommand needs it)
     from conformance.data.parity import load_parity, parity_path  # lazy: start-up (the subcommand needs it)
     from conformance.report import ReportInputError  # lazy: start-up (the subcommand needs it)
 
-    path = Path(given) if given else parity_path(Path(BY_NAME["cases"].env_default()))
+    path = Path(given) if given else parity_path(root_of())
     if not path.is_file():
         if given:
             raise ReportInputError(f"--parity {given}: no such file")

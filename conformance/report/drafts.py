@@ -58,6 +58,7 @@ class Draft:
     program: str = ""  # the program as the draft shows it, to run as published
     torch_version: str = ""  # the build the draft is for (the newest that shows the cause)
     causes: tuple[str, ...] = ()  # every cause the bug shows (the first is the title's)
+    known: bool = False  # a reviewed known failure covers it: a known bug to file (else an untriaged failure's)
 
 
 def _file_name(key: str) -> str:
@@ -160,8 +161,9 @@ def drafts(report: Report, outputs: Mapping[str, Captured] | None = None) -> lis
         ran = (outputs or {}).get(output_key(program + "\n", version)) if program else None
         text = _text(report, shown, builds, program=program, ran=ran)
         name = _file_name(" + ".join(keys) + (" | eager's bug" if of_eager else ""))
+        triaged = any(_known_links(s, m) for s, found in shown for _, m in found)
         out.append(Draft(shown[0][0].record.case_id, name, text, shown[0][1][0][0].key(),
-                         program + "\n" if program else "", version, keys))
+                         program + "\n" if program else "", version, keys, triaged))
     return out
 
 

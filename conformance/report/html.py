@@ -252,7 +252,9 @@ def _attention(report: Report) -> dict[str, Any]:
     diverging = [{**shown(s), "first": clip("internals probe diverges, undeclared: " + "; ".join(
         f"{r.behavior}: {(r.diff.splitlines() or [''])[0]}" for r in undeclared(s.record)), 300)}
         for s in attention["divergences"]]
-    return {"count": attention["count"], "words": report.attention_words(),
+    tone = "bad" if report.exit_code() else ("news" if attention["count"] else "good")
+    return {"count": attention["count"], "words": report.attention_words(), "tone": tone,
+            "drafts": attention["drafts"],
             "failures": [shown(s) for s in [*attention["failures"], *attention["xpasses"]]] + diverging,
             "regressions": regressions, "regressions_words": report.regressions_words()}
 

@@ -74,7 +74,7 @@ def _column(report: Report, build: str, device: str) -> str:
 def _verdicts(report: Report) -> list[str]:
     out = ["", "## Verdict per build (newest first)", ""]
     for v in report.verdicts():
-        out.append(f"- **{_esc(v['label'])}** · {_esc(v['device'])}: {verdict_line(v)}")
+        out.append(f"- **{_esc(v['label'])}** · {_esc(v['device'])}: {_esc(verdict_line(v))}")
     return out
 
 

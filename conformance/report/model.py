@@ -169,11 +169,30 @@ class Cell:
                 "ran": self.ran, "verdict": self.verdict, "shade": self.shade, "new": self.new, "kinds": self.kinds}
 
 
-ATTENTION_WORDS = {"failures": "item(s) fail or error and no known failure covers them",
-                   "xpasses": "known failure(s) pass: retire them",
-                   "divergences": "passing item(s) whose internals probe diverges from the reference and no reviewed "
-                                  "divergence declares it",
-                   "empty_cells": "cell(s) where no case ran and nothing says why", "cut_short": "run(s) cut short"}
+@dataclass(frozen=True)
+class Need:
+    """A kind of thing that needs a person: its words in the headline (`short`: both pages' first line, the
+    report command's closing line) and under Needs a person; whether it fails the exit status (a draft to
+    file is work to do, not an error)."""
+    short: str
+    words: str
+    fails: bool = True
+
+
+# What needs a person, declared once: the headline, both pages' Needs a person, the report command's
+# closing line and the exit status all read it (Report.attention)
+ATTENTION: dict[str, Need] = {
+    "failures": Need("failing item(s)", "item(s) fail or error and no known failure covers them"),
+    "xpasses": Need("known failure(s) that pass", "known failure(s) pass: retire them"),
+    "divergences": Need("passing item(s) whose internals probe diverges undeclared",
+                        "passing item(s) whose internals probe diverges from the reference and no reviewed "
+                        "divergence declares it"),
+    "empty_cells": Need("cell(s) where no case ran and nothing says why",
+                        "cell(s) where no case ran and nothing says why"),
+    "cut_short": Need("run(s) cut short", "run(s) cut short"),
+    "drafts": Need("issue draft(s) to file", "issue draft(s) to file, each of a known bug no upstream issue "
+                   "describes: file it, then link the issue in the known failures that cover it", fails=False),
+}
 QUIET_VERDICTS = ("unavailable", "not-selected")  # no case ran, and that is not an error
 # a matrix cell by what it holds, worst first: (its word, what it means), the legend of both pages
 SHADES: dict[str, tuple[str, str]] = {
@@ -214,6 +233,7 @@ class Report:
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
     parity: ParityFile | None = None  # the upstream parity mapping, when given
     drafts: list[tuple[str, str]] = field(default_factory=list)  # (title, issue draft path), set on write
+    drafts_to_file: list[tuple[str, str]] = field(default_factory=list)  # those of known bugs, set on write
     draft_paths: list[tuple[str, str]] = field(default_factory=list)  # (cause key, issue draft path), set on write
     bench: list[dict[str, Any]] = field(default_factory=list)  # bench.json documents of the builds, when given
     _memo: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict, repr=False, compare=False)
@@ -367,25 +387,28 @@ class Report:
                         "first_fixed": label.get(r.first_fixed or "", "—"), "item": last})
         return out
 
+    def needs(self) -> dict[str, list[Any]]:
+        """What needs a person, per kind of ATTENTION (the drafts to file are known once the report is written)."""
+        return {"failures": [s for s in self.failures if s.record.status != "xpass"], "xpasses": self.xpasses,
+                "divergences": self.divergent, "empty_cells": self.empty_cells(), "cut_short": self.cut_short,
+                "drafts": self.drafts_to_file}
+
     def attention(self) -> dict[str, Any]:
-        """What needs a person, counted once for the headline, the exit status and both pages: failures
-        (fail, error), known failures that pass (xpass), passing items whose internals probe diverges
-        undeclared, cells where no case ran for no stated reason, runs cut short. Newly failing items
-        that a known failure covers are triaged: they are news, apart."""
+        """What needs a person (needs()), counted once for the headline, the exit status, both pages and the
+        closing line; newly failing items that a known failure covers are triaged: news, apart."""
         regressions = self.regressions()
-        parts: dict[str, list[Any]] = {
-            "failures": [s for s in self.failures if s.record.status != "xpass"], "xpasses": self.xpasses,
-            "divergences": self.divergent, "empty_cells": self.empty_cells(), "cut_short": self.cut_short}
+        parts = self.needs()
         return {**parts, "count": sum(len(v) for v in parts.values()), "regressions": regressions,
                 "known_regressions": [r for r in regressions if not r["untriaged"]]}
 
     def attention_words(self) -> str:
         """What needs a person in a sentence, counted (both pages say it under the section's title)."""
-        attention = self.attention()
-        if not attention["count"]:
+        parts = self.needs()
+        if not any(parts.values()):
             return ("Nothing: no item fails or errors untriaged, no known failure passes, no passing item's internals "
-                    "probe diverges undeclared, every cell ran its cases and every run finished.")
-        return "; ".join(f"{len(attention[k])} {words}" for k, words in ATTENTION_WORDS.items() if attention[k]) + "."
+                    "probe diverges undeclared, every cell ran its cases, every run finished and no issue draft waits "
+                    "to be filed.")
+        return "; ".join(f"{len(parts[k])} {need.words}" for k, need in ATTENTION.items() if parts[k]) + "."
 
     def regressions_words(self) -> str:
         """What the newly failing items are, counted (both pages say it under the section's title)."""
@@ -409,17 +432,10 @@ class Report:
                 "known bug (listed under Newly failing)")
 
     def headline(self) -> tuple[str, str]:
-        """(what needs a person, or '' when nothing does; what else the reader should know first: the
-        triaged newly failing items, what ran nowhere for a stated reason, or '')."""
-        bad = []
-        if self.failures:
-            bad.append(f"{len(self.failures)} failing item(s)")
-        if self.divergent:
-            bad.append(f"{len(self.divergent)} passing item(s) whose internals probe diverges undeclared")
-        if self.empty_cells():
-            bad.append(f"{len(self.empty_cells())} cell(s) where no case ran and nothing says why")
-        if self.cut_short:
-            bad.append(f"{len(self.cut_short)} run(s) cut short")
+        """(what needs a person (ATTENTION, counted), or '' when nothing does; what else the reader should know
+        first: the triaged newly failing items, what ran nowhere for a stated reason, or '')."""
+        parts = self.needs()
+        bad = [f"{len(parts[k])} {need.short}" for k, need in ATTENTION.items() if parts[k]]
         quiet = self.quiet_cells()
         unavailable = sorted({c.device for c in quiet if c.verdict == "unavailable"})
         notes = [self.newly_failing_words()]
@@ -433,12 +449,13 @@ class Report:
         return ("Something needs a person: " + ", ".join(bad) + ".") if bad else "", "; ".join(n for n in notes if n)
 
     def summary(self) -> tuple[str, str]:
-        """(tone, sentence): the first thing both pages say, from headline(): bad (something needs a
-        person), news (nothing does, but items newly fail as known bugs), good."""
+        """(tone, sentence): the first thing both pages and the report command's closing line say, from
+        headline(): bad (something fails the exit status), news (nothing does, but there is work to do that
+        is no error, a draft to file, or items newly fail as known bugs), good."""
         bad, note = self.headline()
-        text = bad or ("Nothing needs a person: every item that fails is a declared known failure, and every case "
-                       "that could run here ran.")
-        tone = "bad" if bad else ("news" if self.attention()["known_regressions"] else "good")
+        text = bad or ("Nothing needs a person: every item that fails is a declared known failure, no issue draft "
+                       "waits to be filed, and every case that could run here ran.")
+        tone = "bad" if self.exit_code() else ("news" if bad or self.attention()["known_regressions"] else "good")
         return tone, text + (f" Also: {note}." if note else "")
 
     @property
@@ -500,18 +517,21 @@ class Report:
                       key=lambda g: (-g["items"], g["key"]))
 
     def verdicts(self) -> list[dict[str, Any]]:
-        """One line per build and device, newest build first: items that ran (not skipped), how many
-        pass, the known failures by kind and the causes they come from (with their links), what changed
-        since the release before (items that count against the build now and did not there, and the
-        reverse: Note [A difference is not a failure]), and what no expectation covers (fail, error, xpass)."""
-
+        """One line per build and device where an item ran, newest build first (where every item skipped, no
+        line: headline() says why): the items that ran, how many pass, the known failures by kind and the
+        causes they come from (with their links), what changed since the release before that ran the device
+        (items that count against the build now and did not there, and the reverse: Note [A difference is
+        not a failure]), and what no expectation covers (fail, error, xpass)."""
         order = in_release_order(self.builds)
         out = []
+        ran_on = {(s.build, s.record.device or NO_DEVICE) for s in self.records if s.record.status != "skip"}
         for b in reversed(order):
             for device in self.devices(b.id):
+                if (b.id, device) not in ran_on:
+                    continue  # every item skipped: no verdict (headline() says why)
                 ran = {(s.record.case_id, s.record.variant): s for s in self.records
                        if s.build == b.id and (s.record.device or NO_DEVICE) == device and s.record.status != "skip"}
-                earlier = [p for p in order[: order.index(b)] if device in self.devices(p.id)]
+                earlier = [p for p in order[: order.index(b)] if (p.id, device) in ran_on]
                 known = [s for s in ran.values() if s.record.status == "xfail"]
                 causes = {key for s in known for key, _ in known_causes(s)}
                 by_kind: dict[str, dict[str, int]] = {}
@@ -562,9 +582,11 @@ class Report:
         return cause_words(objects[key], code)
 
     def exit_code(self) -> int:
-        """1 when something needs a person: a fail, error or xpass, a passing item whose internals probe
-        diverges undeclared, a cell where no case ran for no stated reason, or a run that was cut short."""
-        return 1 if self.failures or self.divergent or self.empty_cells() or self.cut_short else 0
+        """1 when something needs a person that is an error (ATTENTION's `fails`): a fail, error or xpass, a
+        passing item whose internals probe diverges undeclared, a cell where no case ran for no stated
+        reason, or a run that was cut short; a draft to file is not."""
+        parts = self.needs()
+        return 1 if any(parts[k] for k, need in ATTENTION.items() if need.fails) else 0
 
     def key(self, s: Sourced) -> tuple[str, str, str]:
         return (s.build, s.record.case_id, s.record.variant)

@@ -138,6 +138,7 @@ def write_report(report: Report, out: Path, *, publish: bool = False,
     scripts = link_reproducers(report, out, publish=publish)
     found, kept_outputs = _drafts(report, out / DRAFTS, capture)
     report.drafts = [(d.text.splitlines()[0].removeprefix("# "), f"{DRAFTS}/{d.name}") for d in found]
+    report.drafts_to_file = [shown for d, shown in zip(found, report.drafts, strict=True) if d.known]
     report.draft_paths = [(c, f"{DRAFTS}/{d.name}") for d in found for c in (d.causes or (d.cause,))]
     # the folders the report was made from: where a path of this machine is, whatever its root
     roots = tuple({str(Path.cwd()), *(str(Path(i["path"]).resolve().parent) for i in report.inputs)})

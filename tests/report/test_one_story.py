@@ -20,6 +20,7 @@ from tests.helpers.records import full_build, record, write_results
 
 OLD, NEW = "2.13.0+cpu@cf30153c4c13", "2.14.1+cpu@5c4886908584"
 PR = "https://github.com/pytorch/pytorch/pull/177764"
+ISSUE = "https://github.com/pytorch/pytorch/issues/90507"  # a known bug with its issue: no draft to file
 BLOB = "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_functorch/_aot_autograd/utils.py"
 
 
@@ -35,22 +36,22 @@ def _mismatch(**kw: Any) -> dict[str, Any]:
             "subject": "out[0]", "path": "out[0]", **kw}
 
 
-def _build(build: str, items: Items) -> list[ResultRecord]:
-    """full_build, with (status, known failure kind) per case id."""
+def _build(build: str, items: Items, link: str = PR) -> list[ResultRecord]:
+    """full_build, with (status, known failure kind) per case id, each known failure linking `link`."""
     out = []
     for r in full_build(build):
         if r.case_id not in items:
             out.append(r)
             continue
         status, kind = items[r.case_id]
-        out.append(record(r.case_id, r.variant, status, build, known_failure=_known(kind) if kind else None,
+        out.append(record(r.case_id, r.variant, status, build, known_failure=_known(kind, link) if kind else None,
                           mismatches=(_mismatch(),) if status in ("xfail", "fail") else ()))
     return out
 
 
-def _report(tmp_path: Path, old: Items, new: Items) -> Report:
-    return merge([write_results(tmp_path / "a.jsonl", _build("2.13.0", old)),
-                  write_results(tmp_path / "b.jsonl", _build("2.14.1", new))])
+def _report(tmp_path: Path, old: Items, new: Items, link: str = PR) -> Report:
+    return merge([write_results(tmp_path / "a.jsonl", _build("2.13.0", old, link)),
+                  write_results(tmp_path / "b.jsonl", _build("2.14.1", new, link))])
 
 
 # 2.14.1: runtime_wrapper/a newly fails as a known bug; mutation_epilogue/a is a known bug on both builds;
@@ -72,9 +73,9 @@ def _summary(html: str) -> str:
 
 
 def test_the_headline_agrees_with_what_needs_a_person(tmp_path: Path) -> None:
-    """A known bug that newly fails is triaged: nothing needs a person, and the headline, the page's
-    sections and compat.md all say so and name the newly failing item."""
-    report = _report(tmp_path, BOTH, REGRESSING)
+    """A known bug (its issue filed) that newly fails is triaged: nothing needs a person, and the headline,
+    the page's sections and compat.md all say so and name the newly failing item."""
+    report = _report(tmp_path, BOTH, REGRESSING, ISSUE)
     bad, note = report.headline()
     assert bad == "" and note.startswith("1 item(s) newly fail since the release before"), note
     write_report(report, tmp_path / "out")
@@ -91,7 +92,7 @@ def test_the_headline_agrees_with_what_needs_a_person(tmp_path: Path) -> None:
 
 
 def test_an_untriaged_failure_is_in_the_headline_and_in_needs_a_person(tmp_path: Path) -> None:
-    report = _report(tmp_path, BOTH, {**BOTH, "runtime_wrapper/a": ("fail", None)})
+    report = _report(tmp_path, BOTH, {**BOTH, "runtime_wrapper/a": ("fail", None)}, ISSUE)
     bad, _ = report.headline()
     assert bad.startswith("Something needs a person: 1 failing item(s)"), bad
     write_report(report, tmp_path / "out")

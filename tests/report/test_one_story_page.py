@@ -14,14 +14,14 @@ from conformance.report import merge, model, write_report
 from tests.helpers.records import full_build, record, write_results
 
 CAUSES = 35  # more than a list shows unfolded (model.FOLD_AT), and one more: the newly failing item's
-KNOWN = {"reason": "r", "link": "https://github.com/pytorch/pytorch/pull/177764", "source": "cases/x.yaml:9",
+KNOWN = {"reason": "r", "link": "https://github.com/pytorch/pytorch/issues/177764", "source": "cases/x.yaml:9",
          "kind": "bug"}
 
 
 @pytest.fixture(scope="module")
 def page_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """Two builds, nothing untriaged; on 2.14.1 one item newly fails as a known bug, and more causes
-    than a list shows unfolded."""
+    """Two builds, nothing untriaged and every known bug filed upstream; on 2.14.1 one item newly fails
+    as a known bug, and more causes than a list shows unfolded."""
     root = tmp_path_factory.mktemp("story")
     many = [record(f"runtime_wrapper/c{i}", status="xfail", build=build, known_failure=KNOWN,
                    mismatches=({"check": "exception", "where": "call", "path": "call", "expected": "no exception",

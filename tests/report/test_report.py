@@ -162,7 +162,7 @@ def test_cli_writes_the_folder_and_exits_by_what_it_shows(tmp_path: Path, capsys
     out = tmp_path / "out"
     assert main(["report", str(tmp_path / "in"), "-o", str(out)]) == 1  # a folder stands for its *.jsonl
     assert sorted(p.name for p in out.iterdir() if p.name != "issue-drafts") == sorted(FILES)
-    assert "20 record(s), 2 build(s). Something needs a person: 1 failing item(s)." in capsys.readouterr().out
+    assert "20 record(s), 2 build(s).\nSomething needs a person: 1 failing item(s)." in capsys.readouterr().out
     assert main(["report", *map(str, inputs), "-o", str(out), "--exit-zero"]) == 0
     assert main(["report", str(inputs[0]), str(inputs[1]), "-o", str(out)]) == 0
 
