@@ -60,6 +60,8 @@ class RunDiff:
     pairs: list[PairDiff]
     only_a: list[str]
     only_b: list[str]
+    corpora_a: list[str] = field(default_factory=list)  # each side's corpora (CorpusRef.describe), where they differ
+    corpora_b: list[str] = field(default_factory=list)
 
     @property
     def regressed(self) -> bool:
@@ -67,7 +69,7 @@ class RunDiff:
 
     def to_json(self) -> dict[str, Any]:
         return {"pairs": [asdict(p) for p in self.pairs], "only_in_a": self.only_a, "only_in_b": self.only_b,
-                "regressed": self.regressed}
+                "corpora_a": self.corpora_a, "corpora_b": self.corpora_b, "regressed": self.regressed}
 
 
 def load_side(paths: list[Path]) -> Report:
@@ -162,11 +164,18 @@ def diff_pair(a: Report, b: Report, build_a: str, build_b: str) -> PairDiff:  # 
 
 def diff_runs(a: Report, b: Report) -> RunDiff:
     pairs, only_a, only_b = pair_builds(a, b)
-    return RunDiff([diff_pair(a, b, x, y) for x, y in pairs], only_a, only_b)
+    corpora = [{d: words for build in side.builds for d, words in build.corpora.items()} for side in (a, b)]
+    differ = corpora[0].keys() != corpora[1].keys()
+    return RunDiff([diff_pair(a, b, x, y) for x, y in pairs], only_a, only_b,
+                   *([sorted(c.values()) for c in corpora] if differ else ([], [])))
 
 
 def render_text(d: RunDiff, *, limit: int = 200) -> str:
     lines: list[str] = []
+    if d.corpora_a or d.corpora_b:
+        lines += ["the two sides ran different corpora, so a change below may be a change of cases:",
+                  *(f"  {side}: {words}" for side, corpora in (("A", d.corpora_a), ("B", d.corpora_b))
+                    for words in corpora or ["no corpus named (records written before corpora were)"])]
     for p in d.pairs:
         title = p.a if p.a == p.b else f"{p.a} -> {p.b}"
         lines.append(f"## {title}")

@@ -78,6 +78,8 @@ class BuildDoc(_Doc):
     python: list[str]
     platform: list[str]
     harness_version: list[str]
+    corpus: list[str] = Field(default_factory=list, description="Each corpus the build's records ran, in words "
+                              "(results.CorpusRef.describe); empty in a report of records that name none.")
     dates: list[str]
     device_names: dict[str, str]
     records: int

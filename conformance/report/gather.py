@@ -140,6 +140,8 @@ def _builds(records: Iterable[Sourced]) -> list[Build]:
             value = getattr(fp, key)
             if value and value not in getattr(b, attr):
                 getattr(b, attr).append(str(value))
+        if fp.corpus is not None:
+            b.corpora.setdefault(fp.corpus.digest, fp.corpus.describe())
         if s.record.device and fp.device_name:
             b.device_names.setdefault(s.record.device, fp.device_name + (f" (capability {fp.capability})"
                                                                           if fp.capability else ""))

@@ -165,14 +165,15 @@ def _builds(report: Report) -> list[str]:
     """The builds the records come from."""
     out: list[str] = []
     out += ["", "## Builds", "",
-            "| build | torch | git | CUDA / ROCm | devices | Python | platform | harness | records |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "| build | torch | git | CUDA / ROCm | devices | Python | platform | harness | corpus | records |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for b in report.builds:
         accel = b.cuda or (f"ROCm {b.hip}" if b.hip else "—")
         devices = ", ".join(f"{d}: {name}" for d, name in b.device_names.items()) or "—"
         out.append(f"| {_esc(b.label)} | {_esc(b.torch_version)} | {_esc(b.torch_git or '—')} | {_esc(accel)} | "
                    f"{_esc(devices)} | {_esc(', '.join(b.pythons) or '—')} | {_esc(', '.join(b.platforms) or '—')} | "
-                   f"{_esc(', '.join(b.harness_versions) or '—')} | {b.records} |")
+                   f"{_esc(', '.join(b.harness_versions) or '—')} | {_esc('; '.join(b.corpora.values()) or '—')} | "
+                   f"{b.records} |")
     return out
 
 

@@ -20,6 +20,7 @@ from typing import Any, TypeVar, get_args
 
 from conformance.behaviors import IDS as BEHAVIORS
 from conformance.core.entry import counts_graphs
+from conformance.data.corpus import resolve, root_of
 from conformance.data.parity import ParityFile
 from conformance.data.parity import table as parity_table
 from conformance.report.causes import causes_of
@@ -38,7 +39,7 @@ from conformance.report.read import (
     Sourced,
 )
 from conformance.report.speed import speed
-from conformance.report.words import cause_words
+from conformance.report.words import cause_words, corpora_words
 from conformance.results import (
     STATUSES,
     Fingerprint,
@@ -86,6 +87,7 @@ class Build:
     pythons: list[str] = field(default_factory=list)
     platforms: list[str] = field(default_factory=list)
     harness_versions: list[str] = field(default_factory=list)
+    corpora: dict[str, str] = field(default_factory=dict)  # digest -> CorpusRef.describe(), per corpus its records ran
     dates: list[str] = field(default_factory=list)
     device_names: dict[str, str] = field(default_factory=dict)
     records: int = 0
@@ -101,7 +103,8 @@ class Build:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "label": self.label, "torch_version": self.torch_version, "torch_git": self.torch_git,
                 "cuda": self.cuda, "hip": self.hip, "python": self.pythons, "platform": self.platforms,
-                "harness_version": self.harness_versions, "dates": self.dates, "device_names": self.device_names,
+                "harness_version": self.harness_versions, "corpus": list(self.corpora.values()), "dates": self.dates,
+                "device_names": self.device_names,
                 "records": self.records}
 
 
@@ -262,7 +265,7 @@ class Report:
                 made.setdefault(s.record.case_file, set()).add(s.record.case_sha256)
         out = []
         for path, hashes in sorted(made.items()):
-            p = Path(path)
+            p = resolve(path, root_of())  # a bundled corpus's `cases/...` where the working folder has none
             if not p.is_file():
                 out.append(f"{path} (gone)")
             elif hashlib.sha256(p.read_bytes()).hexdigest() not in hashes:
@@ -438,13 +441,11 @@ class Report:
         bad = [f"{len(parts[k])} {need.short}" for k, need in ATTENTION.items() if parts[k]]
         quiet = self.quiet_cells()
         unavailable = sorted({c.device for c in quiet if c.verdict == "unavailable"})
-        notes = [self.newly_failing_words()]
-        if unavailable:
-            n = sum(1 for c in quiet if c.verdict == "unavailable")
+        notes = [self.newly_failing_words(), corpora_words({b.torch_version: b.corpora for b in self.builds})]
+        if n := sum(1 for c in quiet if c.verdict == "unavailable"):
             notes.append(f"{n} cell(s) not available here: no {', '.join(unavailable)} device on the machine that ran "
                          "them (not an error)")
-        if any(c.verdict == "not-selected" for c in quiet):
-            n = sum(1 for c in quiet if c.verdict == "not-selected")
+        if n := sum(1 for c in quiet if c.verdict == "not-selected"):
             notes.append(f"{n} cell(s) not selected by a narrowed run (-k, --devices, ...)")
         return ("Something needs a person: " + ", ".join(bad) + ".") if bad else "", "; ".join(n for n in notes if n)
 

@@ -11,6 +11,17 @@ from conformance.report.causes import Cause
 from conformance.report.kinds import KIND_WORDS, KNOWN_KINDS, NOT_BUGS
 
 
+def corpora_words(per_build: dict[str, dict[str, str]]) -> str:
+    """What a report says where its runs ran different corpora (digest -> description, per build), or ''."""
+    digests = {d for corpora in per_build.values() for d in corpora}
+    if len(digests) < 2:
+        return ""
+    ran = "; ".join(f"{build}: {', '.join(sorted(c[:12] for c in corpora))}" for build, corpora in per_build.items()
+                    if corpora)
+    return (f"the runs compared here ran {len(digests)} different corpora, so a difference between them may be a "
+            f"difference of cases (corpus digests {ran})")
+
+
 def cause_words(cause: Cause, code: Callable[[str], str] = str) -> str:
     """A cause in words, the same on every page: what goes wrong, where, which way, the exception
     (through `code`: compat.md shows it as code) and the entry point it was seen through."""
