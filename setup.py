@@ -8,6 +8,7 @@ import importlib.util
 import re
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -15,9 +16,11 @@ from setuptools.command.build_py import build_py
 HERE = Path(__file__).resolve().parent
 
 
-def _corpus_files():  # type: ignore[no-untyped-def]  # loaded by path: nothing is installed yet
+def _corpus_files() -> ModuleType:
+    """conformance/data/corpus_files.py, loaded by path: nothing is installed yet."""
     spec = importlib.util.spec_from_file_location("corpus_files", HERE / "conformance" / "data" / "corpus_files.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
