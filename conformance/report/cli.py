@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_WRITE = 3  # the report could not be written (a full disk)
-DEFAULT_OUT = "reports"
+DEFAULT_OUT = "results/report"  # yours, beside the results; reports/ holds the published ones
 
 
 def expand(paths: Sequence[str], pattern: str = "*.jsonl") -> list[Path]:
@@ -130,7 +130,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     clash = next((p for p in paths if out.resolve() == p.resolve().parent and not _is_report(p)), None)
     if clash is not None:
         print(f"report: -o {out}: that folder holds the inputs ({clash}) and the run's reproducers, which the "
-              "report would overwrite or remove; write the report elsewhere, e.g. -o reports", file=sys.stderr)
+              "report would overwrite or remove; write the report elsewhere, e.g. -o results/report", file=sys.stderr)
         return EXIT_USAGE
     try:
         report = merge(paths, expectations=expectations, parity=_parity(args.parity))
