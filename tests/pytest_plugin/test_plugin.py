@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -348,3 +350,20 @@ def test_a_vendor_plugin_adds_backends_devices_and_expectations(pytester: pytest
     ran.assert_outcomes(passed=1)
     stale = run(pytester, "-p", "vendor", "--conformance-devices=cpu", "--conformance-backends=aot_eager")
     stale.stdout.fnmatch_lines(["*stale expectations*", "*vendor.yaml:3: a/default matched no item of this run*"])
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_worker_s_exit_time_noise_is_kept_out_after_its_heap_is_frozen(quiet: bool) -> None:
+    """An extension's exit-time report (nanobind's leak list, from triton) runs after the plugin's
+    handler, as atexit runs handlers in reverse order; the plugin's silences it, and only it."""
+    script = "\n".join([
+        "import atexit, gc, sys",
+        "atexit.register(lambda: sys.stderr.write('nanobind: leaked 514 functions!\\n'))",
+        "print('last record sent', flush=True)",
+        "gc.freeze()",
+        *(["from conformance.pytest_plugin.plugin import _quiet_exit", "atexit.register(_quiet_exit)"]
+          if quiet else []),
+    ])
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0 and done.stdout == "last record sent\n"
+    assert ("leaked" in done.stderr) is not quiet, done.stderr
