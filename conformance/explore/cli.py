@@ -47,6 +47,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "a control that must find nothing")
     p.add_argument("--modes", default="inference,training", metavar="LIST", help="default inference,training")
     p.add_argument("--no-float-sweeps", action="store_true", help="leave Python float sweeps out of the programs")
+    p.add_argument("--no-registry", action="store_true", help="draw only the hand-written statements, none of "
+                   "the forms torch's operator registry offers (in-place, metadata, view and functional ops of every "
+                   "dtype)")
     p.add_argument("--fault", metavar="NAME", help="run against one of the selftest's seeded faults "
                    "(`torch-conformance selftest --list`): the explorer checking itself")
     p.add_argument("-n", "--workers", type=int, default=1, metavar="N",
@@ -213,7 +216,7 @@ def _coverage(args: argparse.Namespace) -> int:
     if args.coverage <= 0 or args.seed < 0:
         print("explore: --coverage N: give a positive N (and --seed 0 or more)", file=sys.stderr)
         return EXIT_USAGE
-    doc = coverage(args.coverage, args.seed)
+    doc = coverage(args.coverage, args.seed, registry=not args.no_registry)
     print(to_text(doc))
     return EXIT_FOUND if doc["below_1_percent"] else EXIT_OK
 
@@ -223,7 +226,8 @@ def _explore(args: argparse.Namespace, out: Path, shard: tuple[int, int], interr
 
     config = Config(out=str(out), backends=args.backends, modes=args.modes, fault=args.fault,
                     time_budget=args.time_budget, max_examples=args.max_examples, seed=args.seed,
-                    float_sweeps=not args.no_float_sweeps, shard=shard, workers=args.workers)
+                    float_sweeps=not args.no_float_sweeps, registry=not args.no_registry, shard=shard,
+                    workers=args.workers)
 
     def progress(line: str) -> None:
         print(f"\r{line}   ", end="", file=sys.stderr, flush=True)

@@ -28,7 +28,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from conformance.core.entry import counts_graphs
 from conformance.data.loader import CaseLoadError, LoadedCase, load_case
 from conformance.data.variants import Variant, variants_of
-from conformance.explore.grammar import Program, programs
+from conformance.explore.grammar import Program, programs, registry_table
 from conformance.explore.layout import EXAMPLES, RUNNING
 from conformance.report.causes import cause_of, causes_of
 from conformance.results import ResultRecord, undeclared
@@ -187,6 +187,7 @@ class Explorer:
     max_examples: int = 1_000_000
     seed: int = 0
     float_sweeps: bool = True
+    registry: bool = True  # also the forms torch's operator registry offers (explore/registry.py)
     progress: Callable[[str], None] | None = None
     shard: tuple[int, int] = (0, 1)  # (index, count): this explorer runs rounds index, index + count, ...
     first_round: int = 0  # of this shard's rounds: where a restarted worker goes on
@@ -299,9 +300,10 @@ class Explorer:
     def explore(self) -> dict[str, Finding]:
         """Rounds of search and shrink until a budget is spent or the user interrupts (then the
         discrepancies seen but not yet shrunk are kept as they were first seen); the distinct findings."""
+        # the registry's forms are validated once per build (a minute, then cached): not the search's time
+        strategy = programs(float_sweeps=self.float_sweeps, table=registry_table() if self.registry else None)
         self._start = time.monotonic()
         database = DirectoryBasedExampleDatabase(str(self.out / "hypothesis"))
-        strategy = programs(float_sweeps=self.float_sweeps)
         index, count = self.shard
         try:
             for local in itertools.count(self.first_round):

@@ -18,6 +18,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.explore.registry import FAMILIES, FLOATING, Form, FormTable, table
+
 Shape = tuple[int, ...]
 
 # the common shapes, then those where half of the metadata space lives: size-1 dims, 0-d, empty
@@ -54,6 +56,7 @@ class Input:
     subclass: str = ""  # a wrapper subclass of two such tensors: one of SUBCLASSES
     module: bool = False  # an nn.Linear over the last dim (its parameters requires_grad)
     optimizer: bool = False  # an SGD with momentum over the module's parameters (the input named `opt`)
+    dtype: str = "float32"
 
     @property
     def two(self) -> bool:
@@ -72,9 +75,11 @@ class Statement:
     other: str | None = None
     out: str | None = None
     context: str | None = None
+    op: str | None = None  # a form from torch's registry (kind `op:<family>`): the ATen op
+    form: str | None = None  # ... and its call, in place of a template
 
     def line(self) -> str:
-        text = TEMPLATES[self.kind].format(t=self.target, o=self.other, out=self.out, m=self.other)
+        text = (self.form or TEMPLATES[self.kind]).format(t=self.target, o=self.other, out=self.out, m=self.other)
         return f"with {self.context}:\n        {text}" if self.context else text
 
 
@@ -150,6 +155,8 @@ class Program:
     def ingredients(self) -> set[str]:
         """What the program holds, in the words of `explore --coverage`."""
         out = {f"statement:{k}" for k in self.kinds} | {f"call:{c.kind}" for c in self.calls}
+        out |= {f"dtype:{i.dtype}" for i in self.inputs if not i.module and not i.optimizer}
+        out |= {f"context:{s.context}" for s in self.statements if s.context}
         shapes = {i.shape for i in self.inputs if i.view is None}
         out |= {"shape:size-1" for sh in shapes if 1 in sh} | {"shape:0-d" for sh in shapes if sh == ()}
         out |= {"shape:empty" for sh in shapes if 0 in sh}
@@ -174,6 +181,8 @@ class Program:
             k = i.shape[-1] if i.shape else 1
             return {"module": {"class": "torch.nn.Linear", "args": [k, k]}}
         spec: dict[str, Any] = {"shape": list(i.shape)}
+        if i.dtype != "float32":
+            spec["dtype"] = i.dtype
         if i.requires_grad and not i.two:
             spec["requires_grad"] = True
             if not i.leaf:
@@ -332,12 +341,15 @@ TEMPLATES: dict[str, str] = {
     "fresh": "{out} = {t} * 2 + {o}",
     "fresh_sin": "{out} = {t}.sin()",
 }
-METADATA = frozenset({"t_", "unsqueeze_", "transpose_", "squeeze_", "swapdims_", "as_strided_", "resize_"})
+# statements whose form torch's registry gives (conformance/explore/registry.py), one kind per family
+OP_KINDS = {f"op:{family}": family for family in FAMILIES}
+METADATA = frozenset({"t_", "unsqueeze_", "transpose_", "squeeze_", "swapdims_", "as_strided_", "resize_",
+                      "op:metadata"})
 STORAGE_MOVES = frozenset({"set_other", "data_other", "data_op", "set_storage"})
 MUTATING = frozenset(
     {"mul_", "add_alpha", "copy_", "fill_", "zero_", "clamp_", "addcmul_", "index_add_dup", "detach_mul_", "set_",
      "data_assign", "mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "neg_lr", "one_minus_lr",
-     "module_param_mul_", "opt_step"} | METADATA | STORAGE_MOVES
+     "module_param_mul_", "opt_step", "op:inplace"} | METADATA | STORAGE_MOVES
 )
 FLOAT_KINDS = ("mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "add_fn_lr", "addcmul_fn_lr", "clamp_min_lr",
                "leaky_lr", "full_like_lr", "neg_lr", "one_minus_lr", "square_lr")
@@ -348,6 +360,23 @@ OPTIMIZER_KINDS = ("opt_step",)
 NOT_ON_SUBCLASSES = STORAGE_MOVES | {"set_", "data_assign", "as_strided_", "resize_", "index_add_dup"}
 BINARY = frozenset({"add_alpha", "copy_", "addcmul_", "index_add_dup", "fresh", "add_alpha_lr", "set_", "data_assign",
                     "set_other", "data_other", "set_storage", "add_fn_lr", "addcmul_fn_lr"})
+
+
+STORAGE = STORAGE_MOVES | {"set_", "data_assign"}
+VIEWS = frozenset({"view_flat", "view_slice", "view_t", "view_diag", "view_unsqueeze", "op:view"})
+
+
+def family_of(kind: str) -> str | None:
+    """The op family a statement kind belongs to (`explore --coverage` counts by family)."""
+    if kind in STORAGE:
+        return "storage"
+    if kind in METADATA:
+        return "metadata"
+    if kind in MUTATING:
+        return "inplace"
+    if kind in VIEWS:
+        return "view"
+    return "functional" if kind not in MODULE_KINDS or kind == "module_call" else None
 
 
 def _new_shape(kind: str, shape: Shape) -> Shape | None:  # noqa: PLR0911  # one return per statement kind
@@ -375,13 +404,13 @@ def _new_shape(kind: str, shape: Shape) -> Shape | None:  # noqa: PLR0911  # one
     return shape
 
 
-def _inputs(draw: st.DrawFn, shape: Shape, odd: bool) -> tuple[list[Input], bool, bool]:
+def _inputs(draw: st.DrawFn, shape: Shape, odd: bool, dtype: str = "float32") -> tuple[list[Input], bool, bool]:
     """1-3 inputs (tensors or TwoTensors, each with its layout and grad), aliased or not, and maybe a
     module and an optimizer over it: the inputs, and whether there is a module and an optimizer."""
     inputs: list[Input] = []
     aliasing = draw(st.sampled_from(("none", "none", "same", "overlap")), label="aliasing")
     count = draw(st.integers(1, 3), label="inputs")
-    grad = draw(st.booleans(), label="requires_grad")
+    grad = dtype in FLOATING and draw(st.booleans(), label="requires_grad")
     for k in range(count):
         name = "abcd"[k]
         requires = grad and draw(st.booleans(), label=f"{name}.requires_grad")
@@ -390,17 +419,17 @@ def _inputs(draw: st.DrawFn, shape: Shape, odd: bool) -> tuple[list[Input], bool
         layout = "contiguous" if odd else draw(st.sampled_from(layouts), label=f"{name}.layout")
         two = not odd and draw(st.integers(0, 9), label=f"{name}.two_tensor") == 0
         sub = draw(st.sampled_from(("TwoTensor", "TwoTensor", *SUBCLASSES)), label=f"{name}.subclass") if two else ""
-        inputs.append(Input(name, shape, requires, leaf, "contiguous" if two else layout, subclass=sub))
+        inputs.append(Input(name, shape, requires, leaf, "contiguous" if two else layout, subclass=sub, dtype=dtype))
     if aliasing == "same":
-        inputs.append(Input("d", shape, False, True, "contiguous", view="a"))
+        inputs.append(Input("d", shape, False, True, "contiguous", view="a", dtype=dtype))
     elif aliasing == "overlap" and len(shape) == 1 and shape[0] >= 2:
         # two overlapping views of one hidden base
         n = shape[0]
-        inputs = [Input("base", (n + n // 2,), grad, True, "contiguous", hidden=True),
-                  Input("a", shape, False, True, "contiguous", view=f"base[:{n}]"),
-                  Input("b", shape, False, True, "contiguous", view=f"base[{n // 2}:]"),
+        inputs = [Input("base", (n + n // 2,), grad, True, "contiguous", hidden=True, dtype=dtype),
+                  Input("a", shape, False, True, "contiguous", view=f"base[:{n}]", dtype=dtype),
+                  Input("b", shape, False, True, "contiguous", view=f"base[{n // 2}:]", dtype=dtype),
                   *(replace(i, name="cd"[k]) for k, i in enumerate(inputs[1:]))]
-    module = bool(shape) and not odd and draw(st.integers(0, 4), label="module") == 0
+    module = bool(shape) and not odd and dtype == "float32" and draw(st.integers(0, 4), label="module") == 0
     optimizer = module and draw(st.booleans(), label="optimizer")
     if module:
         inputs.append(Input("m", shape, True, True, "contiguous", module=True))
@@ -409,10 +438,28 @@ def _inputs(draw: st.DrawFn, shape: Shape, odd: bool) -> tuple[list[Input], bool
     return inputs, module, optimizer
 
 
+def _op_form(draw: st.DrawFn, kind: str, target: str, *, shapes: dict[str, Shape], written: set[str],
+             table: FormTable | None, dtype: str) -> tuple[Form, str | None] | None:
+    """A form of the kind's family that torch's registry offers for the target (a functional one
+    only where it reads a tensor written before), and its peer where it takes one."""
+    if table is None or (kind == "op:functional" and target not in written):
+        return None
+    forms = table.of(OP_KINDS[kind], shapes[target], dtype)
+    if not forms:
+        return None
+    form = draw(st.sampled_from(forms), label="form")
+    if not form.binary:
+        return form, None
+    peers = sorted(n for n, sh in shapes.items() if sh == shapes[target])
+    return (form, draw(st.sampled_from(peers), label="other")) if peers else None
+
+
 def _statements(draw: st.DrawFn, inputs: list[Input], kinds: list[str], sweep: object,
-                shapes: dict[str, Shape]) -> list[Statement]:
+                shapes: dict[str, Shape], *, table: FormTable | None = None, dtype: str = "float32"
+                ) -> list[Statement]:
     """1-8 statements over the inputs and what earlier ones computed (`shapes` grows with them)."""
     statements: list[Statement] = []
+    written: set[str] = set()
     twos = {i.name for i in inputs if i.two}  # TwoTensors, and views of them, and what is computed from them
     twos |= {i.name for i in inputs if i.view is not None and any(re.search(rf"\b{t}\b", i.view) for t in twos)}
     for j in range(draw(st.integers(1, 8), label="statements")):
@@ -420,24 +467,30 @@ def _statements(draw: st.DrawFn, inputs: list[Input], kinds: list[str], sweep: o
         first = FLOAT_KINDS if sweep is not None else tuple(k for k in MODULE_KINDS if k in kinds)
         kind = draw(st.sampled_from(first if j == 0 and first else kinds), label="kind")
         target = draw(st.sampled_from(sorted(shapes)), label="target")
-        new = _new_shape(kind, shapes[target])
+        picked = _op_form(draw, kind, target, shapes=shapes, written=written, table=table,
+                          dtype=dtype) if kind in OP_KINDS else None
+        if kind in OP_KINDS and picked is None:
+            continue
+        form, other = picked or (None, None)
+        new = form.result if form is not None else _new_shape(kind, shapes[target])
         if new is None or (kind in NOT_ON_SUBCLASSES and target in twos):
             continue
-        other = None
-        if kind in MODULE_KINDS:
+        if form is None and kind in MODULE_KINDS:
             other = "m"
-        elif kind in BINARY:
+        elif form is None and kind in BINARY:
             peers = sorted(n for n, s in shapes.items() if s == shapes[target]
                            and not (kind in NOT_ON_SUBCLASSES and n in twos))
             if not peers:
                 continue
             other = draw(st.sampled_from(peers), label="other")
-        out = f"v{j}" if "{out}" in TEMPLATES[kind] else None
+        out = f"v{j}" if "{out}" in (form.call if form is not None else TEMPLATES[kind]) else None
         if out is not None and (target in twos or other in twos):
             twos.add(out)
         context = None if kind in ("module_param_mul_", "opt_step") else draw(
             st.none() | st.sampled_from(CONTEXTS), label="context")
-        statements.append(Statement(kind, target, other, out, context))
+        statements.append(Statement(kind, target, other, out, context, *((form.op, form.call) if form else ())))
+        if kind in MUTATING:
+            written.add(target)
         if out is not None:
             shapes[out] = new
         elif kind in METADATA:
@@ -449,7 +502,9 @@ def _calls(draw: st.DrawFn, inputs: list[Input], shape: Shape, odd: bool, sweep:
     """0-3 later calls with other inputs (a hidden base is added to `inputs` where one needs it)."""
     plain = [i for i in inputs if i.view is None and not i.hidden and not i.module and not i.optimizer and not i.two]
     overlap = len(plain) >= 2 and math.prod(shape) >= 2 and not any(i.name == "base" for i in inputs)
-    possible = ["again", "requires_grad", *(["layout"] if plain and len(shape) >= 2 and not odd else []),
+    floating = bool(plain) and plain[0].dtype in FLOATING  # requires_grad needs a floating dtype
+    possible = ["again", *(["requires_grad"] if floating else []),
+                *(["layout"] if plain and len(shape) >= 2 and not odd else []),
                 *(["bigger"] if shape and not any(i.view is not None or i.module for i in inputs) else []),
                 *(["alias_same"] if len(plain) >= 2 else []), *(["alias_overlap"] * 3 if overlap else [])]
     # a sweep already calls again with other values (and is held to the reference's count, which later
@@ -463,20 +518,34 @@ def _calls(draw: st.DrawFn, inputs: list[Input], shape: Shape, odd: bool, sweep:
     return calls
 
 
+def registry_table() -> FormTable:
+    """The forms torch's registry offers for the shapes the grammar draws (imports torch; built once)."""
+    return table(tuple(dict.fromkeys(SHAPES)))
+
+
+# how often a statement kind is drawn beside one hand-written kind: torch's registry holds most forms
+OP_WEIGHTS = {"op:inplace": 4, "op:view": 2, "op:functional": 2, "op:metadata": 1}
+
+
 @st.composite
-def programs(draw: st.DrawFn, *, float_sweeps: bool = True) -> Program:
+def programs(draw: st.DrawFn, *, float_sweeps: bool = True, table: FormTable | None = None) -> Program:
     """1-6 inputs (up to three tensors or TwoTensors, a view of one, a module and an optimizer over
-    it), 1-8 statements, a return of 0-3 values, 0-3 later calls with other inputs, an ambient no_grad
-    or inference mode."""
+    it) of one dtype, 1-8 statements (with `table`, also forms from torch's registry), a return of 0-3
+    values, 0-3 later calls with other inputs, an ambient no_grad or inference mode."""
     shape = draw(st.sampled_from(SHAPES), label="shape")
     odd = () in (shape,) or 0 in shape  # a 0-d or empty tensor: contiguous, no subclass
-    inputs, module, optimizer = _inputs(draw, shape, odd)
+    others = [d for d in table.dtypes if d != "float32"] if table is not None else []
+    dtype = draw(st.sampled_from(others), label="dtype") if others and draw(
+        st.integers(0, 2), label="other dtype") == 0 else "float32"
+    inputs, module, optimizer = _inputs(draw, shape, odd, dtype)
     sweep = draw(st.sampled_from(SWEEPS), label="sweep values") if float_sweeps and draw(
         st.booleans(), label="sweep") else None
     shapes: dict[str, Shape] = {i.name: i.shape for i in inputs if not i.hidden and not i.module and not i.optimizer}
     kinds = [k for k in TEMPLATES if (sweep is not None or k not in FLOAT_KINDS) and (module or k not in MODULE_KINDS)
              and (optimizer or k not in OPTIMIZER_KINDS)]
-    statements = _statements(draw, inputs, kinds, sweep, shapes)
+    if table is not None:
+        kinds += [k for k, weight in OP_WEIGHTS.items() for _ in range(weight)]
+    statements = _statements(draw, inputs, kinds, sweep, shapes, table=table, dtype=dtype)
     returns = tuple(draw(st.lists(st.sampled_from(sorted(shapes)), max_size=3, unique=True), label="returns"))
     calls = _calls(draw, inputs, shape, odd, sweep)
     ambient = draw(st.sampled_from(AMBIENT), label="grad mode")

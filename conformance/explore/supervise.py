@@ -45,6 +45,7 @@ class Config:
     max_examples: int
     seed: int
     float_sweeps: bool
+    registry: bool = True
     shard: tuple[int, int] = (0, 1)  # of the whole exploration (all jobs): (index, count)
     workers: int = 1
 
@@ -82,7 +83,8 @@ def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -
     extensions = (FAULTS[config.fault].extension(),) if config.fault else ()
     explorer = Explorer(out, backends=config.backends, modes=config.modes, extensions=extensions,
                         time_budget=budget.seconds, max_examples=budget.programs, seed=config.seed,
-                        float_sweeps=config.float_sweeps, shard=worker_shard(config, worker), first_round=first_round)
+                        float_sweeps=config.float_sweeps, registry=config.registry,
+                        shard=worker_shard(config, worker), first_round=first_round)
     records: list[dict[str, Any]] = []
     state = {"next_round": first_round, "done": False}
 
@@ -182,6 +184,10 @@ def supervise(config: Config, progress: Callable[[str], None] | None = None, tar
         with Interrupts() as own:
             return supervise(config, progress, target, confirm, own)
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch state shared with the parent
+    if config.registry:
+        from conformance.explore.grammar import registry_table  # lazy: imports torch
+
+        registry_table()  # validated once here (then cached per build), not by each worker against its budget
     start = time.monotonic()
     totals = Totals()
     lives: dict[int, _Life] = {}
