@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from conformance.explore.grammar import (
+    ACTIONS,
     CALL_KINDS,
     CONTEXTS,
     FLOAT_KINDS,
@@ -40,6 +41,8 @@ EXPECTED = (
     "input:view",
     "ambient:no_grad", "ambient:inference_mode",
     *(f"context:{c}" for c in CONTEXTS),
+    *(f"action:{a}" for a in ACTIONS),
+    "statement:fn_apply", "statement:fn_inplace", "statement:hook",
     *(f"dtype:{d}" for d in DTYPES),
     *(f"statement:{k}" for k in OP_KINDS),
 )

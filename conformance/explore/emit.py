@@ -13,6 +13,7 @@ import yaml
 
 from conformance.data.loader import load_case
 from conformance.explore.engine import Explorer, Finding, Ran
+from conformance.explore.registry import real_code_of
 from conformance.files import write_atomic
 from conformance.reproducer.full import render_full
 
@@ -73,6 +74,7 @@ def finding_record(f: Finding, out: Path) -> dict[str, Any]:
         "signature": f.signature,
         "statements": len(f.program.statements),
         "kinds": list(f.program.kinds),
+        "real_code": real_code_of([s.line() for s in f.program.statements]),
         "program": f.program.source(),
         "variant": f.record.variant,
         "where": f.signature,

@@ -183,7 +183,10 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"{'after shrinking' if f.get('shrunk', True) else '(NOT shrunk: interrupted)'}; found after "
             f"{f['found_after_s']} s ({f['programs_before']} programs); the case file "
             f"{'reproduces it' if f['reproduces'] else 'does NOT reproduce it'}; {f.get('seen', 1)} program(s) "
-            "showed this cause.",
+            "showed this cause." + ("" if f.get("real_code") is None else " " + (
+                f"Its statements call what torch's optimizers or modules call: "
+                f"{', '.join(f'`{o}`' for o in f['real_code'])}." if f["real_code"] else
+                "None of its statements' calls occur in torch's optimizers or modules.")),
             "",
             *([known, ""] if known else []),
             *([f"Builds: {in_words(f['releases'])}" + ("; **history**: fixed since" if f.get("history") else "")

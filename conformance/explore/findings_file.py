@@ -51,6 +51,9 @@ class FindingEntry(_Strict):
     reproducer: str
     case_yaml: str
     kinds: list[str] = []
+    real_code: list[str] | None = Field(None, description="The calls of its statements that torch's own "
+                                        "optimizers (torch/optim) or modules (torch/nn/modules) make too: the cause is "
+                                        "in reach of real training code where this is not empty (None: not told).")
     where: str = ""
     shrunk: bool = True
     known_by: list[str] = []

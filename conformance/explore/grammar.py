@@ -26,7 +26,10 @@ Shape = tuple[int, ...]
 SHAPES: tuple[Shape, ...] = ((4,), (3, 4), (2, 3, 4), (4,), (3, 4), (1,), (3, 1), (1, 4), (), (0,), (0, 3))
 LAYOUTS = ("contiguous", "transposed", "strided", "offset")
 AMBIENT = ("none",) * 7 + ("no_grad",) * 2 + ("inference_mode",)  # around the whole call: mostly none
-CONTEXTS = ("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)")
+# every public context of torch and torch.autograd that changes grad or inference state, as a block
+# inside the program (torch.autograd's are the same objects as torch's)
+CONTEXTS = ("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)", "torch.set_grad_enabled(True)",
+            "torch.inference_mode()", "torch.inference_mode(False)")
 # float sweeps: fresh values, values that come back (a stale specialisation shows there), signed zero
 SWEEPS: tuple[tuple[float, ...], ...] = ((0.1, 0.5, 1.5), (0.1, 0.5, 0.1), (1.0, 0.5, 1.0), (0.0, -0.0, 0.5),
                                          (2.0, 3.0, 2.0, 0.5))
@@ -38,9 +41,11 @@ CALL_KINDS = ("again", "alias_same", "alias_overlap", "layout", "requires_grad",
 
 @dataclass(frozen=True)
 class Call:
-    """A later call: `kind` (CALL_KINDS) says how its inputs differ from the first call's."""
+    """A later call: `kind` (CALL_KINDS) says how its inputs differ from the first call's; `action`
+    (ACTIONS) what the caller does before or after it."""
 
     kind: str
+    action: str | None = None
 
 
 @dataclass(frozen=True)
@@ -126,8 +131,10 @@ class Program:
         if self.sweep is not None:
             kept = tuple(s for s in self.statements if s.kind not in FLOAT_KINDS)
             yield replace(self, sweep=None, statements=kept)
-        for k in range(len(self.calls)):
+        for k, call in enumerate(self.calls):
             yield replace(self, calls=self.calls[:k] + self.calls[k + 1:])
+            if call.action is not None:
+                yield replace(self, calls=(*self.calls[:k], replace(call, action=None), *self.calls[k + 1:]))
         if not self.grad_enabled:
             yield replace(self, grad_enabled=True)
         if self.inference_mode:
@@ -155,6 +162,7 @@ class Program:
     def ingredients(self) -> set[str]:
         """What the program holds, in the words of `explore --coverage`."""
         out = {f"statement:{k}" for k in self.kinds} | {f"call:{c.kind}" for c in self.calls}
+        out |= {f"action:{c.action}" for c in self.calls if c.action}
         out |= {f"dtype:{i.dtype}" for i in self.inputs if not i.module and not i.optimizer}
         out |= {f"context:{s.context}" for s in self.statements if s.context}
         shapes = {i.shape for i in self.inputs if i.view is None}
@@ -197,6 +205,16 @@ class Program:
         if i.two:
             return {"two_tensor": {"a": inner[0], "b": inner[1], "requires_grad": i.requires_grad}}
         return {"tensor": spec}
+
+    def _action_spec(self, call: Call) -> dict[str, str]:
+        """The caller's statements around a later call (`before` or `after`)."""
+        if call.action is None:
+            return {}
+        where, text = ACTIONS[call.action]
+        plain = [i for i in self.inputs if i.view is None and not i.hidden and not i.module and not i.optimizer]
+        if call.action == "zero_grad":  # a leaf whose gradient the caller clears
+            plain = [i for i in plain if i.requires_grad and i.leaf]
+        return {where: text.format(x=plain[0].name if plain else "out")}
 
     def _call_spec(self, call: Call) -> dict[str, Any]:
         """The inputs a later call replaces (by name)."""
@@ -244,13 +262,15 @@ class Program:
         expect = {"expect": {"compiles": compiles}} if compiles is not None else {}
         extra: dict[str, Any] = {}
         if self.calls:
-            extra["calls"] = [self._call_spec(c) for c in self.calls]
+            extra["calls"] = [{**self._call_spec(c), **self._action_spec(c)} for c in self.calls]
         if not self.grad_enabled:
             extra["grad_enabled"] = False
         if self.inference_mode:
             extra["inference_mode"] = True
-        if any(i.subclass == USER_CLASS for i in self.inputs):
-            extra["classes"] = USER_CLASSES
+        classes = [*([USER_CLASSES] if any(i.subclass == USER_CLASS for i in self.inputs) else []),
+                   *([FUNCTIONS] if any(k in FUNCTION_KINDS for k in self.kinds) else [])]
+        if classes:
+            extra["classes"] = "\n\n".join(classes)
         return {
             "version": 2,
             "behavior": self.behavior(),
@@ -278,6 +298,44 @@ class MyTwo(TwoTensor):
     def __tensor_unflatten__(inner, meta, outer_size, outer_stride):
         return MyTwo(inner["a"], inner["b"], outer_size, outer_stride)
 """
+
+# the autograd Functions the `fn_*` statements apply, as a case's classes block defines them
+FUNCTIONS = """class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 2 + x * 0
+
+
+class ScaleInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        return x.mul_(2)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+"""
+FUNCTION_KINDS = frozenset({"fn_apply", "fn_inplace"})
+
+# what the caller does around a later call (the case's `before` and `after`): writes to an input or to
+# the previous call's output, a second backward, an optimizer step, gradients cleared
+ACTIONS: dict[str, tuple[str, str]] = {
+    "write_input": ("before", "with torch.no_grad():\n    {x}.mul_(0.5)"),
+    "write_output": ("before", "with torch.no_grad():\n    for t in (out if isinstance(out, tuple) else (out,)):\n"
+                               "        if isinstance(t, torch.Tensor):\n            t.add_(1)"),
+    "second_backward": ("after", "for t in (out if isinstance(out, tuple) else (out,)):\n"
+                                 "    if isinstance(t, torch.Tensor) and t.requires_grad:\n"
+                                 "        t.sum().backward(retain_graph=True)"),
+    "opt_step": ("after", "opt.step()"),
+    "zero_grad": ("before", "{x}.grad = None"),
+}
 
 UPSTREAM = {
     "subclass_wrapper": "https://github.com/pytorch/pytorch/pull/176741",
@@ -331,6 +389,10 @@ TEMPLATES: dict[str, str] = {
     "module_param_mul_": "with torch.no_grad():\n        {m}.weight.mul_(0.5)",
     # an optimizer's step on the module's parameters (a gradient set by hand: no backward inside the program)
     "opt_step": "{m}.weight.grad = torch.ones_like({m}.weight)\n    opt.step()",
+    # user-defined autograd: a Function with the ctx API (saved tensors; an input marked dirty), a hook
+    "fn_apply": "{out} = Scale.apply({t})",
+    "fn_inplace": "ScaleInPlace.apply({t})",
+    "hook": "{out} = {t} * 1\n    _ = {out}.register_hook(lambda g: g * 2) if {out}.requires_grad else None",
     # views (kept, written through, returned)
     "view_flat": "{out} = {t}.view(-1)",
     "view_slice": "{out} = {t}[1:]",
@@ -349,7 +411,7 @@ STORAGE_MOVES = frozenset({"set_other", "data_other", "data_op", "set_storage"})
 MUTATING = frozenset(
     {"mul_", "add_alpha", "copy_", "fill_", "zero_", "clamp_", "addcmul_", "index_add_dup", "detach_mul_", "set_",
      "data_assign", "mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "neg_lr", "one_minus_lr",
-     "module_param_mul_", "opt_step", "op:inplace"} | METADATA | STORAGE_MOVES
+     "module_param_mul_", "opt_step", "op:inplace", "fn_inplace"} | METADATA | STORAGE_MOVES
 )
 FLOAT_KINDS = ("mul_lr", "mul_half_lr", "add_alpha_lr", "div_pow_lr", "add_fn_lr", "addcmul_fn_lr", "clamp_min_lr",
                "leaky_lr", "full_like_lr", "neg_lr", "one_minus_lr", "square_lr")
@@ -444,7 +506,10 @@ def _op_form(draw: st.DrawFn, kind: str, target: str, *, shapes: dict[str, Shape
     only where it reads a tensor written before), and its peer where it takes one."""
     if table is None or (kind == "op:functional" and target not in written):
         return None
-    forms = table.of(OP_KINDS[kind], shapes[target], dtype)
+    # half the time a form torch's optimizers and modules call: weighted toward what real code runs
+    real = table.of(OP_KINDS[kind], shapes[target], dtype, real=True)
+    prefer_real = bool(real) and draw(st.booleans(), label="real code")
+    forms = real if prefer_real else table.of(OP_KINDS[kind], shapes[target], dtype)
     if not forms:
         return None
     form = draw(st.sampled_from(forms), label="form")
@@ -486,7 +551,7 @@ def _statements(draw: st.DrawFn, inputs: list[Input], kinds: list[str], sweep: o
         out = f"v{j}" if "{out}" in (form.call if form is not None else TEMPLATES[kind]) else None
         if out is not None and (target in twos or other in twos):
             twos.add(out)
-        context = None if kind in ("module_param_mul_", "opt_step") else draw(
+        context = None if kind in ("module_param_mul_", "opt_step", "hook") else draw(
             st.none() | st.sampled_from(CONTEXTS), label="context")
         statements.append(Statement(kind, target, other, out, context, *((form.op, form.call) if form else ())))
         if kind in MUTATING:
@@ -509,8 +574,14 @@ def _calls(draw: st.DrawFn, inputs: list[Input], shape: Shape, odd: bool, sweep:
                 *(["alias_same"] if len(plain) >= 2 else []), *(["alias_overlap"] * 3 if overlap else [])]
     # a sweep already calls again with other values (and is held to the reference's count, which later
     # calls would void): later calls with other inputs go to the programs without one
-    later = draw(st.integers(0, 3), label="later calls") if sweep is None else 0
-    calls = tuple(Call(draw(st.sampled_from(possible), label="call")) for _ in range(later))
+    stepped = any(i.optimizer for i in inputs)  # an optimizer's step between calls is what it is there for
+    later = draw(st.integers(1 if stepped else 0, 3), label="later calls") if sweep is None else 0
+    # an optimizer is drawn seldom, and a step between calls is what it is there for
+    actions = [a for a in ACTIONS for _ in range(3 if a == "zero_grad" else 1) if a != "opt_step" or stepped]
+    actions = [a for a in actions if a != "zero_grad" or any(i.requires_grad and i.leaf for i in plain)]
+    calls = tuple(Call(draw(st.sampled_from(possible), label="call"),
+                       "opt_step" if stepped and k == 0 else draw(st.none() | st.sampled_from(actions), label="action"))
+                  for k in range(later))
     if any(c.kind == "alias_overlap" for c in calls):
         # the base a later call takes two overlapping views of (hidden: the first call does not pass it)
         n = math.prod(shape)

@@ -11,17 +11,19 @@ that ends the process (an integer division by zero raises SIGFPE) costs only its
 cached per torch build.
 
 Families: `inplace` (writes its target's data), `metadata` (changes its target's sizes or strides
-in place), `view` (returns an alias of its target), `functional` (returns a new tensor, drawn where
-it reads a tensor written before).
+in place), `view` (returns an alias of its target), `functional` (returns a new tensor: the core
+ATen set and pointwise ops, drawn where it reads a tensor written before).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,7 +42,7 @@ FLOATING = frozenset({"float32", "float64", "float16", "bfloat16", "complex64"})
 SKIPPED_PREFIXES = ("_", "fbgemm", "quantize", "q_", "mkldnn", "cudnn", "miopen", "native_", "sparse", "to_sparse",
                     "to_mkldnn", "is_", "can_cast", "promote", "result_type", "set_", "resize_", "lift",
                     "record_stream")
-REGISTRY_VERSION = "4"  # bumped when a change here changes the table: the cache key carries it
+REGISTRY_VERSION = "6"  # bumped when a change here changes the table: the cache key carries it
 ATTEMPTS_PER_OP = 4
 
 
@@ -121,6 +123,8 @@ def candidates(shapes: tuple[Shape, ...]) -> Iterator[tuple[str, str, Shape, lis
         family = _family(schema, packet.tags)
         if family is None or torch.Tag.nondeterministic_seeded in packet.tags:
             continue
+        if family == "functional" and not {torch.Tag.core, torch.Tag.pointwise} & set(packet.tags):
+            continue  # the core ATen set and pointwise ops: a solver's garbage on a singular sample is no finding
         method = hasattr(torch.Tensor, name)
         head = f"{{t}}.{name}(" if method else f"torch.ops.aten.{name}.{overload}({{t}}, "
         for shape in shapes:
@@ -167,13 +171,32 @@ def _same(a: Any, b: Any) -> bool:
         a.is_complex() else torch.equal(a, b)
 
 
+@contextlib.contextmanager
+def _filled() -> Iterator[None]:
+    """Memory torch leaves uninitialised filled (NaN, the largest integer): an op whose result reads
+    some gives another result here than on a first run, and is never drawn."""
+    import torch
+
+    det, warn = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]  # a module attribute torch sets
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]  # see above
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(det, warn_only=warn)
+        torch.utils.deterministic.fill_uninitialized_memory = fill  # type: ignore[attr-defined]  # see above
+
+
 def _try(family: str, call: str, shape: Shape, dtype: str) -> Shape | None:
     """The result shape where eager accepts the call on a sample of the shape and dtype, and gives
-    the same on a second sample (an op that reads uninitialised memory does not), else None."""
+    the same on a second sample with torch's uninitialised memory filled (an op whose result reads
+    some does not), else None."""
     import torch
 
     t, out, before = _run(call, shape, dtype)
-    again, out_again, _ = _run(call, shape, dtype)
+    with _filled():
+        again, out_again, _ = _run(call, shape, dtype)
     if not _same(t, again) or (isinstance(out, torch.Tensor) and not out.is_sparse and not _same(out, out_again)):
         return None
     if family == "metadata":
@@ -258,25 +281,63 @@ def forms(shapes: tuple[Shape, ...]) -> list[Form]:
     return made
 
 
+@functools.cache
+def real_code_ops() -> frozenset[str]:
+    """The tensor methods and torch functions torch's own optimizers (torch/optim) and modules
+    (torch/nn/modules) call, read from their source: the statement forms real training code runs
+    (a `_foreach_mul_` counts as `mul_`)."""
+    import ast
+
+    import torch.nn.modules
+    import torch.optim
+
+    names: set[str] = set()
+    for package in (torch.optim, torch.nn.modules):
+        for path in Path(str(package.__file__)).parent.glob("*.py"):
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, ValueError):
+                continue
+            names |= {n.func.attr.removeprefix("_foreach_") for n in ast.walk(tree)
+                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    return frozenset(names)
+
+
+def ops_in(line: str) -> set[str]:
+    """The method and function names a statement calls."""
+    return set(re.findall(r"\.(\w+)\(", line))
+
+
+def real_code_of(lines: list[str]) -> list[str]:
+    """The names among these statements' calls that torch's optimizers or modules call too."""
+    real = real_code_ops()
+    return sorted({op for line in lines for op in ops_in(line)} & real)
+
+
 class FormTable:
     """The forms by (family, shape, dtype), as the grammar draws them (hashed by identity: a strategy
     argument)."""
 
-    def __init__(self, forms: list[Form]) -> None:
+    def __init__(self, forms: list[Form], real: frozenset[str] | None = None) -> None:
         self.forms = tuple(forms)
         self._by: dict[tuple[str, Shape, str], list[Form]] = {}
         for f in self.forms:
             self._by.setdefault((f.family, f.shape, f.dtype), []).append(f)
         self.dtypes = tuple(d for d in DTYPES if any(f.dtype == d for f in self.forms))
+        self._real: dict[tuple[str, Shape, str], list[Form]] = {}
+        self.real = real or frozenset()
+        for key, group in self._by.items():
+            self._real[key] = [f for f in group if f.op.split(".")[0] in self.real]
 
-    def of(self, family: str, shape: Shape, dtype: str) -> list[Form]:
-        return self._by.get((family, shape, dtype), [])
+    def of(self, family: str, shape: Shape, dtype: str, *, real: bool = False) -> list[Form]:
+        """The forms of a family for a target; `real`: only those torch's optimizers and modules call."""
+        return (self._real if real else self._by).get((family, shape, dtype), [])
 
 
 @functools.cache
 def table(shapes: tuple[Shape, ...]) -> FormTable:
     """The process's table for these shapes (built or read from the cache once)."""
-    return FormTable(forms(shapes))
+    return FormTable(forms(shapes), real_code_ops())
 
 
 if __name__ == "__main__":

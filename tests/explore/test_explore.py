@@ -556,3 +556,28 @@ def test_a_wrapper_subclass_input_is_built_as_drawn_and_shrinks_towards_a_plain_
     simpler = {p.inputs[0].subclass for p in program.reductions()  # the reductions of the subclass alone
                if len(p.inputs) == 1 and p.inputs[0] != a and p.inputs[0] == replace(a, subclass=p.inputs[0].subclass)}
     assert "" in simpler and (("TwoTensor" in simpler) == (subclass != "TwoTensor")), simpler
+
+
+def test_a_caller_action_lands_before_or_after_its_call_and_is_reduced_alone(tmp_path: Path) -> None:
+    from conformance.explore.engine import case_text
+    from conformance.explore.grammar import Call, Input, Statement
+
+    a = Input("a", (4,), True, True, "contiguous")
+    program = Program((a,), (Statement("fn_apply", "a", out="v0"),), ("v0",),
+                      calls=(Call("again", "zero_grad"), Call("again", "second_backward")))
+    lc = Explorer(tmp_path).load(case_text(program, modes=("training",)))
+    assert lc.case.classes is not None and "class Scale(torch.autograd.Function)" in lc.case.classes
+    assert (lc.case.calls[0].before, lc.case.calls[0].after) == ("a.grad = None", None)
+    assert lc.case.calls[1].before is None and "backward(retain_graph=True)" in (lc.case.calls[1].after or "")
+    reduced = [p.calls for p in program.reductions()]
+    assert (Call("again"), Call("again", "second_backward")) in reduced  # the action alone goes, the call stays
+    assert {"action:zero_grad", "action:second_backward", "statement:fn_apply"} <= program.ingredients()
+
+
+def test_every_grad_and_inference_context_is_drawn_as_a_block() -> None:
+    from conformance.explore import coverage as cov
+    from conformance.explore.grammar import CONTEXTS
+
+    assert {"torch.inference_mode()", "torch.inference_mode(False)", "torch.set_grad_enabled(True)"} <= set(CONTEXTS)
+    shares = cov.coverage(300, seed_=1, run=False, registry=False)["shares"]
+    assert all(shares.get(f"context:{c}", 0) > 0 for c in CONTEXTS), shares
