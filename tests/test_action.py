@@ -104,11 +104,15 @@ def test_the_workflow_s_record_check_fails_on_a_record_without_its_case(tmp_path
     line = next(li for li in script.splitlines() if "case_id" in li and "python -c" in li)
     (tmp_path / "artifact").mkdir()
     codes = []
-    for records in ([{"case_id": "mutation_epilogue/a"}], [{"case_id": "mutation_epilogue/a"}, {"case_id": ""}], []):
+    bundled = {"fingerprint": {"corpus": {"origin": "bundled"}}}
+    for records in ([{"case_id": "mutation_epilogue/a", **bundled}],
+                    [{"case_id": "mutation_epilogue/a", **bundled}, {"case_id": "", **bundled}], [],
+                    [{"case_id": "mutation_epilogue/a", "fingerprint": {"corpus": {"origin": "checkout"}}}],
+                    [{"case_id": "mutation_epilogue/a"}]):
         (tmp_path / "artifact" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
         codes.append(subprocess.run(["bash", "-c", line.replace("python ", f"{sys.executable} ", 1)], cwd=tmp_path,
                                     capture_output=True, timeout=60, check=False).returncode)
-    assert codes == [0, 1, 1]
+    assert codes == [0, 1, 1, 1, 1]
 
 
 
