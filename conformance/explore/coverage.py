@@ -14,20 +14,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from conformance.explore.grammar import (
-    ACTIONS,
-    CALL_KINDS,
-    CONTEXTS,
-    FLOAT_KINDS,
-    METADATA,
-    OP_KINDS,
-    STORAGE_MOVES,
-    Program,
-    family_of,
-    programs,
-    registry_table,
-)
+from conformance.explore.grammar import CALL_KINDS, CONTEXTS, Program, programs, registry_table
 from conformance.explore.registry import DTYPES, FormTable
+from conformance.explore.statements import ACTIONS, FLOAT_KINDS, METADATA, OP_KINDS, STORAGE_MOVES, family_of
 
 # the ingredients issue 28 asks to be drawn, by the names Program.ingredients gives them
 EXPECTED = (
