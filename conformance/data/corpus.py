@@ -62,7 +62,8 @@ def where_looked(given: str | Path | None = None, cwd: Path | None = None) -> st
 
 def resolve(path: str, root: Path) -> Path:
     """A case path as given: as it is where it exists, else `cases/<path>` (how records name a
-    bundled file) under the package's corpus, so that a record's rerun line works anywhere."""
+    bundled file) under the corpus root, where the working folder has no `cases/`: a record's
+    rerun line works from any folder."""
     given = Path(path)
     if given.exists() or given.is_absolute():
         return given
