@@ -167,8 +167,9 @@ def _same(a: Any, b: Any) -> bool:
         return a is None and b is None
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    return torch.equal(a, b) or bool(((a == b) | (a.isnan() & b.isnan())).all()) if a.is_floating_point() or \
-        a.is_complex() else torch.equal(a, b)
+    if torch.equal(a, b):
+        return True
+    return (a.is_floating_point() or a.is_complex()) and bool(((a == b) | (a.isnan() & b.isnan())).all())
 
 
 @contextlib.contextmanager
