@@ -581,3 +581,14 @@ def test_every_grad_and_inference_context_is_drawn_as_a_block() -> None:
     assert {"torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(True)"} <= set(CONTEXTS)
     shares = cov.coverage(300, seed_=1, run=False, registry=False)["shares"]
     assert all(shares.get(f"context:{c}", 0) > 0 for c in CONTEXTS), shares
+
+
+def test_the_base_of_overlapping_views_a_later_call_passes_has_the_program_s_dtype() -> None:
+    """The control found it: a later call's views of a float32 base, passed where uint8 tensors were,
+    let `set_` read past a storage's end, and two eager runs differed."""
+    from conformance.explore import coverage as cov
+
+    for p in cov.draw(3000, 0, registry=True):
+        base = next((i for i in p.inputs if i.name == "base" and i.hidden), None)
+        if base is not None and any(c.kind == "alias_overlap" for c in p.calls):
+            assert base.dtype == next(i for i in p.inputs if not i.hidden).dtype, p
