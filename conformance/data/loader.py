@@ -22,10 +22,11 @@ from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from conformance.data.corpus_files import CORPUS_SUFFIXES
 from conformance.schema import Case
 from conformance.schema.common import case_id_problem
 
-CASE_SUFFIXES = (".yaml", ".yml")
+CASE_SUFFIXES = CORPUS_SUFFIXES  # one declaration: corpus_files.py, which the package build loads by path
 NOT_CASES = frozenset({"UPSTREAM.yaml"})  # data beside the cases, not a case: the upstream parity mapping
 
 
