@@ -8,6 +8,7 @@ KeyboardInterrupt of its own; `call` records them like any exception, and re-rai
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +102,22 @@ def _light(t: torch.Tensor) -> tuple[tuple[str, int] | None, int | None]:
     return storage_key(t), version
 
 
+def release_frames(exc: BaseException) -> BaseException:
+    """`exc` without its traceback, nor the tracebacks of the exceptions it chains: no frame stays
+    alive through it (a program that allocated without bound holds the memory in its locals)."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        e.__traceback__ = None
+        todo += [x for x in (e.__cause__, e.__context__) if x is not None]
+        todo += list(getattr(e, "exceptions", ()))
+    return exc
+
+
 def _program_line(exc: BaseException) -> str:
     """Where in the case's program an exception was raised (its deepest frame there), or ''."""
     import traceback
@@ -125,9 +142,14 @@ def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
         except BaseException as exc:
             if not is_program_exception(exc):
                 raise
-            # keep no frame alive: a program that allocated without bound holds it in its locals
             side.where = _program_line(exc)
-            side.exc = exc.with_traceback(None)
+            side.exc = release_frames(exc)
+        if side.exc is not None:
+            # the frames die here, inside the case's modes: a compile that failed leaves C++ guards in
+            # them whose destructors set dispatch keys back to what they saw, and a guard destroyed by
+            # a later garbage collection would set them in whatever runs then (2.13.0, 2.15.0);
+            # the modes' own guard puts the keys back as it closes
+            gc.collect()
         side.ambient = ambient()
     if side.exc is None:
         side.result = result

@@ -117,6 +117,28 @@ def same_base(actual: str | None, expected: str | None, tol: Tolerance) -> str |
     return None if actual == expected or "<intermediate>" in (actual, expected) else ""
 
 
+def same_keys(actual: Any, expected: Any, tol: Tolerance) -> str | None:
+    """Dispatch key sets (included, excluded): the detail names the keys each set gained or lost."""
+    if actual == expected:
+        return None
+    if actual is None or expected is None:
+        return ""
+    parts = []
+    for which, a, e in (("included", actual[0], expected[0]), ("excluded", actual[1], expected[1])):
+        parts += [f"{which} +{k}" for k in sorted(set(a) - set(e))] + [f"{which} -{k}" for k in sorted(set(e) - set(a))]
+    return ", ".join(parts)
+
+
+def show_keys(keys: Any) -> str:
+    """A dispatch key sets pair with the Autocast* family (the same on every side) as one name."""
+    if keys is None:
+        return "absent"
+    def one(names: tuple[str, ...]) -> str:
+        kept = [k for k in names if not k.startswith("Autocast")]
+        return ", ".join(kept + (["Autocast*"] if len(kept) < len(names) else []))
+    return f"included ({one(keys[0])}), excluded ({one(keys[1])})"
+
+
 @dataclass(frozen=True)
 class About:
     """What tensor a check read (see Mismatch): placed on each mismatch the check makes."""
@@ -164,12 +186,21 @@ CHECKS: dict[str, Check] = {c.id: c for c in (
     Check("type", "the tensor's class", "f'{type(t).__module__}.{type(t).__qualname__}'", behaviors=(_SW, _BU)),
     Check("dtype", "dtype", "t.dtype"),
     Check("device", "device", "str(t.device)"),
+    Check("layout", "layout (strided, sparse, jagged)", "str(t.layout)"),
+    Check("conjugate bit", "whether the tensor is a lazily conjugated view (view_as_real refuses one)", "t.is_conj()",
+          behaviors=(_RW, _SW)),
+    Check("negative bit", "whether the tensor is a lazily negated view (an imag of a conjugate)", "t.is_neg()",
+          behaviors=(_RW, _SW)),
+    Check("inference tensor", "whether the tensor is an inference tensor (autograd and in-place writes outside "
+          "inference mode refuse one)", "t.is_inference()", behaviors=(_RW,)),
     Check("shape", "sizes (a jagged dim's nested int without its number)", "dims(t.shape)", behaviors=(_ME, _SW)),
     Check("stride", "strides of the dims longer than 1 (None for a dim of size 1: it has no layout)",
           "significant_strides(dims(t.shape), dims(t.stride()))", behaviors=(_ME, _SW)),
     Check("storage_offset", "storage offset", "t.storage_offset()", behaviors=(_ME,)),
     Check("requires_grad", "requires_grad", "t.requires_grad", behaviors=(_ME,)),
     Check("is_leaf", "is_leaf", "t.is_leaf", behaviors=(_ME,)),
+    Check("retains_grad", "whether a non-leaf keeps its .grad (retain_grad())", "t.retains_grad",
+          behaviors=(_RW, _BU)),
     Check("values", "values, within the case's tolerance", "t.detach()", "close", close,
           behaviors=(_ME, _SW, _BU, _SR)),
     Check("storage size", "elements in the storage the tensor lives in",
@@ -197,6 +228,8 @@ CHECKS: dict[str, Check] = {c.id: c for c in (
     Check("grad mode", "grad mode right after the call", "modes[0]", behaviors=(_RW,)),
     Check("inference mode", "inference mode right after the call", "modes[1]", behaviors=(_RW,)),
     Check("autocast", "autocast right after the call", "modes[2]", behaviors=(_RW,)),
+    Check("dispatch keys", "the thread's dispatch keys (included, excluded) right after the call: one left "
+          "behind breaks every later compile", "modes[3]", judge=same_keys, behaviors=(_RW,)),
     Check("structure", "the containers around the outputs", "structure(out)", "special", behaviors=(_RW,)),
     Check("number of outputs", "how many outputs", "len(outs)", behaviors=(_RW,)),
     Check("exception", "what the call (or its backward, or a caller action) raised", "raised", "special", one_raised,

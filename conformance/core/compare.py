@@ -24,7 +24,15 @@ from typing import Any
 
 import torch
 
-from conformance.core.checks import CHECKS, NOTHING_IN_PARTICULAR, About, Check, dims, significant_strides
+from conformance.core.checks import (
+    CHECKS,
+    NOTHING_IN_PARTICULAR,
+    About,
+    Check,
+    dims,
+    show_keys,
+    significant_strides,
+)
 from conformance.core.mismatch import Mismatch, Tolerance, short
 from conformance.core.state import Ambient, Relation, TensorState, same_storage
 
@@ -66,6 +74,10 @@ def compare_state(
     field(CHECKS["type"], actual.type, expected.type)
     field(CHECKS["dtype"], actual.dtype, expected.dtype)
     field(CHECKS["device"], actual.device, expected.device)
+    field(CHECKS["layout"], actual.layout, expected.layout)
+    field(CHECKS["conjugate bit"], actual.conj, expected.conj)
+    field(CHECKS["negative bit"], actual.neg, expected.neg)
+    field(CHECKS["inference tensor"], actual.inference, expected.inference)
     field(CHECKS["shape"], actual.shape, expected.shape)
     if strides:
         field(CHECKS["stride"], significant_strides(actual.shape, actual.stride),
@@ -74,6 +86,7 @@ def compare_state(
     if grad_fields:
         field(CHECKS["requires_grad"], actual.requires_grad, expected.requires_grad)
         field(CHECKS["is_leaf"], actual.is_leaf, expected.is_leaf)
+        field(CHECKS["retains_grad"], actual.retains_grad, expected.retains_grad)
     if out:
         return out
     out += compare_values(where, actual.values, expected.values, tol, of=of)
@@ -154,7 +167,8 @@ def compare_ambient(actual: Ambient, expected: Ambient) -> list[Mismatch]:
     found = [CHECKS["grad mode"].judged("after the call", actual.grad_enabled, expected.grad_enabled, show=str),
              CHECKS["inference mode"].judged("after the call", actual.inference_mode, expected.inference_mode,
                                              show=str),
-             CHECKS["autocast"].judged("after the call", actual.autocast, expected.autocast)]
+             CHECKS["autocast"].judged("after the call", actual.autocast, expected.autocast),
+             CHECKS["dispatch keys"].judged("after the call", actual.dispatch, expected.dispatch, show=show_keys)]
     return [m for m in found if m is not None]
 
 

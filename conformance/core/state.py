@@ -85,6 +85,11 @@ class TensorState:
     values: torch.Tensor | None
     storage_values: torch.Tensor | None
     inner: dict[str, TensorState] = field(default_factory=dict)
+    layout: str = "torch.strided"
+    conj: bool = False  # the lazy conjugate bit (is_conj)
+    neg: bool = False  # the lazy negation bit (is_neg)
+    inference: bool = False  # an inference tensor (is_inference)
+    retains_grad: bool | str = False
     # The storage object itself, held so that it outlives the call: a storage freed during the call
     # (resize_storage_bytes_(x, 0), then set_) hands its memory, and so its data_ptr, to the next one.
     storage_object: Any = field(default=None, compare=False, repr=False)
@@ -138,6 +143,11 @@ def tensor_state(t: torch.Tensor, *, with_storage: bool = True) -> TensorState:
         values=values,
         storage_values=storage_values,
         inner=inner,
+        layout=str(t.layout),
+        conj=bool(_safe(t.is_conj, False)),
+        neg=bool(_safe(t.is_neg, False)),
+        inference=bool(_safe(t.is_inference, False)),
+        retains_grad=_autograd_field(t, "retains_grad"),
     )
 
 
@@ -243,20 +253,51 @@ def storage_sharing(tensors: dict[str, torch.Tensor]) -> dict[str, tuple[str, ..
 
 @dataclass
 class Ambient:
-    """Global modes a call may legitimately change (and then eager changes them too)."""
+    """Global modes a call may legitimately change (and then eager changes them too), and the
+    thread's dispatch keys (included, excluded), which no call may leave changed: a key left behind
+    breaks every later compile in the process (None where the build does not expose them)."""
 
     grad_enabled: bool
     inference_mode: bool
     autocast: tuple[tuple[str, bool], ...]
+    dispatch: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+
+
+def dispatch_keys() -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The thread's local dispatch key sets by name (read from torch internals: None where absent)."""
+    def names(keyset: Any) -> tuple[str, ...]:
+        inner = re.fullmatch(r"DispatchKeySet\((.*)\)", str(keyset), re.S)
+        return tuple(sorted(k.strip() for k in inner.group(1).split(",") if k.strip())) if inner else (str(keyset),)
+
+    try:
+        return (names(torch._C._dispatch_tls_local_include_set()),
+                names(torch._C._dispatch_tls_local_exclude_set()))
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def _restore_dispatch(before: tuple[tuple[str, ...], tuple[str, ...]] | None) -> None:
+    now = dispatch_keys()
+    if before is None or now is None or now == before:
+        return
+    for setter, was, is_now in ((torch._C._dispatch_tls_set_dispatch_key_included, before[0], now[0]),
+                                (torch._C._dispatch_tls_set_dispatch_key_excluded, before[1], now[1])):
+        for name in set(was) ^ set(is_now):
+            key = getattr(torch._C.DispatchKey, name, None)
+            if key is not None:
+                setter(key, name in was)
 
 
 def restore_ambient(before: Ambient) -> None:
-    """Put grad mode and autocast back as they were (a caller action may have changed them and
-    left the reset to an `after:` block that did not run: the probe replays `before:` only)."""
+    """Put grad mode, autocast and the dispatch keys back as they were (a caller action may have
+    changed the modes and left the reset to an `after:` block that did not run: the probe replays
+    `before:` only; a failed compile can leave dispatch keys set, and every later compile in the
+    worker would then fail)."""
     torch.set_grad_enabled(before.grad_enabled)
     for dev, enabled in before.autocast:
         if _safe(lambda d=dev: torch.is_autocast_enabled(d), None) != enabled:
             _safe(lambda d=dev, e=enabled: torch.set_autocast_enabled(d, e), None)
+    _restore_dispatch(before.dispatch)
 
 
 def ambient() -> Ambient:
@@ -269,4 +310,5 @@ def ambient() -> Ambient:
         grad_enabled=torch.is_grad_enabled(),
         inference_mode=torch.is_inference_mode_enabled(),
         autocast=tuple(autocast),
+        dispatch=dispatch_keys(),
     )

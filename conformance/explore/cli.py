@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="generate programs from the contracts' ingredients, run each eagerly and compiled, and report "
         "every distinct discrepancy, shrunk, as a case file, a reproducer and findings.md",
         description="Draw programs (in-place data and metadata ops, storage moving between inputs, views "
-        "written through, grad-mode contexts, aliased inputs, odd shapes, TwoTensors (nested too) and a user's "
+        "written through, grad- and inference-mode contexts, aliased inputs, odd shapes, TwoTensors (nested too) "
+        "and a user's "
         "subclass, module and optimizer inputs, floats in every position, later calls with other inputs) with "
         "Hypothesis, run each as a case through the runner "
         "and oracles, confirm each discrepancy by a second run, shrink it, and write one finding per cause. "

@@ -40,13 +40,12 @@ Shape = tuple[int, ...]
 SHAPES: tuple[Shape, ...] = ((4,), (3, 4), (2, 3, 4), (4,), (3, 4), (1,), (3, 1), (1, 4), (), (0,), (0, 3))
 LAYOUTS = ("contiguous", "transposed", "strided", "offset")
 AMBIENT = ("none",) * 7 + ("no_grad",) * 2 + ("inference_mode",)  # around the whole call: mostly none
-# the public contexts of torch and torch.autograd that change grad state, as a block inside the program
-# (torch.autograd's are the same objects as torch's). Not yet inference_mode(): a program that fails
-# to compile with a write under it (`a.data = a; with torch.inference_mode(): a.sub_(2)`, 2.13.0 and
-# 2.15.0) leaves the PythonDispatcher dispatch key set in the process, and every later compile there
-# fails; drawn once the explorer tells such a program apart (issue 45). Around the whole call it is
-# drawn (AMBIENT).
-CONTEXTS = ("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)", "torch.set_grad_enabled(True)")
+# the public contexts of torch and torch.autograd that change grad or inference state, as a block
+# inside the program (torch.autograd's are the same objects as torch's). A compile that fails under
+# inference_mode() can leave dispatch keys set in the process (2.13.0, 2.15.0): the runner puts them
+# back after every item and compares them (`dispatch keys`), so one such program cannot fail the rest.
+CONTEXTS = ("torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(False)", "torch.set_grad_enabled(True)",
+            "torch.inference_mode()", "torch.inference_mode(False)")
 # float sweeps: fresh values, values that come back (a stale specialisation shows there), signed zero
 SWEEPS: tuple[tuple[float, ...], ...] = ((0.1, 0.5, 1.5), (0.1, 0.5, 0.1), (1.0, 0.5, 1.0), (0.0, -0.0, 0.5),
                                          (2.0, 3.0, 2.0, 0.5))

@@ -388,7 +388,7 @@ class _Render:
         passed = [n for n, spec in case["inputs"].items() if not spec["hidden"]]
         lines = [f"out = fn({', '.join(passed)})",
                  "modes = (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), "
-                 "tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')))"]
+                 "tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')), dispatch_keys())"]
         if case["inference_mode"]:
             lines = ["with torch.inference_mode():", *(f"    {x}" for x in lines)]
         if not case["grad_enabled"] or any(w in self.lc.case.program for w in GRAD_MODE_WORDS):
@@ -396,6 +396,7 @@ class _Render:
             lines = [f"with torch.set_grad_enabled({case['grad_enabled']}):", *(f"    {x}" for x in lines)]
         self.compared.setdefault("exception", Applied("exception", "call", "", "", (), 0, "", str))
         self.s.need(state.flatten_outputs)
+        _carry(state.dispatch_keys, self.s)
         return ["try:", *(f"    {x}" for x in lines), "    seen['call'] = {'exception': None}",
                 "except Exception as exc:", "    seen['call'] = {'exception': raised(exc)}", "    return calls",
                 "outs = flatten_outputs(out)"]

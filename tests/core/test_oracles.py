@@ -216,7 +216,7 @@ def test_a_gradient_reaching_a_leaf_built_by_a_view_expression_is_compared(
     lc = case(make_case, body, behavior="backward_unwrap")
     assert run(lc, mode).status == "pass"
     record = run(lc, mode, fault="gradient_perturbed")
-    assert record.status == "fail"
+    assert record.status == "fail", record.reason
     assert {m.where.split(": ")[-1] for m in record.mismatches if m.check == "values"} >= leaves, record.mismatches
 
 

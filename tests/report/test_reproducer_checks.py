@@ -44,7 +44,8 @@ def test_the_script_reads_every_check_not_only_the_recorded_one() -> None:
     text = _script(CASE, "inductor", "training", VERSION)
     assert "'_version moved': a._version - version_before['a']" in text, text
     grad = next(line for line in text.splitlines() if "seen['grad of a.leaf']" in line)
-    assert "'.grad'" in grad and "a_leaf.grad, 'type', 'dtype', 'device', 'shape', 'values'" in grad, grad
+    assert "'.grad'" in grad and ("a_leaf.grad, 'type', 'dtype', 'device', 'layout', 'conjugate bit', 'negative bit', "
+                                   "'inference tensor', 'shape', 'values'") in grad, grad
     for where in ("'out[0]'", "'outputs'", "'after the call'", "'backward'", "'call'"):
         assert f"seen[{where}]" in text, (where, text)
 
