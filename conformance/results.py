@@ -22,6 +22,9 @@ from conformance.core.mismatch import sentence
 from conformance.schema.known import KnownFailureKind, Searched
 
 RESULT_SCHEMA = "torch-conformance.result/2"
+# a record's durations: where the time went in torch, and in the harness around it ("total" holds all)
+TORCH_BUCKETS = ("eager", "compile", "compiled_calls")
+HARNESS_BUCKETS = ("build_inputs", "oracles", "probe")
 Status = Literal["pass", "fail", "xfail", "xpass", "skip", "error"]
 STATUSES: tuple[str, ...] = get_args(Status)
 
@@ -224,7 +227,9 @@ class ResultRecord(_Record):
         "and the graphs handed to the backend per pass (cold_backend_calls, warm_backend_calls: more where a "
         "compile was aborted and retried, as dynamo's tensorify restart does).")
     probes: ProbeRecord = Field(default_factory=ProbeRecord)
-    durations: dict[Name, Annotated[float, Field(allow_inf_nan=False)]] = Field(default_factory=dict)
+    durations: dict[Name, Annotated[float, Field(allow_inf_nan=False)]] = Field(
+        default_factory=dict, description="Seconds by phase: in torch (eager, compile, compiled_calls), in the "
+        "harness (build_inputs, oracles, probe), and total.")
     calls: int = 0
     recompiles: Text | None = Field(
         None, description="Graphs compiled after the first call of the cold pass where the case sets no "

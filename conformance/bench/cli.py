@@ -79,9 +79,11 @@ def cmd_explore_bench(args: argparse.Namespace) -> int:
         s = ex.stats
         rows.append({"backend": backend, "mode": mode or "inference", "programs": s.programs,
                      "seconds": round(s.seconds, 1), "per_hour_per_core": s.per_hour,
-                     "compile_share": round(s.compile_share, 3), "valid_share": round(s.valid_share, 3)})
+                     "compile_share": round(s.compile_share, 3), "torch_share": round(s.torch_share, 3),
+                     "valid_share": round(s.valid_share, 3)})
         print(f"{backend:>10} {mode or 'inference':<9} {rows[-1]['per_hour_per_core']:>9} programs/hour/core  "
-              f"compile {rows[-1]['compile_share']:.0%} of the time  valid {rows[-1]['valid_share']:.0%}  "
+              f"in torch {rows[-1]['torch_share']:.0%} of the time (compiling {rows[-1]['compile_share']:.0%})  "
+              f"valid {rows[-1]['valid_share']:.0%}  "
               f"({s.programs} programs in {s.seconds:.0f} s)", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     doc = {"fingerprint": build_fingerprint(), "rows": rows}

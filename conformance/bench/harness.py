@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.results import HARNESS_BUCKETS, TORCH_BUCKETS
+
 __all__ = ["TARGETS", "CorpusRun", "harness_markdown", "run_corpus", "summarize"]
 
-TORCH_BUCKETS = ("eager", "compile", "compiled_calls")
-HARNESS_BUCKETS = ("build_inputs", "oracles", "probe")
 TARGETS = {"overhead": 0.10, "parallel": 0.6, "warm": 0.4}
 
 

@@ -31,7 +31,7 @@ from conformance.data.variants import Variant, variants_of
 from conformance.explore.grammar import Program, programs, registry_table
 from conformance.explore.layout import EXAMPLES, RUNNING
 from conformance.report.causes import cause_of, causes_of
-from conformance.results import ResultRecord, undeclared
+from conformance.results import TORCH_BUCKETS, ResultRecord, undeclared
 from conformance.run.runner import RunOptions, run_variant
 
 ROUND_EXAMPLES = 100  # programs per Hypothesis round: each round shrinks what it found before the next
@@ -133,7 +133,14 @@ class Stats:
     flaky: list[str] = field(default_factory=list)
     seconds_in_runs: float = 0.0  # in the runner (inputs, eager, compile, compiled calls, oracles)
     seconds_compiling: float = 0.0  # of which compiling
+    seconds_in_torch: float = 0.0  # of which in torch: eager calls, compiling and compiled calls
     seconds: float = 0.0
+
+    def count(self, records: Sequence[ResultRecord], seconds: float) -> None:
+        """The runner's time for these records (every run: first, shrinking or confirming)."""
+        self.seconds_in_runs += seconds
+        self.seconds_compiling += sum(r.durations.get("compile", 0.0) for r in records)
+        self.seconds_in_torch += sum(r.durations.get(b, 0.0) for r in records for b in TORCH_BUCKETS)
 
     @property
     def valid_share(self) -> float:
@@ -148,6 +155,11 @@ class Stats:
     def compile_share(self) -> float:
         """Of the exploration's time, the share spent compiling."""
         return self.seconds_compiling / self.seconds if self.seconds else 0.0
+
+    @property
+    def torch_share(self) -> float:
+        """Of the exploration's time, the share spent in torch (eager calls, compiling, compiled calls)."""
+        return self.seconds_in_torch / self.seconds if self.seconds else 0.0
 
 
 class _Stop(Exception):
@@ -222,10 +234,15 @@ class Explorer:
         loaded = load_case(path, self.out, display=name)
         return dataclasses.replace(loaded, id=loaded.case.id or name)
 
-    def records(self, lc: LoadedCase) -> list[tuple[Variant, ResultRecord]]:
-        """Every CPU variant of a case, run as the runner runs it (no probe: speed), with the extensions."""
+    def records(self, lc: LoadedCase, only: set[str] | None = None) -> list[tuple[Variant, ResultRecord]]:
+        """Every CPU variant of a case (or those labelled in `only`), run as the runner runs it (no
+        probe: speed), with the extensions; their time is counted in the stats."""
         options = RunOptions(probe=False, extensions=tuple(self.extensions))
-        return [(v, run_variant(lc, v, options)) for v in variants_of(lc.case, devices=["cpu"])]
+        start = time.perf_counter()
+        ran = [(v, run_variant(lc, v, options)) for v in variants_of(lc.case, devices=["cpu"])
+               if only is None or v.label in only]
+        self.stats.count([r for _, r in ran], time.perf_counter() - start)
+        return ran
 
     def text(self, program: Program, compiles: int | None = None) -> str:
         return case_text(program, seed=self.seed, backends=self.backends, modes=self.modes, compiles=compiles)
@@ -246,14 +263,11 @@ class Explorer:
         return ran
 
     def _run_text(self, text: str) -> tuple[LoadedCase, list[ResultRecord]]:
-        start = time.perf_counter()
         try:
             lc = self.load(text)
         except CaseLoadError as exc:  # the grammar wrote a case the schema refuses: a bug of ours
             raise AssertionError(f"the explorer wrote an invalid case:\n{exc}\n{text}") from None
         records = [r for _, r in self.records(lc)]
-        self.stats.seconds_in_runs += time.perf_counter() - start
-        self.stats.seconds_compiling += sum(r.durations.get("compile", 0.0) for r in records)
         return lc, records
 
     def _body(self, program: Program) -> None:

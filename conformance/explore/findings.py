@@ -29,6 +29,7 @@ class Totals:
     eager_rejected: int = 0
     seconds_in_runs: float = 0.0
     seconds_compiling: float = 0.0
+    seconds_in_torch: float = 0.0
     flaky: set[str] = field(default_factory=set)
     findings: dict[str, dict[str, Any]] = field(default_factory=dict)
     crashes: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -41,6 +42,7 @@ class Totals:
         self.eager_rejected += state.get("eager_rejected", 0)
         self.seconds_in_runs += state.get("seconds_in_runs", 0.0)
         self.seconds_compiling += state.get("seconds_compiling", 0.0)
+        self.seconds_in_torch += state.get("seconds_in_torch", 0.0)
         self.flaky.update(state.get("flaky", ()))
         self.worker_errors += state.get("worker_errors", [])
         self.interrupted |= bool(state.get("interrupted"))
@@ -118,9 +120,11 @@ def findings_report(out: Path, head: dict[str, Any], totals: Totals, seconds: fl
         "eager_rejected": t.eager_rejected,
         "seconds_in_runs": round(t.seconds_in_runs, 1),
         "seconds_compiling": round(t.seconds_compiling, 1),
+        "seconds_in_torch": round(t.seconds_in_torch, 1),
         "valid_share": round(1 - t.eager_rejected / max(t.programs, 1), 3),
         "programs_per_hour": round(t.programs / seconds * 3600) if seconds else 0,
         "compile_share": round(t.seconds_compiling / (seconds * parts), 3) if seconds else 0.0,  # parts ran at once
+        "torch_share": round(t.seconds_in_torch / (seconds * parts), 3) if seconds else 0.0,
         "interrupted": t.interrupted,
         "flaky": sorted(t.flaky),
         "worker_errors": t.worker_errors,
@@ -133,7 +137,8 @@ def to_json(explorer: Explorer, findings: list[Finding]) -> dict[str, Any]:
     """findings.json of an in-process exploration, in the shape the supervisor writes."""
     s = explorer.stats
     totals = Totals(programs=s.programs, eager_rejected=s.rejected, seconds_in_runs=s.seconds_in_runs,
-                    seconds_compiling=s.seconds_compiling, flaky=set(s.flaky), interrupted=explorer.interrupted,
+                    seconds_compiling=s.seconds_compiling, seconds_in_torch=s.seconds_in_torch,
+                    flaky=set(s.flaky), interrupted=explorer.interrupted,
                     findings={f.signature: rooted(with_sightings(finding_record(f, explorer.out), explorer),
                                                   explorer.out) for f in findings})
     head = {"torch": torch_version(), "backends": list(explorer.backends), "modes": list(explorer.modes),

@@ -74,7 +74,7 @@ class CrashEntry(_Strict):
 
 
 class FindingsFile(_Strict):
-    """What merging reads; the rates (valid_share, programs_per_hour, compile_share) are computed again."""
+    """What merging reads; the rates (valid_share, programs_per_hour, compile_share, torch_share) are computed again."""
 
     torch: str
     backends: list[str]
@@ -88,6 +88,7 @@ class FindingsFile(_Strict):
     eager_rejected: Count = 0
     seconds_in_runs: Seconds = 0.0
     seconds_compiling: Seconds = 0.0
+    seconds_in_torch: Seconds = 0.0
     interrupted: bool = False
     flaky: list[str] = []
     worker_errors: list[str] = []

@@ -94,6 +94,7 @@ def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -
         write_atomic(out / STATE, json.dumps({
             **state, "programs": s.programs, "eager_rejected": s.rejected, "flaky": sorted(set(s.flaky)),
             "seconds_in_runs": s.seconds_in_runs, "seconds_compiling": s.seconds_compiling,
+            "seconds_in_torch": s.seconds_in_torch,
             "findings": [with_sightings(r, explorer) for r in records]}) + "\n")
 
     def found(f: Any) -> None:

@@ -578,7 +578,8 @@ def test_every_grad_and_inference_context_is_drawn_as_a_block() -> None:
     from conformance.explore import coverage as cov
     from conformance.explore.grammar import CONTEXTS
 
-    assert {"torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(True)"} <= set(CONTEXTS)
+    assert {"torch.no_grad()", "torch.enable_grad()", "torch.set_grad_enabled(True)", "torch.inference_mode()",
+            "torch.inference_mode(False)"} <= set(CONTEXTS)
     shares = cov.coverage(300, seed_=1, run=False, registry=False)["shares"]
     assert all(shares.get(f"context:{c}", 0) > 0 for c in CONTEXTS), shares
 
