@@ -297,8 +297,11 @@ class Explorer:
             raise error
 
     def _confirmed(self, ran: Ran, sig: str) -> bool:
-        """A discrepancy counts only if a second run of the same program shows it again."""
-        again = [r for _, r in self.records(self.load(ran.text))]
+        """A discrepancy counts only if a second run of the same program shows it again (of the
+        variants that showed it: the others have nothing to confirm)."""
+        showed = {r.variant for r in ran.records
+                  if sig in Ran(ran.program, ran.text, [r], ran.compiles).discrepancies()}
+        again = [r for _, r in self.records(self.load(ran.text), only=showed)]
         return sig in Ran(ran.program, ran.text, again, ran.compiles).discrepancies()
 
     def _say(self, *, now: bool = False) -> None:
