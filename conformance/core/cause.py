@@ -136,7 +136,7 @@ def place_words(m: Located) -> str:
 
 
 _FLAGS = ("_version moved", "storage swapped (set_)", "requires_grad", "is_leaf", "grad mode", "inference mode",
-          "exists")
+          "exists", "conjugate bit", "negative bit", "inference tensor", "retains_grad")
 _VIEWS = ("not a view", "a view of an intermediate", "a view of an input")
 
 
