@@ -8,7 +8,7 @@ KeyboardInterrupt of its own; `call` records them like any exception, and re-rai
 
 from __future__ import annotations
 
-import gc
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,8 +103,12 @@ def _light(t: torch.Tensor) -> tuple[tuple[str, int] | None, int | None]:
 
 
 def release_frames(exc: BaseException) -> BaseException:
-    """`exc` without its traceback, nor the tracebacks of the exceptions it chains: no frame stays
-    alive through it (a program that allocated without bound holds the memory in its locals)."""
+    """`exc` without its traceback, nor the tracebacks of the exceptions it chains, each frame in
+    them cleared: no frame stays alive through it (a program that allocated without bound holds the
+    memory in its locals), and what the frames held dies now, in the caller's modes. A compile that
+    failed leaves C++ guards in its frames whose destructors set the dispatch keys back to what they
+    saw; destroyed by a later garbage collection, they set them in whatever runs then, and every
+    later compile in the process fails (2.13.0, 2.15.0)."""
     seen: set[int] = set()
     todo = [exc]
     while todo:
@@ -112,6 +116,8 @@ def release_frames(exc: BaseException) -> BaseException:
         if id(e) in seen:
             continue
         seen.add(id(e))
+        if e.__traceback__ is not None:
+            traceback.clear_frames(e.__traceback__)  # a frame still running (ours) is left as it is
         e.__traceback__ = None
         todo += [x for x in (e.__cause__, e.__context__) if x is not None]
         todo += list(getattr(e, "exceptions", ()))
@@ -120,8 +126,6 @@ def release_frames(exc: BaseException) -> BaseException:
 
 def _program_line(exc: BaseException) -> str:
     """Where in the case's program an exception was raised (its deepest frame there), or ''."""
-    import traceback
-
     found = ""
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         name = frame.f_code.co_filename
@@ -143,13 +147,7 @@ def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
             if not is_program_exception(exc):
                 raise
             side.where = _program_line(exc)
-            side.exc = release_frames(exc)
-        if side.exc is not None:
-            # the frames die here, inside the case's modes: a compile that failed leaves C++ guards in
-            # them whose destructors set dispatch keys back to what they saw, and a guard destroyed by
-            # a later garbage collection would set them in whatever runs then (2.13.0, 2.15.0);
-            # the modes' own guard puts the keys back as it closes
-            gc.collect()
+            side.exc = release_frames(exc)  # inside the modes: their own guard puts the keys back as it closes
         side.ambient = ambient()
     if side.exc is None:
         side.result = result
