@@ -288,7 +288,9 @@ class Explorer:
                 self._sighted(sig, ran.program)
             if sig in self.findings:
                 continue
-            if not cached and not self._confirmed(ran, sig):
+            # confirmed once (the first program that showed it) is enough while it shrinks: the shrunk
+            # program's case file is run again when it is written (emit), and says whether it reproduces
+            if not cached and sig not in self._first_seen and not self._confirmed(ran, sig):
                 self.stats.flaky.append(sig)
                 continue
             self._first_seen.setdefault(sig, (time.monotonic() - self._start, self.stats.programs))

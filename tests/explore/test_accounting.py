@@ -45,3 +45,27 @@ def test_time_in_torch_is_the_records_eager_compile_and_compiled_call_time(tmp_p
     assert s.seconds_in_torch == pytest.approx(sum(
         r.durations.get(b, 0.0) for r in ran.records for b in ("eager", "compile", "compiled_calls")))
     assert 0 < s.seconds_compiling <= s.seconds_in_torch <= s.seconds_in_runs
+
+
+def test_a_signature_confirmed_once_is_not_confirmed_again_while_it_shrinks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    explorer = Explorer(tmp_path, backends=("aot_eager",), extensions=(FAULTS["input_mutation_dropped"].extension(),))
+    explorer._start = time.monotonic()
+    confirmations: list[str] = []
+    real = explorer._confirmed
+
+    def spy(ran: Ran, sig: str) -> bool:
+        confirmations.append(sig)
+        return real(ran, sig)
+
+    monkeypatch.setattr(explorer, "_confirmed", spy)
+    smaller = Program((Input("a", (3,), True, False, "contiguous"),), (Statement("mul_", "a"),), ("a",))
+    raised = []
+    for program in (PROGRAM, smaller):  # the second as a shrink step would draw it: the same cause
+        with pytest.raises(AssertionError) as exc:
+            explorer._body(program)
+        raised.append(str(exc.value))
+    assert raised[0] == raised[1]
+    assert confirmations == [raised[0]]
