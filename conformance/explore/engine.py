@@ -48,8 +48,15 @@ def signature_of(record: ResultRecord) -> str:
 
 
 def signatures_of(record: ResultRecord) -> list[str]:
-    """Every cause of a record, one per mismatch (a program that shows two causes is two discrepancies)."""
-    keys = list(dict.fromkeys(c.key() for c, _ in causes_of(record)))
+    """Every cause of a record, one per mismatch (a program that shows two causes is two discrepancies),
+    but none of a call after one whose compiled side raised where eager did not: what the later
+    calls and their caller actions do follows from that (`out` is None there), it is no cause."""
+    found = causes_of(record)
+    raised = [m.call or 0 for c, m in found if m is not None and c.check == "exception"
+              and c.direction == "compiled raises where eager does not" and c.place == "the call"]
+    last = min(raised) if raised else None
+    keys = list(dict.fromkeys(c.key() for c, m in found
+                              if last is None or m is None or m.call is None or m.call <= last))
     return keys or [signature_of(record)]
 
 
