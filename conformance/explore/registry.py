@@ -41,8 +41,10 @@ FLOATING = frozenset({"float32", "float64", "float16", "bfloat16", "complex64"})
 # layouts, predicates that return no tensor
 SKIPPED_PREFIXES = ("_", "fbgemm", "quantize", "q_", "mkldnn", "cudnn", "miopen", "native_", "sparse", "to_sparse",
                     "to_mkldnn", "is_", "can_cast", "promote", "result_type", "set_", "resize_", "lift",
-                    "record_stream")
-REGISTRY_VERSION = "6"  # bumped when a change here changes the table: the cache key carries it
+                    "record_stream", "slice_inverse")
+# slice_inverse backs the reverse view functions of fake-ification, meant for neither a user's eager code
+# nor a PT2 graph (#117041, which added it): fake tensors refuse its two tensor arguments
+REGISTRY_VERSION = "7"  # bumped when a change here changes the table: the cache key carries it
 ATTEMPTS_PER_OP = 4
 
 

@@ -84,3 +84,10 @@ def test_programs_with_registry_forms_are_cases_the_loader_accepts(data: Any, ta
         if s.form is not None:
             assert s.kind.startswith("op:") and s.op is not None
             assert s.line().replace("\n", " ") in lc.case.program.replace("\n", " ")
+
+
+def test_an_op_meant_for_neither_eager_code_nor_graphs_is_not_offered() -> None:
+    """slice_inverse exists for fake-ification only (#117041); drawn, every program with it was a
+    'finding' that fake tensors refuse its two tensor arguments."""
+    names = {op.split(".")[0] for _, op, _, _ in registry.candidates(((4,),))}
+    assert "slice_inverse" not in names and "slice_scatter" in names
