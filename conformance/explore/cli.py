@@ -98,8 +98,10 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[s
         errors.append(f"--fault {args.fault}: no such fault; choose from {', '.join(sorted(FAULTS))}")
     if not (0 < args.time_budget < math.inf) or args.max_examples <= 0 or args.workers <= 0:
         errors.append("--time-budget, --max-examples and --workers must be positive (and the budget finite)")
-    if args.seed < 0:
-        errors.append(f"--seed {args.seed}: give 0 or a positive number")
+    from conformance.schema.case import SEED_LIMIT  # lazy: start-up (pydantic)
+
+    if not 0 <= args.seed < SEED_LIMIT:
+        errors.append(f"--seed {args.seed}: give 0 or a positive number below 2**63 (a case's seed)")
     if not args.merge and (not args.backends or not args.modes):
         errors.append("--backends and --modes: give at least one of each")
     if _shard(args.shard) is None:
@@ -117,6 +119,8 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[s
         errors.append(f"-o {args.output}: a filesystem root or your home folder; explore writes findings.json, "
                       "findings.md, findings/ and shards/ into -o, so give it a folder of its own "
                       "(e.g. -o results/explore)")
+        return errors, parts
+    if errors:  # nothing is made for a run that will not start
         return errors, parts
     try:
         Path(args.output).mkdir(parents=True, exist_ok=True)
@@ -213,9 +217,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 def _coverage(args: argparse.Namespace) -> int:
     from conformance.explore.coverage import coverage, to_text  # lazy: start-up (the subcommand needs it)
+    from conformance.schema.case import SEED_LIMIT  # lazy: start-up (pydantic)
 
-    if args.coverage <= 0 or args.seed < 0:
-        print("explore: --coverage N: give a positive N (and --seed 0 or more)", file=sys.stderr)
+    if args.coverage <= 0 or not 0 <= args.seed < SEED_LIMIT:
+        print("explore: --coverage N: give a positive N (and --seed from 0 to 2**63 - 1)", file=sys.stderr)
         return EXIT_USAGE
     doc = coverage(args.coverage, args.seed, registry=not args.no_registry)
     print(to_text(doc))

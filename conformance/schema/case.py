@@ -33,6 +33,8 @@ from conformance.schema.known import Divergence, KnownFailure, overlapping_known
 
 Loc = tuple[str | int, ...]
 
+SEED_LIMIT = 1 << 63  # a case's seed is below it (torch.manual_seed takes a signed 64-bit integer)
+
 
 class CompileSpec(Strict):
     """How the program is compiled; options a backend does not take are ignored for it."""
@@ -181,7 +183,7 @@ class Case(Strict):
         description="Torch config overrides by dotted name, e.g. "
         "torch._dynamo.config.specialize_float: false.",
     )
-    seed: Annotated[StrictInt, Field(ge=0, lt=1 << 63)] = 0
+    seed: Annotated[StrictInt, Field(ge=0, lt=SEED_LIMIT)] = 0
     classes: str | None = Field(
         None, max_length=100_000, json_schema_extra=V2,
         description="Python source run once per variant before the inputs are built: tensor subclasses, modules, "

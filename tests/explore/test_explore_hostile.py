@@ -328,3 +328,11 @@ def test_a_crash_whose_case_file_the_disk_cannot_take_is_still_counted(tmp_path:
     (crash,) = totals.crashes.values()
     assert crash["case"] == "" and not crash["reproduces"] and "No space left on device" in crash["rerun"]
     assert crash["program"].startswith("def f(x):")
+
+
+def test_a_seed_no_case_can_carry_is_refused_up_front(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A case's seed is below 2**63: a larger --seed was a worker's traceback (exit 3), not a usage error."""
+    assert main(["explore", "-o", str(tmp_path / "out"), "--seed", str(1 << 63), "--time-budget", "1"]) == 2
+    assert f"--seed {1 << 63}: give 0 or a positive number below 2**63" in capsys.readouterr().err
+    assert main(["explore", "--coverage", "1", "--seed", str(1 << 63)]) == 2
+    assert not (tmp_path / "out").exists()
