@@ -19,6 +19,7 @@ from conformance.explore.releases import in_words
 from conformance.files import write_atomic
 from conformance.report.causes import read_again, same_cause
 from conformance.report.read import ReportInputError, read_results
+from conformance.report.words import fenced
 
 
 @dataclass
@@ -152,7 +153,7 @@ def _examples(f: dict[str, Any]) -> list[str]:
     if not others:
         return []
     return ["Other programs that showed it (as first seen, not shrunk):", "",
-            *[line for e in others for line in ("```python", e.rstrip(), "```", "")]]
+            *[line for e in others for line in (fenced(e, "python"), "")]]
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -196,9 +197,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             *([known, ""] if known else []),
             *([f"Builds: {in_words(f['releases'])}" + ("; **history**: fixed since" if f.get("history") else "")
                + ".", ""] if f.get("releases") else []),
-            "```python",
-            f["program"].rstrip(),
-            "```",
+            fenced(f["program"], "python"),
             "",
             "Expected vs actual:",
             "",
@@ -208,9 +207,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             *_examples(f),
             f"Case file (`{f['case']}`; reproducer: `{f['reproducer'] or 'none'}`):",
             "",
-            "```yaml",
-            f["case_yaml"].rstrip(),
-            "```",
+            fenced(f["case_yaml"], "yaml"),
             "",
         ]
     for c in report.get("crashes", []):
@@ -221,9 +218,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"Rerun: {c['rerun']} ({'reproduces' if c['reproduces'] else 'does NOT reproduce'}). "
             f"Case file: `{c['case']}`.",
             "",
-            "```python",
-            c["program"].rstrip(),
-            "```",
+            fenced(c["program"], "python"),
             "",
         ]
     if report["flaky"]:

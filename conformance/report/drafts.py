@@ -19,6 +19,7 @@ from conformance.report.draft_output import Captured
 from conformance.report.draft_output import key as output_key
 from conformance.report.history import in_release_order
 from conformance.report.scripts import reproducer_text
+from conformance.report.words import fenced
 from conformance.reproducer import VERDICT_LINE
 
 if TYPE_CHECKING:
@@ -256,10 +257,10 @@ def _text(report: Report, shown: list[tuple[Sourced, list[tuple[Cause, MismatchR
     lines += ["", f"Seen with {', '.join(seen)}" + (f", in {len({s.record.case_id for s in items})} programs"
                                                     if len({s.record.case_id for s in items}) > 1 else "") + "."]
     if program:
-        lines += ["", "```python", program, "```", ""]
+        lines += ["", fenced(program, "python"), ""]
         if ran is not None:
             status = f" (and exits with status {ran.exit_status})" if ran.exit_status else ""
-            lines += [f"Run as it is on torch {ran.torch_version}, it prints{status}:", "", "```", ran.output, "```"]
+            lines += [f"Run as it is on torch {ran.torch_version}, it prints{status}:", "", fenced(ran.output)]
         else:
             lines.append(f"(Not yet run as published on torch {newest.torch_version}: `torch-conformance report "
                          "--capture-drafts` runs it there and shows what it prints.)")

@@ -18,7 +18,7 @@ from conformance.report.model import (
 )
 from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, within_text
-from conformance.report.words import link_label, verdict_line
+from conformance.report.words import fenced, link_label, verdict_line
 from conformance.results import undeclared
 
 
@@ -53,13 +53,6 @@ def _link(url: str) -> str:
     the link or the line (a record is text from an artifact)."""
     target = re.sub(r"[\s()<>\[\]`\\]", lambda m: f"%{ord(m.group()):02X}", safe_url(url))
     return f"[{_esc(link_label(url))}]({target})"
-
-
-def _code(text: str) -> str:
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return f"{fence}\n{text.rstrip()}\n{fence}"
 
 
 def cell_text(cell: Cell) -> str:
@@ -403,12 +396,12 @@ def _failure(report: Report, s: Sourced) -> list[str]:
         if len(r.mismatches) > 20:
             out.append(f"\n… {len(r.mismatches) - 20} more in compat.json")
     elif r.reason:
-        out += ["", _code(clip(r.reason))]
+        out += ["", fenced(clip(r.reason))]
     for p in r.probes.results:
         if p.status in ("diverges", "unknown-form"):
             said = "diverges" if p.status == "diverges" else "follows a convention the reference does not model"
             note = f" ({_esc(p.note)})" if p.note else ""
             out += ["", f"Internals probe {_tick(p.behavior, table=False)} {said}{note}:", "",
-                    _code(clip(p.diff, 5_000))]
+                    fenced(clip(p.diff, 5_000))]
     return out
 

@@ -76,3 +76,13 @@ def verdict_line(v: dict[str, Any]) -> str:
     if v["previous"]:
         text += f"; since {v['previous']}: {v['new']} newly failing, {v['fixed']} fixed"
     return text + (f"; {v['untriaged']} UNTRIAGED" if v["untriaged"] else "; nothing untriaged")
+
+
+def fenced(text: str, lang: str = "") -> str:
+    """A Markdown code block of `text` as written: its fence longer than any run of backticks in it,
+    so that nothing in a record, a program or a captured output can close the block early and be
+    read as Markdown or HTML."""
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
