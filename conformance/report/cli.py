@@ -30,8 +30,9 @@ def expand(paths: Sequence[str], pattern: str = "*.jsonl") -> list[Path]:
     return out
 
 
-def _missing(paths: Sequence[Path]) -> list[Path]:
-    return [p for p in paths if not p.is_file()]
+def _missing(paths: Sequence[Path]) -> list[str]:
+    """Each path that is no readable file, with why (a folder where a results file was asked for)."""
+    return [f"{p} (a folder, not a results file)" if p.is_dir() else str(p) for p in paths if not p.is_file()]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -112,6 +113,19 @@ def _is_report(path: Path) -> bool:
     return start.lstrip().startswith("{") and f'"{COMPAT_SCHEMA}"' in start
 
 
+def _output_problem(out: Path, paths: Sequence[Path]) -> str:
+    """Why the report cannot be written into `out` ('' where it can)."""
+    if out.exists() and not out.is_dir():
+        return "a file, not a folder; the report writes a folder of files (e.g. -o results/report)"
+    # a results file's folder holds its run's reproducers, which the report would replace; a report's
+    # own compat.json may be rendered again into its folder (its scripts are the report's own)
+    clash = next((p for p in paths if out.resolve() == p.resolve().parent and not _is_report(p)), None)
+    if clash is not None:
+        return (f"that folder holds the inputs ({clash}) and the run's reproducers, which the report would "
+                "overwrite or remove; write the report elsewhere, e.g. -o results/report")
+    return ""
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from conformance.report import ReportInputError, merge, write_report  # lazy: start-up (the subcommand needs it)
 
@@ -120,17 +134,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     expectations = [Path(p) for p in csv(exp_text)]
     missing = _missing([*paths, *expectations])
     if missing or not paths:
-        what = ", ".join(map(str, missing)) if missing else "no *.jsonl under the folders given"
+        what = ", ".join(missing) if missing else "no *.jsonl under the folders given"
         print(f"report: no such results file: {what}; run `torch-conformance run --results PATH` first",
               file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.output)
-    # a results file's folder holds its run's reproducers, which the report would replace; a report's
-    # own compat.json may be rendered again into its folder (its scripts are the report's own)
-    clash = next((p for p in paths if out.resolve() == p.resolve().parent and not _is_report(p)), None)
-    if clash is not None:
-        print(f"report: -o {out}: that folder holds the inputs ({clash}) and the run's reproducers, which the "
-              "report would overwrite or remove; write the report elsewhere, e.g. -o results/report", file=sys.stderr)
+    problem = _output_problem(out, paths)
+    if problem:
+        print(f"report: -o {out}: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
         report = merge(paths, expectations=expectations, parity=_parity(args.parity))

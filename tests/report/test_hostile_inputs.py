@@ -195,6 +195,21 @@ def test_the_report_refuses_to_write_into_the_folder_of_its_inputs(tmp_path: Pat
     assert not (results.parent / "compat.json").exists()
 
 
+
+def test_an_output_that_is_a_file_or_expectations_that_are_a_folder_are_usage_errors(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """-o naming a file exited 3 (the full-disk status); --expectations naming a folder said
+    'no such results file'."""
+    results = _with_reproducer(tmp_path, "reproducers/x.py")
+    a_file = tmp_path / "report.txt"
+    a_file.write_text("mine\n")
+    code, out = _report(capsys, str(results), "-o", str(a_file))
+    assert code == 2 and "a file, not a folder" in out, out
+    assert a_file.read_text() == "mine\n"
+    code, out = _report(capsys, str(results), "--expectations", str(tmp_path), "-o", str(tmp_path / "out"))
+    assert code == 2 and f"{tmp_path} (a folder, not a results file)" in out, out
+
+
 # ----------------------------------------------------------------------------- manifests
 
 
