@@ -429,7 +429,9 @@ def _validate(model: type[M], doc: _Document, shown: str) -> M:
         errors: dict[Loc, CaseError] = {}
         for err in exc.errors():
             loc = _strip_union_noise(tuple(err["loc"]))
-            line = doc.lines.get(loc) or _nearest(doc.lines, loc)
+            # a key that YAML builds to a number (`1: 2`) is in the line map as its text
+            line = doc.lines.get(loc) or doc.lines.get((*loc[:-1], str(loc[-1])) if loc else ()) or _nearest(
+                doc.lines, loc)
             message = _message(err, model)
             line, message = _source_line(doc.node, loc, line, message)
             # a union reports once per member; the first member's message is the useful one

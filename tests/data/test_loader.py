@@ -79,6 +79,12 @@ def test_duplicate_key_is_an_error_not_last_wins(tmp_path: Path) -> None:
     assert err == "case.yaml:10: summary: duplicate key 'summary'"
 
 
+def test_a_key_that_is_no_string_is_reported_at_its_own_line(tmp_path: Path) -> None:
+    """`1: 2` at line 14 was reported at line 1 (the line map holds the key as its text, "1")."""
+    errors = errors_of(write(tmp_path, MINIMAL + "\n\n\n\n1: 2\n"))
+    assert errors == ["case.yaml:14: [1]: Keys should be strings (got 1, a int)"], errors
+
+
 def test_missing_key_is_reported_at_the_owning_mapping(tmp_path: Path) -> None:
     text = MINIMAL.replace("summary: s\n", "")
     assert errors_of(write(tmp_path, text)) == ["case.yaml:1: summary: required key is missing"]
