@@ -80,6 +80,9 @@ def input_text(path: Path) -> str:
             raise ReportInputError(f"{path}:0: cannot read: a damaged gzip file ({exc})") from None
         if not inflate.eof and size <= MAX_INPUT_BYTES:
             raise ReportInputError(f"{path}:0: cannot read: a damaged gzip file (it ends before its data does)")
+        if inflate.unused_data:  # what a report writes is one gzip stream: more after it is not its data
+            raise ReportInputError(f"{path}:0: cannot read: {len(inflate.unused_data)} byte(s) after the end of "
+                                   "the gzip stream (a damaged or appended-to file)")
         if size > MAX_INPUT_BYTES:
             raise ReportInputError(f"{path}:0: cannot read: over {MAX_INPUT_BYTES >> 20} MiB of text once "
                                    "decompressed (a report is far smaller; is this the right file?)")

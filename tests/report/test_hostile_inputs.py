@@ -363,6 +363,19 @@ def test_a_gzip_bomb_and_a_flood_of_records_are_refused_within_bounded_memory(tm
     assert code == 2 and "damaged gzip file" in err and "Traceback" not in err, err
 
 
+def test_junk_after_a_gzip_stream_is_refused_not_dropped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import gzip
+
+    good = tmp_path / "r.jsonl.gz"
+    good.write_bytes(gzip.compress(_line(_good()).encode()))
+    code, out = _report(capsys, str(good), "-o", str(tmp_path / "ok"))
+    assert code != 2 and "wrote" in out, out  # read: its verdict is the record's
+    appended = tmp_path / "a.jsonl.gz"
+    appended.write_bytes(good.read_bytes() + b"junk that is no gzip")
+    code, out = _report(capsys, str(appended), "-o", str(tmp_path / "out"))
+    assert code == 2 and "20 byte(s) after the end of the gzip stream" in out, out
+
+
 def test_control_characters_in_a_downloaded_record_leave_junit_xml_well_formed(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import xml.etree.ElementTree as ET
