@@ -94,6 +94,19 @@ class ProbeResult:
     declared: Text = ""
 
 
+GeneratedStatus = Literal["holds", "fails", "not observable"]
+
+
+class GeneratedRecord(_Record):
+    """One of the case's assertions on what the build generated (conformance/schema/generated.py), as
+    checked on the cold pass's capture (conformance/probe/generated.py); never the item's status."""
+
+    index: int = Field(ge=0, description="Which of the case's `generated:` entries.")
+    artifact: Name
+    status: GeneratedStatus
+    detail: Text = Field("", description="What was seen: the instances, what is missing, a graph diff.")
+
+
 # Per value: (attribute path, symbolic size dims, symbolic stride dims); "" is the value itself.
 Symbolic = tuple[tuple[Name, tuple[int, ...], tuple[int, ...]], ...]
 
@@ -227,6 +240,8 @@ class ResultRecord(_Record):
         "and the graphs handed to the backend per pass (cold_backend_calls, warm_backend_calls: more where a "
         "compile was aborted and retried, as dynamo's tensorify restart does).")
     probes: ProbeRecord = Field(default_factory=ProbeRecord)
+    generated: tuple[GeneratedRecord, ...] = Field(
+        (), description="The case's assertions on what the build generated, upstream's source and graph checks.")
     durations: dict[Name, Annotated[float, Field(allow_inf_nan=False)]] = Field(
         default_factory=dict, description="Seconds by phase: in torch (eager, compile, compiled_calls), in the "
         "harness (build_inputs, oracles, probe), and total.")

@@ -6,8 +6,16 @@ compiles and calls a program; `not_portable`: it needs what a case cannot be). `
 checks every case id it names. Each mapped test also says what upstream's test itself asserts
 (`expects`), and the report counts two things per build, never one in place of the other: whether
 the cases conform to eager (`outcome`), and whether the build behaves as upstream's test asserts
-(`asserted`: a test that expects an error holds where compiled raises it, a compile count where the
-case's cold pass compiled that many graphs; generated source cannot be checked black-box).
+(`asserted`, Note [As upstream asserts]).
+
+Note [As upstream asserts]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+A mapped test holds on a build only where every part of its `expects` holds there: `eager` (every item
+that ran passed), `runs` (nothing raised), `error <Type>` (compiled raised it), `count` (the cold pass
+compiled that many graphs), `source` (the case's `generated:` assertions, checked on what the build
+generated). One part that fails makes it `fails`. A part the build does not let us see (no generated
+source logged, no compile counted) makes it `not observable`, never `holds`; a `source` part whose
+case states no assertion yet makes it `not checked`.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -144,7 +152,9 @@ def summary(mapping: ParityFile) -> list[dict[str, Any]]:
 
 
 Outcome = Literal["pass", "known", "fail", "not run"]  # a mapped test on one build, against eager
-Asserted = Literal["holds", "fails", "not checked", "not run"]  # the same, against what upstream asserts
+# the same, against what upstream asserts (Note [As upstream asserts])
+Asserted = Literal["holds", "fails", "not observable", "not checked", "not run"]
+ASSERTED: tuple[Asserted, ...] = get_args(Asserted)
 
 
 def outcome(statuses: Iterable[str]) -> Outcome:
@@ -161,40 +171,58 @@ def outcome(statuses: Iterable[str]) -> Outcome:
 
 HOLDS: Final = "holds"
 FAILS: Final = "fails"
+NOT_OBSERVABLE: Final = "not observable"
 NOT_CHECKED: Final = "not checked"
 
 
-def _holds(part: str, ran: list[ResultRecord]) -> bool | None:
-    """Whether one thing upstream asserts holds over the items that ran; None where records cannot tell."""
+def _source(ran: list[ResultRecord]) -> Asserted:
+    """The case's assertions on generated source and graphs (conformance/probe/generated.py): each one
+    holds where some item saw it hold and none saw it fail; an item that could not observe it (a backend
+    that generates nothing) neither confirms nor refutes it."""
+    seen: dict[int, set[str]] = {}
+    for r in ran:
+        for g in r.generated:
+            seen.setdefault(g.index, set()).add(g.status)
+    if not seen:
+        return NOT_CHECKED  # the case states none of upstream's source assertions
+    if any(FAILS in s for s in seen.values()):
+        return FAILS
+    return HOLDS if all(HOLDS in s for s in seen.values()) else NOT_OBSERVABLE
+
+
+def _part(part: str, ran: list[ResultRecord]) -> Asserted:
+    """Whether one thing upstream asserts holds over the items that ran."""
     raised = [m.actual for r in ran for m in r.mismatches if m.check == "exception" and m.actual != "no exception"]
     if part == "eager":
-        return all(r.status in ("pass", "xpass") for r in ran)
+        return HOLDS if all(r.status in ("pass", "xpass") for r in ran) else FAILS
     if part == "runs":
-        return not raised and all(r.status != "error" for r in ran)
+        return HOLDS if not raised and all(r.status != "error" for r in ran) else FAILS
     if part.startswith("error "):
         kind = part.removeprefix("error ")
-        return any(kind == "Exception" or kind in a.replace(":", " ").split() for a in raised)
+        return HOLDS if any(kind == "Exception" or kind in a.replace(":", " ").split() for a in raised) else FAILS
     if part.startswith("count "):
         op, n = part.split()[1:]
         counts = [c for r in ran if r.backend != "none"  # `none` compiles nothing: a control
                   if (c := r.compile_counts.get("cold_graphs")) is not None]
         if not counts:
-            return None
-        return all(c == int(n) if op == "==" else c <= int(n) for c in counts)
-    return None  # source: generated text, not black-box behaviour
+            return NOT_OBSERVABLE
+        return HOLDS if all(c == int(n) if op == "==" else c <= int(n) for c in counts) else FAILS
+    return _source(ran)
 
 
 def asserted(expects: str | None, records: Iterable[ResultRecord]) -> Asserted:
-    """One mapped test on one build: `holds` where every part of what upstream asserts that the records
-    can tell holds, `fails` where one does not, `not checked` where none can be told (generated source
-    only), `not run` where no item ran."""
+    """One mapped test on one build (Note [As upstream asserts]): `holds` where every part of what upstream
+    asserts holds; `fails` where one does not; else `not observable` where a part cannot be seen on this
+    build, `not checked` where the case does not state a part (generated source not ported); `not run`
+    where no item ran."""
     ran = [r for r in records if r.status != "skip"]
     if not ran:
         return "not run"
-    told = [h for h in (_holds(p, ran) for p in (expects or "").split(" and ") if p) if h is not None]
-    if not told:
-        return NOT_CHECKED
-    return HOLDS if all(told) else FAILS
+    parts = {_part(p, ran) for p in (expects or "").split(" and ") if p}
+    for verdict in (FAILS, NOT_OBSERVABLE, NOT_CHECKED):
+        if verdict in parts:
+            return verdict
+    return HOLDS
 
 
 def table(mapping: ParityFile, records: Mapping[str, Mapping[str, list[ResultRecord]]]) -> list[dict[str, Any]]:

@@ -154,7 +154,7 @@ def probe_compiles(
     if seen is None:
         seen = CaptureResult(
             [a for c, _, _ in compiles for a in c.artifacts],
-            [u for c, _, _ in compiles for u in c.unrecognised],
+            unrecognised=[u for c, _, _ in compiles for u in c.unrecognised],
         )
     return ProbeRecord(results=(*merged, scalar_recompile.probe(scalar)), seen=seen.names(), forms=seen.forms(),
                        unrecognised=tuple(seen.unrecognised))

@@ -14,6 +14,11 @@ Builds publish generated wrapper source in three ways, and a build may use sever
                     ``torch._functorch._aot_autograd.subclass_codegen`` (2.12-2.13) or
                     ``torch._functorch._aot_autograd.codegen`` (2.14+).
 
+Traced graphs arrive on ``torch.__trace`` too, as records whose metadata key is the graph's kind
+(``aot_forward_graph``, ...; :data:`conformance.schema.generated.GRAPH_ARTIFACTS`) and whose payload
+is the graph's readable code. They are kept apart (``CaptureResult.graphs``): what a case asserts
+on them (conformance/probe/generated.py), never what the behaviours' probes compare.
+
 :func:`capture_generated_sources` listens on all of them at once. One function seen through
 two forms is one :class:`CapturedArtifact` (its ``forms`` lists both). Logger state (level,
 ``propagate``, handlers) is saved when the first capture attaches and restored exactly
@@ -34,6 +39,8 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from conformance.schema.generated import GRAPH_ARTIFACTS
 
 __all__ = [
     "COMBINED_ARTIFACT",
@@ -82,6 +89,7 @@ class CaptureResult:
     """What one capture saw, in arrival order."""
 
     artifacts: list[CapturedArtifact] = field(default_factory=list)
+    graphs: list[CapturedArtifact] = field(default_factory=list)
     unrecognised: list[str] = field(default_factory=list)
     other_trace_records: int = 0
 
@@ -144,6 +152,10 @@ class _Sink:
             arts.append(CapturedArtifact(name, source, (form,), thread))
             self._forms.append({form})
 
+    def graph(self, name: str, source: str, thread: int) -> None:
+        with self.lock:
+            self.result.graphs.append(CapturedArtifact(name, source.strip("\n"), ("trace-graph",), thread))
+
     def unknown(self, what: str) -> None:
         with self.lock:
             self.result.unrecognised.append(what)
@@ -173,7 +185,10 @@ class _Handler(logging.Handler):
             elif kind == "other":
                 sink.other()
             for name, source, form in items:
-                sink.add(name, source, form, record.thread or 0)
+                if form == "trace-graph":
+                    sink.graph(name, source, record.thread or 0)
+                else:
+                    sink.add(name, source, form, record.thread or 0)
 
 
 def _parse(  # noqa: PLR0911  # one return per recognised record shape
@@ -183,6 +198,9 @@ def _parse(  # noqa: PLR0911  # one return per recognised record shape
         metadata = getattr(record, "metadata", None)
         payload = getattr(record, "payload", None)
         artifact = metadata.get("artifact") if isinstance(metadata, dict) else None
+        graph = next((k for k in GRAPH_ARTIFACTS if isinstance(metadata, dict) and k in metadata), None)
+        if graph is not None and isinstance(payload, str):
+            return "ok", "", [(graph, payload, "trace-graph")]
         if not isinstance(artifact, dict):
             return "other", "", []
         name = artifact.get("name")

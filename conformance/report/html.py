@@ -21,6 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from conformance import __version__
+from conformance.data.parity import ASSERTED
 from conformance.report.causes import causes_of
 from conformance.report.history import environment_changes, history, labels, mechanism_history, release_key
 from conformance.report.model import (
@@ -219,6 +220,7 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
         summary=report.summary(),
         link_label=link_label,
         parity=report.parity_rows(),
+        asserted=ASSERTED,
         timeline=_timeline(report),
         attention=_attention(report),
         verdicts=[(v, verdict_line(v)) for v in report.verdicts()],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from conformance.data.parity import ASSERTED
 from conformance.report.history import history, labels, mechanism_history
 from conformance.report.html import safe_url
 from conformance.report.model import (
@@ -343,14 +344,15 @@ def _parity(report: Report) -> list[str]:
         out.append(f"| {name} | {_esc(r['revision'])} | {r['tests']} | {r['behavioural']} | {r['mapped']}{share} | "
                    f"{r['white_box']} | {r['not_portable']} | " + " | ".join(cells) + " |")
     out += ["", "Behaves as upstream's test asserts (`expects`: eager's result, no error, an error of a type, a "
-            "compile count): per build, mapped tests where it holds / does not hold / cannot be told black-box "
-            "(generated source only) / did not run. Not the same count as the one above: a test that expects an "
-            "error holds where the case, comparing with eager, fails.", "",
+            "compile count, and upstream's assertions on generated source and graphs, checked on what the build "
+            "generated): per build, mapped tests where every part holds / one does not hold / a part this build "
+            "does not let us see / a source assertion the case does not state yet / did not run. Not the same "
+            "count as the one above: a test that expects an error holds where the case, comparing with eager, "
+            "fails.", "",
             "| upstream file | mapped | " + " | ".join(_esc(b.label) for b in builds) + " |",
             "|---|---:|" + "---|" * len(builds)]
     for r in rows:
-        kinds = ("holds", "fails", "not checked", "not run")
-        cells = [" / ".join(str(r["asserts"].get(b.id, {}).get(k, 0)) for k in kinds) for b in builds]
+        cells = [" / ".join(str(r["asserts"].get(b.id, {}).get(k, 0)) for k in ASSERTED) for b in builds]
         name = "**total**" if r["file"] == "total" else _tick(r['file'])
         out.append(f"| {name} | {r['mapped']} | " + " | ".join(cells) + " |")
     return out

@@ -34,8 +34,9 @@ from conformance.data.expectations import BuildFacts
 from conformance.data.loader import LoadedCase
 from conformance.data.variants import Variant
 from conformance.probe.capture import CaptureResult, capture_generated_sources
+from conformance.probe.generated import judge
 from conformance.pytest_plugin.guard import program_exception
-from conformance.results import ProbeRecord, ResultRecord
+from conformance.results import GeneratedRecord, ProbeRecord, ResultRecord
 from conformance.run.compiles import CompileCounter, counting
 from conformance.run.extensions import ExtensionNotApplicable, RunExtension
 from conformance.run.fingerprint import build_fingerprint, device_fingerprint
@@ -76,6 +77,8 @@ class _Harness(LoopCallbacks):
         self.lc, self.variant, self.options, self.timer = lc, variant, options, timer
         self.capture: CaptureResult | None = None
         self.probes = ProbeRecord()
+        self.generated: tuple[GeneratedRecord, ...] = judge(
+            lc.case.generated, None, variant.backend_label, variant.mode)
         self.classes: dict[str, Any] = {}
 
     def program_exception(self, exc: BaseException) -> bool:
@@ -96,7 +99,10 @@ class _Harness(LoopCallbacks):
             return
         with capture_generated_sources(warn=False) as capture:
             self.capture = capture
-            yield
+            try:
+                yield
+            finally:
+                self.generated = judge(self.lc.case.generated, capture, self.variant.backend_label, self.variant.mode)
 
     def loaded(self, classes: dict[str, Any]) -> None:
         self.classes = classes
@@ -195,7 +201,7 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
         probes = declare(probes, [(d, f"{lc.display_path}:{lc.line_of('divergences', i)}")
                                   for i, d in enumerate(lc.case.divergences)], facts)
     kw: dict[str, Any] = {"compile_counts": outcome.compile_counts, "calls": outcome.calls, "probes": probes,
-                          "recompiles": outcome.recompiles}
+                          "recompiles": outcome.recompiles, "generated": harness.generated}
     mismatches = list(outcome.mismatches)
     if options.strict_internals and probes is not None:
         mismatches += strict_mismatches(probes)

@@ -28,6 +28,7 @@ from conformance.schema.common import (
     check_device,
     check_regex,
 )
+from conformance.schema.generated import GeneratedAssertion
 from conformance.schema.inputs import InputSpec, ModuleSpec, OptimizerSpec, SubclassSpec
 from conformance.schema.known import Divergence, KnownFailure, overlapping_known_failures, unlinked
 
@@ -212,6 +213,11 @@ class Case(Strict):
     known_failures: tuple[KnownFailure, ...] = ()
     divergences: tuple[Divergence, ...] = Field(
         (), description="Reviewed internals-probe divergences on builds where the contract holds.")
+    generated: tuple[GeneratedAssertion, ...] = Field(
+        (), max_length=50, json_schema_extra=V2,
+        description="Upstream's assertions on what the build generated in the first pass (a wrapper's source, "
+        "a traced graph, that an artifact was emitted): checked on the capture, counted by the parity table, "
+        "never the item's status.")
 
     @field_validator("id")
     @classmethod

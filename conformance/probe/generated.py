@@ -1,0 +1,146 @@
+"""Check a case's assertions on what the build generated (conformance/schema/generated.py).
+
+Note [Generated assertions: holds, fails, not observable]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+An assertion is told from the cold pass's capture (conformance/probe/capture.py) alone:
+
+* ``not observable`` where the pass captured nothing of the artifact's family: no generated function
+  at all (a build without the codegen, a backend that runs no AOTAutograd, the probe switched off), or
+  no traced graph at all for a graph. Such a build cannot be asked, and it is never a pass.
+* otherwise ``holds`` or ``fails``: an artifact upstream expects and the build did not emit fails, as
+  upstream's test would on that build.
+
+A traced graph is compared as statements (:func:`graph_statements`): the build logs a graph's readable
+form (type annotations, a comment per value, one argument per line), upstream writes ``gm.code``; both
+are reduced to the same statements, and a difference is shown as a diff of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import re
+import textwrap
+import tokenize
+from collections.abc import Sequence
+
+from conformance.probe.capture import CaptureResult
+from conformance.results import GeneratedRecord, GeneratedStatus
+from conformance.schema.generated import GRAPH_ARTIFACTS, GeneratedAssertion
+
+__all__ = ["graph_statements", "judge"]
+
+_SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
+_MODULE_HEADER = re.compile(r"^class .+ \( torch \. nn \. Module \) :$")
+_DELETION = re.compile(r"^\w+( = \w+)* = None$")
+
+
+def _logical_lines(text: str) -> list[list[tokenize.TokenInfo]]:
+    lines: list[list[tokenize.TokenInfo]] = [[]]
+    for tok in tokenize.generate_tokens(io.StringIO(textwrap.dedent(text).strip() + "\n").readline):
+        if tok.type == tokenize.NEWLINE:
+            lines.append([])
+        elif tok.type not in _SKIP:
+            lines[-1].append(tok)
+    return [line for line in lines if line]
+
+
+def _unannotated(line: list[tokenize.TokenInfo]) -> list[str]:
+    """The line's tokens without `name: "type"` annotations (followed by =, a comma or a parenthesis)."""
+    out: list[str] = []
+    k = 0
+    while k < len(line):
+        tok = line[k]
+        if (tok.string == ":" and out and line[k - 1].type == tokenize.NAME and k + 2 < len(line)
+                and line[k + 1].type == tokenize.STRING and line[k + 2].string in ("=", ",", ")")):
+            k += 2
+            continue
+        out.append(tok.string)
+        k += 1
+    return out
+
+
+def _statements(tokens: list[str]) -> list[str]:
+    """Split at top-level `;`; drop the `x = None` deletions FX appends; a def's trailing comma goes."""
+    parts: list[list[str]] = [[]]
+    depth = 0
+    for t in tokens:
+        depth += t in "([{" and len(t) == 1
+        depth -= t in ")]}" and len(t) == 1
+        if t == ";" and depth == 0:
+            parts.append([])
+        else:
+            parts[-1].append(t)
+    said = []
+    for raw in parts:
+        part = raw
+        if part and part[0] == "def" and len(part) > 3 and part[-3:] == [",", ")", ":"]:
+            part = [*part[:-3], ")", ":"]
+        if part and part[0] == "return" and len(part) > 2 and part[1] == "[" and part[-1] == "]":
+            inner = part[2:-1]
+            part = ["return", "(", *inner, *([","] if inner and "," not in inner else []), ")"]
+        text = " ".join(part)
+        if text and not _DELETION.match(text) and not _MODULE_HEADER.match(text):
+            said.append(text)
+    return said
+
+
+def graph_statements(text: str) -> list[str]:
+    """A graph's code as statements, one string each, tokens separated by one space: the same for the
+    readable form a build logs and the `gm.code` upstream writes inline (see the Note above)."""
+    try:
+        lines = _logical_lines(text)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    return [s for line in lines for s in _statements(_unannotated(line))]
+
+
+def _problems(a: GeneratedAssertion, source: str) -> list[str]:
+    out = [f"lacks {s!r}" for s in a.contains if s not in source]
+    out += [f"holds {s!r}, which upstream asserts is absent" for s in a.lacks if s in source]
+    out += [f"no match for /{p}/" for p in a.matches if not re.search(p, source, re.MULTILINE)]
+    if a.graph is not None:
+        want, got = graph_statements(a.graph), graph_statements(source)
+        if want != got:
+            diff = difflib.unified_diff(want, got, "upstream's graph", "the build's graph", lineterm="", n=1)
+            out.append("the graph differs:\n" + "\n".join(list(diff)[2:40]))
+    return out
+
+
+def _one(index: int, a: GeneratedAssertion, capture: CaptureResult) -> GeneratedRecord:
+    graph = a.artifact in GRAPH_ARTIFACTS
+    pool = capture.graphs if graph else capture.artifacts
+    family = "traced graph" if graph else "generated function"
+
+    def said(status: GeneratedStatus, detail: str) -> GeneratedRecord:
+        return GeneratedRecord(index=index, artifact=a.artifact, status=status, detail=detail)
+
+    if not pool:
+        return said("not observable", f"the pass logged no {family} at all, so it cannot tell")
+    sources = [x.source for x in pool if x.name == a.artifact]
+    emitted = list(dict.fromkeys(x.name for x in pool))
+    if not a.emitted:
+        return said("fails", f"emitted {len(sources)} time(s); upstream asserts it is not") if sources else \
+            said("holds", f"not emitted (emitted: {', '.join(emitted)})")
+    if not sources:
+        return said("fails", f"not emitted; the pass emitted: {', '.join(emitted)}")
+    if a.count is not None and len(sources) != a.count:
+        return said("fails", f"emitted {len(sources)} time(s), upstream asserts {a.count}")
+    chosen = {"first": sources[:1], "last": sources[-1:]}.get(a.instance, sources)
+    problems = [(k, _problems(a, s)) for k, s in enumerate(chosen)]
+    bad = [(k, p) for k, p in problems if p]
+    ok = not bad if a.instance != "any" else len(bad) < len(problems)
+    if ok:
+        return said("holds", f"{len(sources)} instance(s) emitted")
+    shown = "; ".join(f"instance {k + 1} of {len(chosen)}: {', '.join(p)}" for k, p in bad[:3])
+    return said("fails", shown[:3900])
+
+
+def judge(assertions: Sequence[GeneratedAssertion], capture: CaptureResult | None, backend: str, mode: str,
+          why_none: str = "nothing was captured (the internals probe is off)") -> tuple[GeneratedRecord, ...]:
+    """The verdict of each assertion that applies to a variant with this backend (label) and mode, on the cold
+    pass's capture (``None``: nothing captured, ``why_none``)."""
+    if capture is None:
+        return tuple(GeneratedRecord(index=i, artifact=a.artifact, status="not observable", detail=why_none)
+                     for i, a in enumerate(assertions) if a.applies(backend, mode))
+    return tuple(_one(i, a, capture) for i, a in enumerate(assertions) if a.applies(backend, mode))

@@ -1,0 +1,73 @@
+"""An assertion on what the build generated while it compiled a case: upstream's own source and graph checks.
+
+Upstream's codegen tests capture a generated function's source and assert substrings in it (or their
+absence) and how many were emitted; its AOTAutograd tests compare a traced graph's code with an inline
+text. A case states the same assertion here, and the runner checks it on what the cold pass captured
+(conformance/probe/generated.py). Whether it holds never changes the item's status: it is what the
+parity table's "as upstream asserts" column counts (conformance/data/parity.py).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictInt, field_validator, model_validator
+
+from conformance.schema.common import Backend, Mode, Strict, check_regex
+
+# The traced graphs a build logs as structured-trace records (their payload is the graph's readable
+# form); every other name is a generated function's artifact (conformance/probe/capture.py).
+GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_graph", "aot_joint_graph")
+
+_Snippet = Annotated[str, Field(min_length=1, max_length=2000)]
+Instance = Literal["every", "first", "last", "any"]
+
+
+class GeneratedAssertion(Strict):
+    """What upstream asserts on one generated artifact of the case's first (cold) pass."""
+
+    artifact: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$", max_length=100)] = Field(
+        description="The artifact's name as the build publishes it: a generated function "
+        "(runtime_wrapper_orchestration, mutation_epilogue, output_alias_wrapper, ...) or a traced graph "
+        f"({', '.join(GRAPH_ARTIFACTS)}).")
+    emitted: bool = Field(True, description="Whether the pass emitted it at all (false: it must not be).")
+    count: Annotated[StrictInt, Field(ge=1, le=1000)] | None = Field(
+        None, description="How many instances the pass emitted, exactly (upstream's len(captured) == N).")
+    contains: tuple[_Snippet, ...] = Field((), description="Substrings the source holds (upstream's assertIn).")
+    lacks: tuple[_Snippet, ...] = Field((), description="Substrings it does not hold (upstream's assertNotIn).")
+    matches: tuple[_Snippet, ...] = Field((), description="Regular expressions searched in it (multi-line).")
+    graph: Annotated[str, Field(min_length=1, max_length=20_000)] | None = Field(
+        None, description="A traced graph's expected code (upstream's inline graph), compared normalised: type "
+        "annotations, comments, `x = None` deletions and line breaks inside a statement do not count.")
+    instance: Instance = Field(
+        "every", description="Which emitted instances must satisfy contains/lacks/matches/graph: every one, the "
+        "first, the last, or any one (where the pass compiled several times and upstream reads one).")
+    backends: tuple[Backend, ...] | None = Field(
+        None, min_length=1, description="The variants' backends it is checked on (default every one): a graph "
+        "upstream reads from aot_function is not the one inductor's decompositions make.")
+    modes: tuple[Mode, ...] | None = Field(
+        None, min_length=1, description="The modes it is checked on (default both): an inference graph is "
+        "emitted by the inference mode only.")
+    note: Annotated[str, Field(min_length=1, max_length=400)] | None = Field(
+        None, description="How this departs from upstream's assertion, if at all.")
+
+    @field_validator("matches")
+    @classmethod
+    def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in value:
+            check_regex(pattern)
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GeneratedAssertion:
+        said = [k for k in ("count", "contains", "lacks", "matches", "graph") if getattr(self, k)]
+        if not self.emitted and said:
+            raise ValueError(f"an artifact that must not be emitted has no {', '.join(said)}")
+        if self.graph is not None and self.artifact not in GRAPH_ARTIFACTS:
+            raise ValueError(f"graph: is compared with a traced graph ({', '.join(GRAPH_ARTIFACTS)}), "
+                             f"not {self.artifact!r}")
+        return self
+
+    def applies(self, backend: str, mode: str) -> bool:
+        """Whether it is checked on a variant with this backend (label) and mode."""
+        return (self.backends is None or backend in self.backends) and (self.modes is None or mode in self.modes)
