@@ -61,7 +61,8 @@ def _unannotated(line: list[tokenize.TokenInfo]) -> list[str]:
 
 
 def _statements(tokens: list[str]) -> list[str]:
-    """Split at top-level `;`; drop the `x = None` deletions FX appends; a def's trailing comma goes."""
+    """Split at top-level `;`; drop the `x = None` deletions FX appends; a def's trailing comma goes, and the
+    outputs are one tuple however written ([a, b], (a, b,) and (a, b) alike)."""
     parts: list[list[str]] = [[]]
     depth = 0
     for t in tokens:
@@ -76,8 +77,10 @@ def _statements(tokens: list[str]) -> list[str]:
         part = raw
         if part and part[0] == "def" and len(part) > 3 and part[-3:] == [",", ")", ":"]:
             part = [*part[:-3], ")", ":"]
-        if part and part[0] == "return" and len(part) > 2 and part[1] == "[" and part[-1] == "]":
+        if part and part[0] == "return" and len(part) > 2 and part[1] in "([" and part[-1] in ")]":
             inner = part[2:-1]
+            if inner[-1:] == [","] and "," in inner[:-1]:
+                inner = inner[:-1]  # (a, b,) is (a, b); (a,) keeps its comma
             part = ["return", "(", *inner, *([","] if inner and "," not in inner else []), ")"]
         text = " ".join(part)
         if text and not _DELETION.match(text) and not _MODULE_HEADER.match(text):

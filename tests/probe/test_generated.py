@@ -1,0 +1,212 @@
+"""A case's assertions on what the build generated: stated strictly, checked on the capture, counted by parity."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from conformance.data.loader import CaseLoadError, load_case
+from conformance.data.parity import asserted
+from conformance.data.variants import variants_of
+from conformance.probe.capture import CaptureResult, CapturedArtifact, capture_generated_sources
+from conformance.probe.generated import graph_statements, judge
+from conformance.results import GeneratedRecord, ResultRecord
+from conformance.run.runner import run_variant
+from conformance.schema.generated import GeneratedAssertion
+
+# A build's readable form of a graph (what it logs) and upstream's inline `gm.code` of the same graph.
+READABLE = '''\
+class GraphModule(torch.nn.Module):
+    def forward(
+        self,
+        primals_1: "f32[3][1]cpu",  # PlainAOTInput(idx=0)
+        primals_2: "f32[3][1]cpu",  # PlainAOTInput(idx=1)
+    ):
+        # File: <program>:3 in f, code: a.mul_(2)
+        mul: "f32[3][1]cpu" = torch.ops.aten.mul.Tensor(primals_1, 2);  primals_1 = None
+        add: "f32[3][1]cpu" = torch.ops.aten.add.Tensor(mul, primals_2);  primals_2 = None
+        return (
+            mul,  # InputMutationAOTOutput(mutated_input=PlainAOTInput(idx=0))
+            add,  # PlainAOTOutput(idx=0)
+        )
+'''
+INLINE = """\
+def forward(self, primals_1, primals_2):
+    mul = torch.ops.aten.mul.Tensor(primals_1, 2);  primals_1 = None
+    add = torch.ops.aten.add.Tensor(mul, primals_2);  primals_2 = None
+    return (mul, add)"""
+
+
+def test_a_logged_graph_and_upstreams_inline_code_are_the_same_statements() -> None:
+    assert graph_statements(READABLE) == graph_statements(INLINE) == [
+        "def forward ( self , primals_1 , primals_2 ) :",
+        "mul = torch . ops . aten . mul . Tensor ( primals_1 , 2 )",
+        "add = torch . ops . aten . add . Tensor ( mul , primals_2 )",
+        "return ( mul , add )",
+    ]
+    # an older upstream wrote the outputs as a list
+    assert graph_statements(INLINE.replace("return (mul, add)", "return [mul, add]")) == graph_statements(INLINE)
+    assert graph_statements("def forward(self, x):\n    return [x]") == graph_statements(
+        "def forward(self, x):\n    return (x,)")
+
+
+@pytest.mark.parametrize("change", [
+    ("aten.add.Tensor(mul, primals_2)", "aten.add.Tensor(primals_2, mul)"),  # operands swapped
+    ("mul, add)", "add, mul)"),  # outputs reordered
+    ("(primals_1, 2)", "(primals_1, 3)"),  # a constant
+    ("primals_1, primals_2):", "primals_1, primals_2, primals_3):"),  # an input more
+])
+def test_a_graph_that_differs_in_one_operand_differs(change: tuple[str, str]) -> None:
+    assert graph_statements(INLINE.replace(*change)) != graph_statements(READABLE)
+
+
+def _capture(*sources: tuple[str, str], graphs: tuple[tuple[str, str], ...] = ()) -> CaptureResult:
+    return CaptureResult([CapturedArtifact(n, s, ("trace",), 0) for n, s in sources],
+                         [CapturedArtifact(n, s, ("trace-graph",), 0) for n, s in graphs])
+
+
+def _said(capture: CaptureResult | None, **assertion: object) -> GeneratedRecord:
+    (one,) = judge([GeneratedAssertion.model_validate(assertion)], capture, "aot_eager", "inference")
+    return one
+
+
+RW = "def _runtime_wrapper(args):\n    orig_inputs = {}\n    torch._C._set_grad_enabled(False)\n"
+
+
+@pytest.mark.parametrize(("assertion", "status"), [
+    ({"contains": ["_set_grad_enabled(False)"]}, "holds"),
+    ({"contains": ["_set_grad_enabled(True)"]}, "fails"),
+    ({"lacks": ["orig_inputs"]}, "fails"),
+    ({"lacks": ["_replay_aliases_"]}, "holds"),
+    ({"matches": [r"^\s+orig_inputs = \{\}$"]}, "holds"),
+    ({"matches": [r"orig_inputs = \{0"]}, "fails"),
+    ({"count": 1}, "holds"),
+    ({"count": 2}, "fails"),
+    ({"emitted": False}, "fails"),
+])
+def test_each_kind_of_assertion_holds_and_fails(assertion: dict[str, object], status: str) -> None:
+    said = _said(_capture(("runtime_wrapper_orchestration", RW)), artifact="runtime_wrapper_orchestration",
+                 **assertion)
+    assert said.status == status, said.detail
+
+
+def test_an_artifact_not_emitted_fails_where_the_build_generates_others_and_cannot_be_told_where_it_generates_none(
+) -> None:
+    others = _capture(("runtime_wrapper_orchestration", RW))
+    assert _said(others, artifact="synthetic_base_wrapper").status == "fails"
+    assert _said(others, artifact="synthetic_base_wrapper", emitted=False).status == "holds"
+    # no generated function at all (a build without the codegen, the eager backend): never a pass
+    for assertion in ({"artifact": "synthetic_base_wrapper"}, {"artifact": "synthetic_base_wrapper", "emitted": False},
+                      {"artifact": "aot_forward_graph", "graph": INLINE}):
+        assert _said(_capture(), **assertion).status == "not observable"
+    # a graph cannot be told from wrapper sources, nor a wrapper from graphs
+    assert _said(others, artifact="aot_forward_graph", graph=INLINE).status == "not observable"
+    assert _said(None, artifact="runtime_wrapper_orchestration").status == "not observable"
+
+
+def test_graphs_are_compared_normalised_and_a_difference_is_shown_as_a_diff() -> None:
+    cap = _capture(graphs=(("aot_forward_graph", READABLE),))
+    assert _said(cap, artifact="aot_forward_graph", graph=INLINE).status == "holds"
+    said = _said(cap, artifact="aot_forward_graph", graph=INLINE.replace("(primals_1, 2)", "(primals_1, 3)"))
+    assert said.status == "fails" and "-mul = torch . ops . aten . mul . Tensor ( primals_1 , 3 )" in said.detail
+
+
+def test_which_instance_is_read_where_the_pass_compiled_twice() -> None:
+    cap = _capture(("mutation_epilogue", "def a():\n    x.copy_(y)"), ("mutation_epilogue", "def a():\n    x.set_(y)"))
+    art = "mutation_epilogue"
+    assert _said(cap, artifact=art, contains=["copy_"]).status == "fails"  # every instance, by default
+    assert _said(cap, artifact=art, contains=["copy_"], instance="first").status == "holds"
+    assert _said(cap, artifact=art, contains=["copy_"], instance="last").status == "fails"
+    assert _said(cap, artifact=art, contains=["copy_"], instance="any").status == "holds"
+    assert _said(cap, artifact=art, contains=["as_strided_"], instance="any").status == "fails"
+
+
+def test_an_assertion_is_checked_only_on_the_variants_it_names() -> None:
+    a = GeneratedAssertion(artifact="aot_inference_graph", backends=("aot_function",), modes=("inference",))
+    cap = _capture(graphs=(("aot_inference_graph", INLINE),))
+    assert judge([a], cap, "aot_eager", "inference") == ()
+    assert judge([a], cap, "aot_function", "training") == ()
+    assert [g.status for g in judge([a], cap, "aot_function", "inference")] == ["holds"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("- {artifact: x, emitted: false, contains: [a]}", "must not be emitted has no contains"),
+    ("- {artifact: runtime_wrapper_orchestration, graph: 'def forward(self): pass'}", "compared with a traced graph"),
+    ("- {artifact: x, matches: ['(']}", "not a regular expression"),
+    ("- {artifact: x, count: 0}", "greater than or equal to 1"),
+    ("- {artifact: x, instance: second}", "'every', 'first', 'last' or 'any'"),
+    ("- {artifact: x, contain: [a]}", "unknown key 'contain'"),
+])
+def test_a_malformed_assertion_names_its_line_and_field(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "mutation_epilogue" / "c.yaml"
+    path.parent.mkdir()
+    path.write_text(textwrap.dedent("""\
+        behavior: mutation_epilogue
+        summary: s
+        upstream: [https://github.com/pytorch/pytorch/pull/179600]
+        inputs: {x: {tensor: {shape: [4]}}}
+        program: |
+          def f(x):
+              return x * 2
+        generated:
+        """) + f"  {text}\n")
+    with pytest.raises(CaseLoadError) as info:
+        load_case(path, tmp_path, display="c.yaml")
+    (error,) = [str(e) for e in info.value.errors]
+    assert error.startswith("c.yaml:9: generated[0]") and message in error, error
+
+
+CASE = """\
+behavior: runtime_wrapper
+summary: a plain input doubled
+upstream: [https://github.com/pytorch/pytorch/pull/181271]
+backends: [aot_eager, eager]
+inputs: {x: {tensor: {shape: [4]}}}
+program: |
+  def f(x):
+      return x * 2
+generated:
+  - artifact: runtime_wrapper_orchestration
+    count: 1
+    contains: ["torch._C._set_grad_enabled(False)"]
+    lacks: [_replay_aliases_]
+  - artifact: aot_inference_graph
+    graph: |
+      def forward(self, arg0_1):
+          mul = torch.ops.aten.mul.Tensor(arg0_1, 2);  arg0_1 = None
+          return (mul,)
+  - artifact: aot_inference_graph
+    backends: [aot_eager]
+    graph: |
+      def forward(self, arg0_1):
+          mul = torch.ops.aten.mul.Tensor(arg0_1, 3);  arg0_1 = None
+          return (mul,)
+"""
+
+
+def _records(tmp_path: Path, text: str, **options: object) -> dict[str, ResultRecord]:
+    path = tmp_path / "runtime_wrapper" / "c.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    lc = load_case(path, tmp_path)
+    return {v.backend_label: run_variant(lc, v) for v in variants_of(lc.case, devices=["cpu"])}
+
+
+def test_a_run_checks_the_assertions_on_what_the_build_generated_and_parity_counts_them(tmp_path: Path) -> None:
+    with capture_generated_sources(warn=False) as seen:
+        torch.compile(lambda x: x * 2, backend="aot_eager")(torch.randn(4))
+    if "runtime_wrapper_orchestration" not in seen.names():
+        pytest.skip(f"torch {torch.__version__} generates no runtime wrapper source")
+    records = _records(tmp_path, CASE)
+    aot, eager = records["aot_eager"], records["eager"]
+    assert aot.status == eager.status == "pass"  # an assertion never changes the item's status
+    assert [g.status for g in aot.generated] == ["holds", "holds", "fails"]
+    assert "aten . mul . Tensor ( arg0_1 , 3 )" in aot.generated[2].detail
+    assert [g.status for g in eager.generated] == ["not observable", "not observable"]  # generates nothing
+    assert asserted("eager and source", records.values()) == "fails"
+    fixed = CASE.replace("(arg0_1, 3)", "(arg0_1, 2)")
+    assert asserted("eager and source", _records(tmp_path, fixed).values()) == "holds"
+    assert asserted("eager and source", [eager]) == "not observable"  # seen nowhere: never a holds
