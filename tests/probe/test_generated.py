@@ -11,7 +11,7 @@ import torch
 from conformance.data.loader import CaseLoadError, load_case
 from conformance.data.parity import asserted
 from conformance.data.variants import variants_of
-from conformance.probe.capture import CaptureResult, CapturedArtifact, capture_generated_sources
+from conformance.probe.capture import CapturedArtifact, CaptureResult, capture_generated_sources
 from conformance.probe.generated import graph_statements, judge
 from conformance.results import GeneratedRecord, ResultRecord
 from conformance.run.runner import run_variant
