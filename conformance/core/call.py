@@ -144,7 +144,7 @@ def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
         try:
             result = fn(*inputs.args)
         except BaseException as exc:
-            if not is_program_exception(exc):
+            if not is_program_exception(exc) or isinstance(exc, CaseBroken):  # an entry refusing the case
                 raise
             side.where = _program_line(exc)
             side.exc = release_frames(exc)  # inside the modes: their own guard puts the keys back as it closes

@@ -44,7 +44,7 @@ _NORMALISE = (
 Place = Literal["output", "input", "grad", "call", "backward", "outputs", "modes", "caller action", "pass"]
 PLACES: tuple[str, ...] = get_args(Place)
 TORCH_COMPILE = "torch.compile"
-ENTRIES = (TORCH_COMPILE, "aot_function")
+ENTRIES = (TORCH_COMPILE, "aot_function", "aot_module_simplified", "aot_module", "make_fx")
 
 
 class Located(Protocol):

@@ -36,7 +36,7 @@ from conformance.core.compile import (
     make_compiled,
     make_function,
 )
-from conformance.core.entry import AOT_FUNCTION, counts_graphs
+from conformance.core.entry import WITHOUT_DYNAMO, counts_graphs
 from conformance.core.mismatch import CaseBroken, Mismatch
 
 # How a reproducer script exits (the short and the full one alike); 1 and 2 are Python's own
@@ -223,7 +223,7 @@ def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn:
             eager = call(eager_fn, e_in, case, callbacks.program_exception)
         # a broken case is broken whatever compiled does; do not run it (it might hang or allocate again)
         eager_must_not_raise(eager, case, prefix)
-        if target.backend != AOT_FUNCTION:
+        if target.backend not in WITHOUT_DYNAMO:
             mark_dynamic(c_in)
         before = counter.count
         comp = _compiled_call(case, callbacks, compiled, counter, c_in, first=i == 0 and not warm_prefix)

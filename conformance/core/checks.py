@@ -278,7 +278,12 @@ ALLOWANCES: tuple[Allowance, ...] = (
               "aot_function returns a program's flat tuple of outputs as the compiled function's list "
               "(PytreeThunk.unflatten skips unflattening a flat tuple/list spec)",
               "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_functorch/_aot_autograd/utils.py",
-              _flat_tuple_as_list, entry=lambda backend: backend.startswith("aot_function")),
+              _flat_tuple_as_list, entry=lambda backend: backend.startswith("aot_function") or backend == "aot_module"),
+    Allowance("aot_module_simplified flat list", "structure",
+              "aot_module_simplified's compiled forward returns the graph's outputs as a list (its graph must "
+              "return a tuple, 'so that we can avoid pytree processing of the outputs')",
+              "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_functorch/aot_autograd.py",
+              _flat_tuple_as_list, entry=lambda backend: backend == "aot_module_simplified"),
     Allowance("extra version bumps", "_version delta",
               "a version counter that moves more than eager's where eager's moves too: 'incrementing the version "
               "counter multiple times for a single inplace operation is not problematic'",

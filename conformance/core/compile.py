@@ -35,7 +35,8 @@ from typing import Any
 import torch
 
 from conformance.core.build import Spec
-from conformance.core.entry import AOT_FUNCTION, NONE
+from conformance.core.entries import module_entry
+from conformance.core.entry import AOT_FUNCTION, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX, NONE
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 
 
@@ -130,6 +131,11 @@ def make_compiled(
         compiled = aot_function(fn, fw_compiler=counter, bw_compiler=nop, keep_inference_input_mutations=kiim,
                                 dynamic=bool(options["dynamic"]))
         return compiled, counter
+    if backend in (AOT_MODULE_SIMPLIFIED, AOT_MODULE, MAKE_FX):
+        from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
+
+        counter = counting(nop if backend != MAKE_FX else lambda gm, _args: gm, True)
+        return module_entry(backend, fn, counter, kiim), counter
     counter = counting(lookup_backend(backend), False)
     counter.__name__ = backend
     return torch.compile(fn, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"]), counter

@@ -7,20 +7,33 @@ from __future__ import annotations
 
 AOT_FUNCTION = "aot_function"  # functorch.compile.aot_function with nop compilers
 KIIM_LABEL = "aot_function-kiim"  # the same with keep_inference_input_mutations=True
+# the program as a module (its module arguments bound as submodules), nop compilers: Note [Module entry points]
+AOT_MODULE_SIMPLIFIED = "aot_module_simplified"
+AOT_MODULE = "aot_module"
+MAKE_FX = "make_fx"  # traced with fake tensors, the traced graph called
+# entry points that compile without dynamo (so without guards or a dynamo graph to count)
+WITHOUT_DYNAMO = (AOT_FUNCTION, KIIM_LABEL, AOT_MODULE_SIMPLIFIED, AOT_MODULE, MAKE_FX)
 DYNAMO_EAGER = "eager"  # dynamo alone, no AOTAutograd (so no tensorify pass either)
 NONE = "none"  # no compilation at all: both sides run the program eagerly (a control for the harness itself)
 DEFAULT_BACKENDS = ("aot_eager", "inductor")
 
 
 def counts_graphs(backend: str) -> bool:
-    """Whether the backend goes through dynamo, whose graphs a compile count counts (aot_function
-    and `none` compile no dynamo graph: a count says nothing about them)."""
-    return not backend.startswith(AOT_FUNCTION) and backend != NONE
+    """Whether the backend goes through dynamo, whose graphs a compile count counts (aot_function,
+    the module entries, make_fx and `none` compile no dynamo graph: a count says nothing about them)."""
+    return backend not in (*WITHOUT_DYNAMO, NONE)
 
 
 def is_aot_function(label: str) -> bool:
     """aot_function, with or without keep_inference_input_mutations (a record's backend label)."""
     return label in (AOT_FUNCTION, KIIM_LABEL)
+
+
+def entry_of(label: str) -> str:
+    """The entry point a record's backend label was called through: torch.compile, or one of the own ones."""
+    if is_aot_function(label):
+        return AOT_FUNCTION
+    return label if label in WITHOUT_DYNAMO else "torch.compile"
 
 
 def in_user_words(label: str) -> str:

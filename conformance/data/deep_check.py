@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 from conformance.core.build import load_classes, resolve_class
 from conformance.core.compile import backend_missing, config_flag
-from conformance.core.entry import AOT_FUNCTION, NONE
+from conformance.core.entry import NONE, WITHOUT_DYNAMO
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 from conformance.data.loader import CaseError, LoadedCase, field_name
 from conformance.data.selection import device_error, registered_backends
@@ -100,7 +100,7 @@ def _backend_problems(lc: LoadedCase) -> list[CaseError]:
     errors: list[CaseError] = []
     known = registered_backends()
     for i, name in enumerate(lc.case.backends):
-        if name in (AOT_FUNCTION, NONE):
+        if name in (*WITHOUT_DYNAMO, NONE):
             continue
         if name not in known:
             errors.append(CaseError(lc.display_path, lc.line_of("backends", i), f"backends[{i}]",

@@ -13,12 +13,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from conformance.core.entry import AOT_FUNCTION, DEFAULT_BACKENDS, DYNAMO_EAGER, KIIM_LABEL, NONE
+from conformance.core.entry import DEFAULT_BACKENDS, DYNAMO_EAGER, NONE, WITHOUT_DYNAMO
 from conformance.schema import MODES
 from conformance.schema.common import DEFAULT_DEVICES
 
-AOT_FUNCTION_LABELS = (AOT_FUNCTION, KIIM_LABEL)
-OWN_ENTRIES = (*AOT_FUNCTION_LABELS, NONE)  # entry points that are not torch.compile backends
+OWN_ENTRIES = (*WITHOUT_DYNAMO, NONE)  # entry points that are not torch.compile backends
 DECLARED_BACKENDS = (*DEFAULT_BACKENDS, DYNAMO_EAGER, *OWN_ENTRIES)
 
 

@@ -61,6 +61,9 @@ MODULE_LOGGERS = (
     "torch._functorch._aot_autograd.codegen",
 )
 COMBINED_ARTIFACT = "aot_autograd_runtime_wrappers"
+# graphs the harness traced itself (make_fx): conformance/core/entries.py logs them
+HARNESS_LOGGER = "conformance.core.entries"
+_TRACED = "Traced %s:\n%s"
 _GENERATED = "Generated %s:\n%s"
 _SECTION = re.compile(r"^# (?P<name>[A-Za-z_][\w.-]*)\s*$")
 # Substrings of artifact names that look like wrapper codegen we do not know (yet).
@@ -216,6 +219,8 @@ def _parse(  # noqa: PLR0911  # one return per recognised record shape
         if any(word in name for word in _LOOKS_RELATED):
             return "unknown", f"artifact {name!r} is not Python source: {payload[:120]!r}", []
         return "other", "", []
+    if record.name == HARNESS_LOGGER and record.msg == _TRACED and isinstance(record.args, tuple):
+        return "ok", "", [(str(record.args[0]), str(record.args[1]), "trace-graph")]
     if record.msg == _GENERATED and isinstance(record.args, tuple) and len(record.args) == 2:
         name, source = record.args
         if isinstance(name, str) and isinstance(source, str):
@@ -243,7 +248,7 @@ class _Attachment:
     def attach(self, sink: _Sink) -> None:
         with self.lock:
             if self.count == 0:
-                for name in (TRACE_LOGGER, *MODULE_LOGGERS):
+                for name in (TRACE_LOGGER, *MODULE_LOGGERS, HARNESS_LOGGER):
                     logger = logging.getLogger(name)
                     self.saved[name] = _LoggerState(
                         logger.level, logger.propagate, logger.disabled, list(logger.handlers)

@@ -16,7 +16,7 @@ from conformance.core.cause import (
     normalise,
     place_words,
 )
-from conformance.core.entry import is_aot_function
+from conformance.core.entry import entry_of as label_entry
 from conformance.results import MismatchRecord, ResultRecord
 
 __all__ = ["Cause", "causes_of", "direction", "entry_of", "innermost", "innermost_as_raised", "normalise", "place",
@@ -53,7 +53,7 @@ def same_cause(a: str, b: str) -> bool:
 
 
 def entry_of(record: ResultRecord) -> str:
-    return "aot_function" if is_aot_function(record.backend or "") else "torch.compile"
+    return label_entry(record.backend or "")
 
 
 def causes_of(record: ResultRecord) -> list[tuple[Cause, MismatchRecord | None]]:

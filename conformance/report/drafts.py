@@ -124,7 +124,7 @@ def _effect(cause: Cause, where: str) -> str:  # noqa: PLR0911  # one phrase per
 
 def title(cause: Cause, backends: list[str]) -> str:
     """What goes wrong, under which API, in plain words; never cut."""
-    api = "aot_function" if cause.entry == "aot_function" else f"torch.compile ({'/'.join(backends)})"
+    api = cause.entry if cause.entry != "torch.compile" else f"torch.compile ({'/'.join(backends)})"
     where = cause.place.replace("an input's gradient", "a gradient").replace(", after writing through the outputs",
                                                                                   " (seen through an output)")
     return f"[{api}] {_effect(cause, where)}"

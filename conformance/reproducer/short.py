@@ -32,10 +32,11 @@ from conformance.core import build, call, checks, mismatch, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
 from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, Target, compile_count_mismatch
 from conformance.core.checks import CHECKS
-from conformance.core.entry import AOT_FUNCTION, NONE
+from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO
 from conformance.core.mismatch import WRITE_THROUGH, CaseBroken
 from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
 from conformance.reproducer.applied import WRITE_THROUGH_CHECK, Applied, applied_checks
+from conformance.reproducer.entry_lines import MODULE_ENTRY_LINES
 from conformance.results import ResultRecord
 
 if TYPE_CHECKING:
@@ -104,7 +105,6 @@ def _plain(fn: Any, name: str | None = None, *, plain: bool = False) -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-
 _NON_LEAF = re.compile(r"(\w+) = non_leaf\((\w+_leaf)\)")
 
 
@@ -133,7 +133,6 @@ def _read_later(name: str, blocks: list[list[str]]) -> bool:
         if re.search(rf"\b{name}\b", line):
             return True
     return False
-
 
 
 _SUBCLASS_DEF = re.compile(r"class\s+\w+\s*\([^)]*\bTensor\b")  # a class deriving from torch.Tensor
@@ -197,7 +196,6 @@ def _loop(first: int, run: list[list[str]]) -> list[str]:
     return [f"for {', '.join(names)} in [{items}]:{span}", *body]
 
 
-
 def _plain_tensors(lc: LoadedCase) -> bool:
     """Whether no tensor of the case can be a subclass: none among its inputs (declared or given to
     a later call), none its classes block or program can make."""
@@ -232,7 +230,6 @@ def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: d
     return "several" if any(isinstance(o, torch.Tensor) for o in state.flatten_outputs(side.result)) else "no tensor"
 
 
-
 def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str]:
     options = lc.data["compile"]
     if variant.backend == AOT_FUNCTION:
@@ -241,6 +238,8 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
                 f"{variant.kiim}, dynamic={bool(options['dynamic'])})"]
     if variant.backend == NONE:
         return ["compiled_f = f  # the control: no compiler"]
+    if variant.backend in MODULE_ENTRY_LINES:
+        return MODULE_ENTRY_LINES[variant.backend]
     backend = repr(variant.backend)
     lines: list[str] = []
     if count:
@@ -261,8 +260,6 @@ def _config_lines(lc: LoadedCase) -> list[str]:
     config = lc.data["config"]
     imports = dict.fromkeys(f"import {key.partition('.config.')[0]}.config" for key in config)
     return [*imports, *(f"{key} = {value!r}" for key, value in config.items())]
-
-
 
 
 def _carry(fn: Any, s: _Script) -> None:
@@ -378,7 +375,7 @@ class _Render:
         specs = {n: point.overrides.get(n, spec) for n, spec in self.lc.data["inputs"].items()}
         dims = [(n, list(spec["tensor"]["dynamic_dims"])) for n, spec in specs.items()
                 if spec["tensor"] is not None and spec["tensor"]["dynamic_dims"]]
-        if not dims or self.variant.backend == AOT_FUNCTION:
+        if not dims or self.variant.backend in WITHOUT_DYNAMO:
             return []
         return ["if compiled:", *(f"    torch._dynamo.mark_dynamic({n}, {d})" for n, d in dims)]
 
@@ -554,7 +551,7 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
     expected = lc.data["expect"]["compiles"]
     count = compile_count_mismatch(lc.data, target, "cold", len(points), -1) is not None
     compile_lines = _compile_lines(lc, variant, count=count)
-    warm = lc.data["expect"]["warm_rerun"] and variant.backend not in (AOT_FUNCTION, NONE)
+    warm = lc.data["expect"]["warm_rerun"] and variant.backend not in (*WITHOUT_DYNAMO, NONE)
     def counted(pass_name: str) -> list[str]:  # as the harness says it (core.check.compile_count_mismatch)
         where = f"{pass_name} pass over {len(points)} call(s): graphs compiled"
         return [f"if len(graphs) != {expected}:",

@@ -15,7 +15,7 @@ from conformance.behaviors import BEHAVIORS
 from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
 from conformance.core.call import act, backward, call
 from conformance.core.compile import make_function
-from conformance.core.entry import AOT_FUNCTION
+from conformance.core.entry import AOT_MODULE, AOT_MODULE_SIMPLIFIED, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.mismatch import exception_summary
 from conformance.core.state import ambient, restore_ambient
 from conformance.data.loader import LoadedCase
@@ -122,6 +122,22 @@ def _aot_function_inputs(obs: Any) -> tuple[int | str | None, ...]:
     return tuple(refs)
 
 
+MODULE_ENTRIES = (AOT_MODULE_SIMPLIFIED, AOT_MODULE)
+
+
+def _module_entry_inputs(obs: Any) -> tuple[int | str | None, ...]:
+    """A module entry's graph inputs in program terms (Note [Module entry points]): the bound modules'
+    parameters, then their buffers (each the observed attribute it is, else unseen), then the other
+    arguments as aot_function sees them."""
+    named = [(a.name, a.value) for a in obs.attributes]
+    modules = [a for a in obs.raw_args if isinstance(a, torch.nn.Module)]
+    lifted: list[torch.Tensor] = [p for m in modules for _, p in m.named_parameters(remove_duplicate=False)]
+    lifted += [b for m in modules for _, b in m.named_buffers(remove_duplicate=False)]
+    refs: list[int | str | None] = [next((n for n, v in named if v is t), None) for t in lifted]
+    return (*refs, *(r for r in _aot_function_inputs(obs)
+                     if not (isinstance(r, int) and isinstance(obs.raw_args[r], torch.nn.Module))))
+
+
 def _matched_outputs(samples: Sequence[OutputSample], obs: Observation, aliases: Mapping[int, UnseenAlias],
                      needs_grad: Sequence[bool] | None, partial: bool) -> list[int | None]:
     """Which program output each graph output is (see match_outputs), with what dynamo's trace
@@ -223,9 +239,10 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
 
         compiles: list[tuple[Any, Any, Any]] = []
         graph_outputs: list[list[dict[str, Any]]] = []
-        if variant.backend == AOT_FUNCTION:
+        if variant.backend in WITHOUT_DYNAMO:
             obs = observation(counter.regions[0].call if counter.regions else 0)
-            region = GraphSignature(_aot_function_inputs(obs), tuple(range(len(obs.raw_outputs))))
+            inputs = _module_entry_inputs(obs) if variant.backend in MODULE_ENTRIES else _aot_function_inputs(obs)
+            region = GraphSignature(inputs, tuple(range(len(obs.raw_outputs))))
             compiles.append((capture, obs, region))
         else:
             # compile k's wrapper is captures[k]; a compile that failed generated none in use
@@ -242,8 +259,8 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
                 compiles.append((capture, obs, signature(0, obs) if regions else None))
         report = probe_compiles(
             compiles,
-            scalar=scalar_sweep(lc, counter.count) if variant.backend != AOT_FUNCTION else None,
-            keep_input_mutations=variant.backend != AOT_FUNCTION or variant.kiim,
+            scalar=scalar_sweep(lc, counter.count) if counts_graphs(variant.backend) else None,
+            keep_input_mutations=variant.backend not in WITHOUT_DYNAMO or variant.kiim,
             seen=capture,
         )
     except Exception as exc:  # the probe informs; it must never cost the contract verdict

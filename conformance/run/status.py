@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from conformance.core.cause import direction, innermost_as_raised, place_of, raised
 from conformance.core.checks import CHECKS
-from conformance.core.entry import is_aot_function
+from conformance.core.entry import entry_of
 from conformance.core.mismatch import Mismatch
 from conformance.data.expectations import BuildFacts, condition_matches
 from conformance.results import DIVERGING, KnownFailureRef, ProbeRecord, ProbeResult
@@ -35,7 +35,7 @@ def strict_mismatches(probes: ProbeRecord) -> list[Mismatch]:
 
 
 def _entry(backend: str) -> str:
-    return "aot_function" if is_aot_function(backend) else "torch.compile"
+    return entry_of(backend)
 
 
 def covered(c: Covers, m: Mismatch, backend: str) -> bool:

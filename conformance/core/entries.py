@@ -1,0 +1,150 @@
+"""The entry points upstream's own tests call besides torch.compile and aot_function.
+
+Note [Module entry points]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+``aot_module_simplified`` and ``aot_module`` compile a *module*: its parameters and buffers become
+graph inputs, lifted in front of the call's tensors. A case's program is a function whose module
+arguments are inputs, so the entry compiles the program as a module (:class:`_ProgramModule`) whose
+submodules are the first call's module arguments (the caller's own objects: whatever the call does
+to their parameters and buffers, it does to the caller's) and whose forward takes the tensors. A
+later call must pass the same modules (upstream compiles one module once).
+
+* ``aot_module_simplified`` traces at once, from the first call's inputs, and has no guards: later
+  calls run the same graph, as upstream's do. Its graph must return a tuple; a program that returns
+  one value is wrapped and unwrapped around it (the only adaptation). What it returns is its own
+  (a list), compared under the flat-list allowance aot_function has.
+* ``aot_module`` (functorch.compile) wraps the module; it traces on its first call.
+* ``make_fx`` traces the program with fake tensors (the real inputs are not touched while tracing),
+  and the variant calls the traced graph. No AOTAutograd runs, so nothing is generated but the graph
+  itself, which the capture keeps as ``make_fx_graph`` (its ``gm.code``, what upstream asserts on).
+  Module arguments are refused: fake tracing cannot take their real parameters.
+
+Every entry counts one compile per graph its forward compiler is handed (make_fx: per trace).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from conformance.core.entry import AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX
+from conformance.core.mismatch import CaseBroken, FeatureUnavailable
+
+__all__ = ["module_entry"]
+
+MAKE_FX_GRAPH = "make_fx_graph"
+# The traced graph goes out as a record the capture reads (conformance/probe/capture.py), as torch's own
+# graphs do: the core knows nothing of who listens.
+TRACED_GRAPH_LOG = logging.getLogger(__name__)
+TRACED_GRAPH_MESSAGE = "Traced %s:\n%s"
+
+
+class _ProgramModule(torch.nn.Module):
+    """The program as a module (Note [Module entry points])."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], wrap_single: bool) -> None:
+        super().__init__()
+        self.fn = fn
+        self.slots = tuple(isinstance(a, torch.nn.Module) for a in args)
+        self.bound = torch.nn.ModuleList([a for a in args if isinstance(a, torch.nn.Module)])
+        self.wrap_single = wrap_single
+        self.single = False
+
+    def forward(self, *tensors: Any) -> Any:
+        values, modules = iter(tensors), iter(self.bound)
+        out = self.fn(*(next(modules) if m else next(values) for m in self.slots))
+        if self.wrap_single and not isinstance(out, tuple):
+            self.single = True
+            return (out,)
+        return out
+
+    def split(self, args: tuple[Any, ...], entry: str) -> tuple[Any, ...]:
+        """The call's non-module arguments, after checking its modules are the bound ones."""
+        if tuple(isinstance(a, torch.nn.Module) for a in args) != self.slots or any(
+                a is not b for a, b in zip((a for a in args if isinstance(a, torch.nn.Module)), self.bound,
+                                           strict=True)):
+            raise CaseBroken(f"{entry} compiles the first call's modules: a later call must pass the same ones")
+        return tuple(a for a in args if not isinstance(a, torch.nn.Module))
+
+
+def _entry_tensors_only(args: tuple[Any, ...], entry: str) -> None:
+    for i, a in enumerate(args):
+        if not isinstance(a, torch.Tensor):
+            raise CaseBroken(f"{entry} takes tensors (and modules, bound as the compiled module's submodules); "
+                             f"argument {i} is {type(a).__name__}")
+
+
+def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool
+                ) -> Callable[..., Any]:
+    try:
+        from torch._functorch.aot_autograd import aot_module_simplified
+    except ImportError as exc:
+        raise FeatureUnavailable(f"aot_module_simplified is not available: {exc}") from None
+    state: dict[str, Any] = {}
+
+    def call(*args: Any) -> Any:
+        if "program" not in state:
+            program = _ProgramModule(fn, args, wrap_single=True)
+            tensors = program.split(args, AOT_MODULE_SIMPLIFIED)
+            _entry_tensors_only(tensors, AOT_MODULE_SIMPLIFIED)
+            # any module whose forward returns a tuple, as upstream's tests pass one
+            state["compiled"] = aot_module_simplified(
+                program, list(tensors), fw_compiler=fw, bw_compiler=bw,  # type: ignore[arg-type]
+                keep_inference_input_mutations=kiim)
+            state["program"] = program
+        program = state["program"]
+        out = state["compiled"](*program.split(args, AOT_MODULE_SIMPLIFIED))
+        return out[0] if program.single else out
+
+    return call
+
+
+def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any]) -> Callable[..., Any]:
+    try:
+        from functorch.compile import aot_module  # type: ignore[attr-defined]  # re-exported without __all__
+    except ImportError as exc:
+        raise FeatureUnavailable(f"functorch.compile.aot_module is not available: {exc}") from None
+    state: dict[str, Any] = {}
+
+    def call(*args: Any) -> Any:
+        if "program" not in state:
+            state["program"] = _ProgramModule(fn, args, wrap_single=False)
+            state["compiled"] = aot_module(state["program"], fw_compiler=fw, bw_compiler=bw)
+        return state["compiled"](*state["program"].split(args, AOT_MODULE))
+
+    return call
+
+
+def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any]) -> Callable[..., Any]:
+    try:
+        from torch.fx.experimental.proxy_tensor import make_fx
+    except ImportError as exc:
+        raise FeatureUnavailable(f"make_fx is not available: {exc}") from None
+    state: dict[str, Any] = {}
+
+    def call(*args: Any) -> Any:
+        if any(isinstance(a, torch.nn.Module) for a in args):
+            raise CaseBroken("make_fx traces with fake tensors and cannot take a module argument's real parameters")
+        if "gm" not in state:
+            gm = make_fx(fn, tracing_mode="fake")(*args)
+            TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, MAKE_FX_GRAPH, gm.code)
+            state["gm"] = counter(gm, list(args))
+        return state["gm"](*args)
+
+    return call
+
+
+def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any], kiim: bool) -> Callable[..., Any]:
+    """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler."""
+    from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
+
+    if entry == AOT_MODULE_SIMPLIFIED:
+        return _aot_module_simplified_entry(fn, counter, nop, kiim)
+    if entry == AOT_MODULE:
+        return _aot_module_entry(fn, counter, nop)
+    if entry == MAKE_FX:
+        return _make_fx_entry(fn, counter)
+    raise ValueError(f"no module entry {entry!r}")

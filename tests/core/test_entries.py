@@ -1,0 +1,153 @@
+"""The entry points upstream's own tests call (Note [Module entry points]): aot_module_simplified, aot_module
+and make_fx run the program as upstream runs it, on the caller's own modules, and their reproducers do too."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from conformance.data.loader import load_case
+from conformance.data.variants import variants_of
+from conformance.reproducer.short import render_short
+from conformance.results import ResultRecord
+from conformance.run.runner import run_variant
+
+ENTRIES = ("aot_module_simplified", "aot_module", "make_fx")
+HEAD = """\
+behavior: mutation_epilogue
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/179600]
+"""
+
+
+def _records(tmp_path: Path, body: str) -> dict[str, ResultRecord]:
+    path = tmp_path / "mutation_epilogue" / "c.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(HEAD + textwrap.dedent(body))
+    lc = load_case(path, tmp_path)
+    return {v.label: run_variant(lc, v) for v in variants_of(lc.case, devices=["cpu"])}
+
+
+def test_each_entry_runs_a_mutating_aliasing_program_as_eager_does(tmp_path: Path) -> None:
+    records = _records(tmp_path, f"""\
+        backends: [{", ".join(ENTRIES)}]
+        modes: [inference, training]
+        inputs:
+          a: {{tensor: {{shape: [3]}}}}
+          b: {{tensor: {{shape: [3], requires_grad: true}}}}
+        program: |
+          def f(a, b):
+              a.mul_(2)
+              return a + b, b.view(-1)
+        """)
+    assert len(records) == 6
+    for label, r in records.items():
+        assert r.status == "pass", (label, r.reason, [m.message() for m in r.mismatches])
+
+
+def test_a_module_argument_is_the_compiled_modules_own_and_the_caller_sees_what_the_call_did(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = """\
+        backends: [aot_module_simplified, aot_module]
+        inputs:
+          m: {module: {class: torch.nn.Linear, args: [3, 2]}}
+          x: {tensor: {shape: [4, 3]}}
+        program: |
+          def f(m, x):
+              with torch.no_grad():
+                  m.bias.add_(1)
+              return m(x)
+        """
+    for label, r in _records(tmp_path, body).items():
+        # the bias written under no_grad is the caller's: compared with eager's
+        assert r.status == "pass", (label, r.reason, [m.message() for m in r.mismatches])
+    # an entry that compiled a copy of the caller's module: the caller's bias would not move
+    import copy
+
+    from conformance.core import entries
+
+    real = entries._ProgramModule.__init__
+
+    def copying(self: object, fn: object, args: tuple[object, ...], wrap_single: bool) -> None:
+        real(self, fn, tuple(copy.deepcopy(a) if isinstance(a, torch.nn.Module) else a for a in args),  # type: ignore[arg-type]
+             wrap_single)
+
+    monkeypatch.setattr(entries._ProgramModule, "__init__", copying)
+    monkeypatch.setattr(entries._ProgramModule, "split", lambda self, args, entry: tuple(
+        a for a in args if not isinstance(a, torch.nn.Module)))
+    for label, r in _records(tmp_path, body).items():
+        assert r.status == "fail" and any("m.bias" in m.message() for m in r.mismatches), label
+
+
+def test_a_later_call_with_another_module_and_make_fx_with_a_module_are_case_errors(tmp_path: Path) -> None:
+    records = _records(tmp_path, """\
+        backends: [aot_module_simplified, make_fx]
+        inputs:
+          m: {module: {class: torch.nn.Linear, args: [3, 2]}}
+          x: {tensor: {shape: [4, 3]}}
+        program: |
+          def f(m, x):
+              return m(x)
+        calls:
+          - {m: {module: {class: torch.nn.Linear, args: [3, 2]}}}
+        """)
+    ams, fx = records["cpu-aot_module_simplified-inference"], records["cpu-make_fx-inference"]
+    assert ams.status == "error" and "a later call must pass the same ones" in ams.reason
+    assert fx.status == "error" and "make_fx traces with fake tensors and cannot take a module" in fx.reason
+
+
+def test_the_make_fx_graph_is_what_a_generated_assertion_reads(tmp_path: Path) -> None:
+    body = """\
+        backends: [make_fx]
+        inputs:
+          x: {tensor: {shape: [3]}}
+        program: |
+          def f(x):
+              x.add_(1)
+              return x * 2
+        generated:
+          - artifact: make_fx_graph
+            graph: |
+              def forward(self, x_1):
+                  add_ = torch.ops.aten.add_.Tensor(x_1, 1);  x_1 = None
+                  mul = torch.ops.aten.mul.Tensor(add_, 2);  add_ = None
+                  return mul
+        """
+    (said,) = _records(tmp_path, body)["cpu-make_fx-inference"].generated
+    assert said.status == "holds", said.detail
+    (said,) = _records(tmp_path, body.replace("(add_, 2)", "(add_, 3)"))["cpu-make_fx-inference"].generated
+    assert said.status == "fails" and "( add_ , 3 )" in said.detail
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_the_short_reproducer_compiles_through_the_same_entry_and_finds_the_same_mismatch(
+        tmp_path: Path, entry: str) -> None:
+    """A program that branches on a shape: upstream's entries trace once, without guards, so a later call of
+    another shape runs the first call's branch; the reproducer must show it through the same entry."""
+    path = tmp_path / "mutation_epilogue" / "c.yaml"
+    path.parent.mkdir()
+    path.write_text(HEAD + textwrap.dedent(f"""\
+        backends: [{entry}]
+        inputs:
+          x: {{tensor: {{shape: [3]}}}}
+        program: |
+          def f(x):
+              return x * 2 if x.shape[0] > 3 else x * 3
+        calls:
+          - {{x: {{tensor: {{shape: [5]}}}}}}
+        """))
+    lc = load_case(path, tmp_path)
+    (variant,) = variants_of(lc.case, devices=["cpu"])
+    record = run_variant(lc, variant)
+    assert record.status == "fail" and record.mismatches[0].check == "values", record.reason  # no guards
+    text = render_short(lc, variant, record)
+    assert text is not None and entry in text
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 3 and "MISMATCH" in proc.stdout, proc.stdout + proc.stderr
