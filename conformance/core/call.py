@@ -8,8 +8,9 @@ KeyboardInterrupt of its own; `call` records them like any exception, and re-rai
 
 from __future__ import annotations
 
+import contextlib
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,13 +135,25 @@ def _program_line(exc: BaseException) -> str:
     return found
 
 
+@contextlib.contextmanager
+def case_modes(grad_enabled: bool, inference: bool) -> Iterator[None]:
+    """The case's grad mode, and inference mode inside it where the case asks for it. Never
+    `inference_mode(False)`: its guard sets grad mode to `not enabled`, so it would switch grad back on."""
+    with torch.set_grad_enabled(grad_enabled):
+        if not inference:
+            yield
+            return
+        with torch.inference_mode():
+            yield
+
+
 def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
          is_program_exception: Callable[[BaseException], bool] = program_raised) -> Side:
     tensors = tensors_of(inputs.named)
     side = Side(inputs=inputs, before={n: _light(t) for n, t in tensors.items()},
                 held=[_held(t) for t in tensors.values()], objects=dict(tensors))
     result = None
-    with torch.set_grad_enabled(case["grad_enabled"]), torch.inference_mode(case["inference_mode"]):
+    with case_modes(case["grad_enabled"], case["inference_mode"]):
         try:
             result = fn(*inputs.args)
         except BaseException as exc:

@@ -13,7 +13,7 @@ import torch
 
 from conformance.behaviors import BEHAVIORS
 from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
-from conformance.core.call import act, backward, call
+from conformance.core.call import act, backward, call, case_modes
 from conformance.core.compile import make_function
 from conformance.core.entry import AOT_MODULE, AOT_MODULE_SIMPLIFIED, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.mismatch import exception_summary
@@ -69,7 +69,7 @@ def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) 
     try:
         inputs = _inputs_for(lc, variant, k, classes)
         hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
-        with torch.set_grad_enabled(lc.case.grad_enabled), torch.inference_mode(lc.case.inference_mode):
+        with case_modes(lc.case.grad_enabled, lc.case.inference_mode):
             return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes),
                            inputs.args, attributes=hidden)
     finally:
