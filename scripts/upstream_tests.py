@@ -13,36 +13,45 @@ counts once, under the name it is defined with; an inherited test counts in the 
 Files read: the mapping's `revisions:`, every file named in RULES, and every
 test/functorch/test_codegen_*.py the tree has. A file the tree lacks is reported, not an error.
 
-The rule. A test of a file is relevant when the file's rule (RULES, first match by glob) says
-`every`, or its class is one of the rule's classes, or its name matches the rule's name pattern
-(regular expression, case-insensitive), or its code names one of the rule's identifiers (a
-variable, attribute, keyword-argument or function name in its decorators or body; strings and
-comments are not code, so expected graph text never selects a test); and its class is not one of
-the rule's excluded classes. Per file:
+The rule: by what a test's body does, never by its name. A test is relevant where its file's rule
+(RULES, first match by glob) says `every`, or its class is one of the rule's classes, or it compiles and
+its own body does one of the things the rule's clauses name; and its class is not one the rule excludes.
+
+  compiles    its body names a compile entry point (torch.compile, torch._dynamo.optimize,
+              aot_function, aot_module, aot_module_simplified, make_fx, compiled_function,
+              compiled_module, the aot_export entries) or a function of the same file that calls
+              one, directly or through another (`self.verify_aot_autograd(...)`).
+  mutation    an in-place method call (`x.add_()`, `set_`, `as_strided_`, `resize_`, `copy_`; not the
+              `requires_grad_` flag), an assignment into a subscript or `.data`, or an `out=` argument.
+  views       a view method (`view`, `transpose`, `t`, `expand`, `narrow`, `select`, `unbind`,
+              `split`, `diagonal`, `as_strided`, `squeeze`, `unsqueeze`, `detach`, `reshape`, ...)
+              or `.data`, `._base`, `.T`, `.mT`, `.real`, `.imag`.
+  subclass    TwoTensor, a jagged nested tensor, `__tensor_flatten__`, `_make_wrapper_subclass`, or a
+              module-level class of the file that defines `__tensor_flatten__`.
+  grad_modes  no_grad, enable_grad, set_grad_enabled, inference_mode or autocast (the branches of the
+              runtime wrapper's orchestration).
+  floats      a float literal, `float(...)`, random values, or the specialize_float setting.
+
+Code only: strings and comments are not code, so expected graph text never selects a test.
+Per file:
 
   test/functorch/test_codegen_*.py, test/functorch/test_subclass_codegen.py: every test.
-  test/functorch/test_aotdispatch.py: class TestAOTDispatch (subclass dispatch tests); or name has
-      mutat, alias, view, set_, data, subclass, two_tensor, requires_grad, no_grad, tangent, dupe,
-      duplicat, buffer, synthetic_base, inplace, detach, leaf, metadata, inference, grad_mode, runtime_wrapper or
-      epilogue. Names only: its test names say what they exercise, and its bodies all build inputs
-      with requires_grad and check graph text full of view and copy_ ops.
-  test/dynamo/test_aot_autograd.py: name has mutat, dupe, requires_grad, alias, overlap, set_,
-      grad_mode, tangent or leaf; or code names set_grad_enabled or no_grad.
-  test/dynamo/test_subclasses.py: class TestNestedTensor or TestTwoTensorSubclass (njt and TwoTensor
-      compile tests); or name has tensorify, two_tensor, njt, jagged, nested_tensor or
-      wrapper_subclass; or code names a traceable wrapper subclass: TwoTensor, __tensor_flatten__,
-      _make_wrapper_subclass, nested_tensor_from_jagged, or a module-level class of the file that
-      defines __tensor_flatten__; not class TestIssubclass (the issubclass() builtin). A subclass
-      with __torch_function__ only is dynamo's business: AOTAutograd sees plain tensors, and the
-      subclass wrapper (#176741) is never made, so those tests are not selected.
-  test/dynamo/test_unspec.py: name has unspec, float, tensorify, specializ or recompil; or code
-      names specialize_float.
-  test/dynamo/test_recompiles.py: class FloatGuardBitwiseTests; or name has tensorify or float.
-  test/inductor/test_torchinductor_dynamic_shapes.py: name has unspecialized_float or tensorify; or
-      code names specialize_float.
+  test/functorch/test_aotdispatch.py: class TestAOTDispatch (subclass dispatch), or compiles and
+      mutation, views, subclass or grad_modes.
+  test/dynamo/test_aot_autograd.py: compiles and mutation, views, subclass or grad_modes.
+  test/dynamo/test_subclasses.py: compiles and subclass; not class TestIssubclass (the issubclass()
+      builtin). A subclass with __torch_function__ only is dynamo's business: AOTAutograd sees
+      plain tensors, and the subclass wrapper (#176741) is never made.
+  test/dynamo/test_unspec.py: compiles and mutation, views, subclass, grad_modes or floats.
+  test/dynamo/test_recompiles.py, test/inductor/test_torchinductor_dynamic_shapes.py: compiles and
+      floats (the scalar-tensorify recompile fix).
 
-The rule over-includes a little on purpose: a test it selects that has no behaviour to port is
-listed in the mapping as `white_box` or `not_portable`, which still counts as listed.
+A backward through a compiled function is not a clause of its own (decided, round 4): a program that
+only computes and backwards exercises the partitioner and autograd, which none of the five changes
+touches; the codegen'd backward prologue and epilogue are the codegen tests' (every test), and a
+backward beside a mutation, view, subclass or grad mode is selected by that clause. The rule
+over-includes a little on purpose: a selected test with no behaviour to port is listed in the
+mapping as `white_box` or `not_portable`, which still counts as listed.
 
 With --against, per file: `listed`, the relevant tests the mapping has an entry for (cases,
 white_box or not_portable); `mapped`, those with cases; `missing`, the relevant tests it has no
@@ -57,7 +66,6 @@ import argparse
 import ast
 import fnmatch
 import json
-import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -69,60 +77,50 @@ import yaml
 CODEGEN_GLOB = "test/functorch/test_codegen_*.py"
 
 
+ENTRY_POINTS = frozenset({
+    "compile", "optimize", "aot_function", "aot_module", "aot_module_simplified", "make_fx", "compiled_function",
+    "compiled_module", "aot_export_module", "aot_export_joint_simple", "_aot_export_function",
+})
+NOT_IN_PLACE = frozenset({"requires_grad_", "share_memory_", "pin_memory_"})  # flags, not writes
+VIEW_OPS = frozenset({
+    "view", "view_as", "reshape", "transpose", "t", "permute", "expand", "expand_as", "narrow", "select", "unbind",
+    "split", "chunk", "diagonal", "as_strided", "squeeze", "unsqueeze", "unfold", "movedim", "swapaxes", "alias",
+    "view_as_real", "view_as_complex", "detach", "unflatten", "flatten",
+})
+VIEW_ATTRIBUTES = frozenset({"data", "_base", "T", "mT", "H", "mH", "real", "imag"})
+SUBCLASS_IDENTS = frozenset({
+    "TwoTensor", "TwoTensorMode", "__tensor_flatten__", "__tensor_unflatten__", "_make_wrapper_subclass",
+    "nested_tensor_from_jagged", "jagged", "WrapperSubclass", "ConstantExtraMetadataTensor",
+})
+GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "_set_grad_enabled", "inference_mode",
+                        "autocast"})
+FLOAT_IDENTS = frozenset({"specialize_float", "float", "tensorify", "random", "uniform"})
+BODY = ("mutation", "views", "subclass", "grad_modes")  # what a test's own body does, besides compiling
+
+
 @dataclass(frozen=True)
 class Rule:
     files: str
     every: bool = False
     classes: frozenset[str] = frozenset()
-    names: str = ""
-    idents: frozenset[str] = frozenset()
+    clauses: tuple[str, ...] = BODY
     not_classes: frozenset[str] = frozenset()
-    wrapper_classes: bool = False
 
-    def selects(self, test: Test, file_wrappers: frozenset[str] = frozenset()) -> bool:
-        idents = self.idents | (file_wrappers if self.wrapper_classes else frozenset())
+    def selects(self, test: Test) -> bool:
         return test.cls not in self.not_classes and (
-            self.every
-            or test.cls in self.classes
-            or bool(self.names and re.search(self.names, test.name, re.IGNORECASE))
-            or bool(idents & test.idents)
+            self.every or test.cls in self.classes or (test.compiles and bool(test.features & set(self.clauses)))
         )
 
 
 RULES: tuple[Rule, ...] = (
     Rule(CODEGEN_GLOB, every=True),
     Rule("test/functorch/test_subclass_codegen.py", every=True),
-    Rule(
-        "test/functorch/test_aotdispatch.py",
-        names=r"mutat|alias|view|set_|data|subclass|two_?tensor|requires_grad|no_grad|tangent|dupe|duplicat|buffer"
-        r"|synthetic_base"
-        r"|inplace|detach|leaf|metadata|inference|grad_mode|runtime_wrapper|epilogue",
-        classes=frozenset({"TestAOTDispatch"}),
-    ),
-    Rule(
-        "test/dynamo/test_aot_autograd.py",
-        names=r"mutat|dupe|requires_grad|alias|overlap|set_|grad_mode|tangent|leaf",
-        idents=frozenset({"set_grad_enabled", "no_grad"}),
-    ),
-    Rule(
-        "test/dynamo/test_subclasses.py",
-        classes=frozenset({"TestNestedTensor", "TestTwoTensorSubclass"}),
-        names=r"tensorify|two_?tensor|njt|jagged|nested_tensor|wrapper_subclass",
-        idents=frozenset({"TwoTensor", "__tensor_flatten__", "_make_wrapper_subclass", "nested_tensor_from_jagged"}),
-        wrapper_classes=True,
-        not_classes=frozenset({"TestIssubclass"}),
-    ),
-    Rule(
-        "test/dynamo/test_unspec.py",
-        names=r"unspec|float|tensorify|specializ|recompil",
-        idents=frozenset({"specialize_float"}),
-    ),
-    Rule("test/dynamo/test_recompiles.py", classes=frozenset({"FloatGuardBitwiseTests"}), names=r"tensorify|float"),
-    Rule(
-        "test/inductor/test_torchinductor_dynamic_shapes.py",
-        names=r"unspecialized_float|tensorify",
-        idents=frozenset({"specialize_float"}),
-    ),
+    Rule("test/functorch/test_aotdispatch.py", classes=frozenset({"TestAOTDispatch"})),
+    Rule("test/dynamo/test_aot_autograd.py"),
+    Rule("test/dynamo/test_subclasses.py", clauses=("subclass",), not_classes=frozenset({"TestIssubclass"})),
+    Rule("test/dynamo/test_unspec.py", clauses=(*BODY, "floats")),
+    Rule("test/dynamo/test_recompiles.py", clauses=("floats",)),
+    Rule("test/inductor/test_torchinductor_dynamic_shapes.py", clauses=("floats",)),
 )
 
 
@@ -130,7 +128,8 @@ RULES: tuple[Rule, ...] = (
 class Test:
     cls: str | None
     name: str
-    idents: frozenset[str] = field(default=frozenset(), compare=False)
+    compiles: bool = field(default=False, compare=False)
+    features: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def id(self) -> str:
@@ -170,6 +169,70 @@ def _idents(node: ast.AST) -> frozenset[str]:
     return frozenset(out)
 
 
+def _in_place(name: str) -> bool:
+    return name.endswith("_") and not name.endswith("__") and name[:1].isalpha() and name not in NOT_IN_PLACE
+
+
+def _call_features(sub: ast.Call) -> set[str]:
+    found = set()
+    if isinstance(sub.func, ast.Attribute):
+        if _in_place(sub.func.attr):
+            found.add("mutation")
+        if sub.func.attr in VIEW_OPS:
+            found.add("views")
+    if any(k.arg == "out" for k in sub.keywords):
+        found.add("mutation")
+    return found
+
+
+def _writes(sub: ast.Assign | ast.AugAssign) -> bool:
+    targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+    return any(isinstance(t, ast.Subscript) or (isinstance(t, ast.Attribute) and t.attr == "data") for t in targets)
+
+
+def features_of(node: ast.AST, wrappers: frozenset[str] = frozenset()) -> frozenset[str]:
+    """What a test's own body (its decorators, nested functions and classes included) does, by its code."""
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            found |= _call_features(sub)
+        elif isinstance(sub, (ast.Assign, ast.AugAssign)) and _writes(sub):
+            found.add("mutation")
+        elif isinstance(sub, ast.Attribute) and sub.attr in VIEW_ATTRIBUTES:
+            found.add("views")
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, float):
+            found.add("floats")
+    idents = _idents(node)
+    kinds = (("subclass", SUBCLASS_IDENTS | wrappers), ("grad_modes", GRAD_MODES), ("floats", FLOAT_IDENTS),
+             ("backward", frozenset({"backward", "grad"})))
+    return frozenset(found | {kind for kind, names in kinds if idents & names})
+
+
+def _functions(tree: ast.Module) -> dict[str, frozenset[str]]:
+    """Every function the file defines (module level, class methods), by name: the names its body uses."""
+    out: dict[str, set[str]] = {}
+    for node in _module_level(tree.body):
+        defs = [node] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else (
+            [f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if isinstance(node, ast.ClassDef) else [])
+        for f in defs:
+            out.setdefault(f.name, set()).update(_idents(f))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def compiling_helpers(tree: ast.Module) -> frozenset[str]:
+    """The file's own functions that call a compile entry point, directly or through one another (a test that
+    calls `self.verify_aot_autograd(...)` compiles)."""
+    functions = _functions(tree)
+    found = {name for name, used in functions.items() if used & ENTRY_POINTS and not name.startswith("test")}
+    while True:
+        more = {name for name, used in functions.items()
+                if name not in found and not name.startswith("test") and used & found}
+        if not more:
+            return frozenset(found)
+        found |= more
+
+
 def wrapper_classes_in(source: str) -> frozenset[str]:
     """The file's module-level classes that define `__tensor_flatten__`: traceable wrapper subclasses."""
     return frozenset(
@@ -181,13 +244,20 @@ def wrapper_classes_in(source: str) -> frozenset[str]:
 
 
 def tests_in(source: str) -> list[Test]:
-    """Every test function defined in a class body or at module level, in source order."""
+    """Every test function defined in a class body or at module level, in source order, with what its body does."""
+    tree = ast.parse(source)
+    entries = ENTRY_POINTS | compiling_helpers(tree)
+    wrappers = wrapper_classes_in(source)
+
+    def test(cls: str | None, f: ast.FunctionDef | ast.AsyncFunctionDef) -> Test:
+        return Test(cls, f.name, bool(_idents(f) & entries), features_of(f, wrappers))
+
     found: list[Test] = []
-    for node in _module_level(ast.parse(source).body):
+    for node in _module_level(tree.body):
         if isinstance(node, ast.ClassDef):
-            found += [Test(node.name, f.name, _idents(f)) for f in node.body if _is_test(f)]
+            found += [test(node.name, f) for f in node.body if _is_test(f)]
         elif _is_test(node):
-            found.append(Test(None, node.name, _idents(node)))
+            found.append(test(None, node))
     return found
 
 
@@ -239,9 +309,9 @@ def report_file(tree: Path, file: str, mapping: Mapping | None) -> FileReport:
     path, rule = tree / file, rule_for(file)
     rep = FileReport(file, path.is_file(), rule is not None)
     source = path.read_text() if rep.present else ""
-    found, wrappers = tests_in(source), wrapper_classes_in(source)
+    found = tests_in(source)
     rep.tests = len(found)
-    rep.relevant = [t.id for t in found if rule is not None and rule.selects(t, wrappers)]
+    rep.relevant = [t.id for t in found if rule is not None and rule.selects(t)]
     if mapping is not None:
         listed = mapping.entries.get(file, {})
         rep.listed = [t for t in rep.relevant if t in listed]

@@ -24,17 +24,24 @@ class TestCodegenThing(TestCase):
 UNSPEC = """
 class UnspecTests(TestCase):
     def test_unspec_float_input(self):
-        pass
+        torch.compile(f)(x, 2.5)
 
     @torch._dynamo.config.patch(specialize_float=False)
     def test_plain(self):
-        pass
+        self.check(x)
 
     def test_other(self):
         self.assertIn("specialize_float", "text is not code")
+        torch.compile(f)(x)
 
-    def helper_not_a_test(self):
-        pass
+    def check(self, x):
+        return self.run_it(x)
+
+    def run_it(self, x):
+        return torch.compile(lambda y: y)(x)
+
+    def test_named_float_but_compiles_nothing_with_one(self):
+        x = 2.5
 
 
 def test_module_level():
@@ -69,16 +76,67 @@ def _reports(tree: Path) -> dict[str, upstream_tests.FileReport]:
     return {f: upstream_tests.report_file(tree, f, mapping) for f in files}
 
 
-def test_the_rule_picks_every_codegen_test_and_unspec_tests_by_name_or_code(tree: Path) -> None:
+def test_the_rule_picks_every_codegen_test_and_unspec_tests_by_what_their_bodies_do(tree: Path) -> None:
     reports = _reports(tree)
     assert reports["test/functorch/test_codegen_thing.py"].relevant == [
         "TestCodegenThing.test_one",
         "TestCodegenThing.test_two",
     ]
     unspec = reports["test/dynamo/test_unspec.py"]
-    assert unspec.tests == 4  # three methods named test*, one module-level test; the helper is not one
-    # by name, and by the keyword in its decorator; a string that says specialize_float is not code
+    assert unspec.tests == 5  # four methods named test*, one module-level test; the helpers are not tests
+    # a float literal in a compiled call; the setting in its decorator, compiling through two of the file's own
+    # helpers; a string that says specialize_float is not code, and a float without a compile selects nothing
     assert unspec.relevant == ["UnspecTests.test_unspec_float_input", "UnspecTests.test_plain"]
+
+
+AOTDISPATCH = """
+class TestAOTAutograd(AOTTestCase):
+    def verify_aot_autograd(self, f, inp):
+        return aot_function(f, nop)(*inp)
+
+    def test_input_mutation_simple(self):
+        def f(a):
+            a.mul_(2)
+            return a
+        self.verify_aot_autograd(f, [x])
+
+    def test_tensorfiy_python_scalars_1(self):
+        def f(a):
+            return a.view(-1)
+        self.verify_aot_autograd(f, [x])
+
+    def test_batchnorm(self):
+        with torch.no_grad():
+            aot_module(mod, nop)(x)
+
+    def test_only_backward(self):
+        self.verify_aot_autograd(lambda a: a.sin(), [x])
+        out.sum().backward()
+
+    def test_mutation_in_name_only(self):
+        x.add_(1)
+
+    def test_writes_through_subscript_and_out(self):
+        def f(a, b):
+            a[0] = 1
+            torch.sin(b, out=b)
+        torch.compile(f)(x, y)
+"""
+
+
+def test_names_are_not_the_rule_bodies_are(tmp_path: Path) -> None:
+    """Upstream's typo'd `test_tensorfiy_python_scalars_1` and `test_batchnorm` are found by what they do; a
+    test that only backwards through a compiled function is left out by design, and one that mutates without
+    compiling anything selects nothing."""
+    (tmp_path / "test/functorch").mkdir(parents=True)
+    (tmp_path / "test/functorch/test_aotdispatch.py").write_text(AOTDISPATCH)
+    rep = upstream_tests.report_file(tmp_path, "test/functorch/test_aotdispatch.py", None)
+    assert rep.relevant == [
+        "TestAOTAutograd.test_input_mutation_simple",
+        "TestAOTAutograd.test_tensorfiy_python_scalars_1",
+        "TestAOTAutograd.test_batchnorm",
+        "TestAOTAutograd.test_writes_through_subscript_and_out",
+    ]
 
 
 def test_coverage_counts_listed_mapped_missing_and_the_mappings_extra_entries(tree: Path) -> None:
@@ -118,7 +176,7 @@ def test_the_summary_line_and_json(tree: Path, capsys: pytest.CaptureFixture[str
 def test_without_a_mapping_it_lists_the_relevant_tests(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert upstream_tests.main([str(tree)]) == 0
     out = capsys.readouterr().out
-    assert "test/dynamo/test_unspec.py: 2 relevant of 4 tests\n  UnspecTests.test_unspec_float_input\n" in out
+    assert "test/dynamo/test_unspec.py: 2 relevant of 5 tests\n  UnspecTests.test_unspec_float_input\n" in out
     assert "listed" not in out
 
 
@@ -148,23 +206,27 @@ class OnlyTorchFunction(torch.Tensor):
 
 class SubclassTests(TestCase):
     def test_torch_function_subclass_recompiles(self):
-        OnlyTorchFunction(torch.ones(2))
+        torch.compile(f)(OnlyTorchFunction(torch.ones(2)))
 
     def test_guards_on_scaled(self):
-        Scaled(torch.ones(2))
+        torch.compile(f)(Scaled(torch.ones(2)))
 
     def test_two(self):
-        TwoTensor(a, b)
+        torch.compile(f)(TwoTensor(a, b))
 
     def test_local_wrapper(self):
         class Local(torch.Tensor):
             def __tensor_flatten__(self):
                 return [], None
+        torch.compile(f)(Local())
+
+    def test_two_never_compiled(self):
+        TwoTensor(a, b)
 
 
 class TestNestedTensor(TestCase):
-    def test_anything(self):
-        pass
+    def test_jagged(self):
+        torch.compile(f)(torch.nested.nested_tensor_from_jagged(v, o))
 """
 
 
@@ -178,5 +240,5 @@ def test_subclass_tests_are_relevant_only_where_a_wrapper_subclass_reaches_the_w
         "SubclassTests.test_guards_on_scaled",
         "SubclassTests.test_two",
         "SubclassTests.test_local_wrapper",
-        "TestNestedTensor.test_anything",
+        "TestNestedTensor.test_jagged",
     ]
