@@ -78,8 +78,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("devices", "csv", "", "only these devices/device types, e.g. cpu or cpu,cuda (default: every "
            "device a case declares; unavailable ones skip with a reason)", "LIST"),
     Option("backends", "csv", "", "only these backends: eager, aot_eager, inductor, aot_function, "
-           "aot_function-kiim, aot_module_simplified, aot_module, make_fx, none (no compilation: a control) "
-           "(default: each case's own)", "LIST"),
+           "aot_module_simplified, aot_module (each also as <entry>-kiim: keep_inference_input_mutations=True), "
+           "make_fx, none (no compilation: a control) (default: each case's own)", "LIST"),
     Option("modes", "csv", "", "only these modes: inference, training (default: each case's own)", "LIST"),
     Option("shard", "str", "", "run shard I of N (e.g. 2/4); a case always lands in the same shard", "I/N"),
     Option("results", "path", "results/results.jsonl", "JSON Lines results file, one record per item, "

@@ -102,7 +102,8 @@ def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any],
     return call
 
 
-def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any]) -> Callable[..., Any]:
+def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool
+                      ) -> Callable[..., Any]:
     try:
         from functorch.compile import aot_module  # type: ignore[attr-defined]  # re-exported without __all__
     except ImportError as exc:
@@ -112,7 +113,8 @@ def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callab
     def call(*args: Any) -> Any:
         if "program" not in state:
             state["program"] = _ProgramModule(fn, args, wrap_single=False)
-            state["compiled"] = aot_module(state["program"], fw_compiler=fw, bw_compiler=bw)
+            state["compiled"] = aot_module(state["program"], fw_compiler=fw, bw_compiler=bw,
+                                           keep_inference_input_mutations=kiim)
         return state["compiled"](*state["program"].split(args, AOT_MODULE))
 
     return call
@@ -144,7 +146,7 @@ def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any]
     if entry == AOT_MODULE_SIMPLIFIED:
         return _aot_module_simplified_entry(fn, counter, nop, kiim)
     if entry == AOT_MODULE:
-        return _aot_module_entry(fn, counter, nop)
+        return _aot_module_entry(fn, counter, nop, kiim)
     if entry == MAKE_FX:
         return _make_fx_entry(fn, counter)
     raise ValueError(f"no module entry {entry!r}")

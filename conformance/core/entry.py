@@ -11,8 +11,11 @@ KIIM_LABEL = "aot_function-kiim"  # the same with keep_inference_input_mutations
 AOT_MODULE_SIMPLIFIED = "aot_module_simplified"
 AOT_MODULE = "aot_module"
 MAKE_FX = "make_fx"  # traced with fake tensors, the traced graph called
-# entry points that compile without dynamo (so without guards or a dynamo graph to count)
-WITHOUT_DYNAMO = (AOT_FUNCTION, KIIM_LABEL, AOT_MODULE_SIMPLIFIED, AOT_MODULE, MAKE_FX)
+# the entries that take keep_inference_input_mutations: a variant per value, labelled <entry>-kiim for True
+KIIM_ENTRIES = (AOT_FUNCTION, AOT_MODULE_SIMPLIFIED, AOT_MODULE)
+# entry points that compile without dynamo (so without guards or a dynamo graph to count), by label
+WITHOUT_DYNAMO = (AOT_FUNCTION, KIIM_LABEL, AOT_MODULE_SIMPLIFIED, f"{AOT_MODULE_SIMPLIFIED}-kiim", AOT_MODULE,
+                  f"{AOT_MODULE}-kiim", MAKE_FX)
 DYNAMO_EAGER = "eager"  # dynamo alone, no AOTAutograd (so no tensorify pass either)
 NONE = "none"  # no compilation at all: both sides run the program eagerly (a control for the harness itself)
 DEFAULT_BACKENDS = ("aot_eager", "inductor")
@@ -24,18 +27,12 @@ def counts_graphs(backend: str) -> bool:
     return backend not in (*WITHOUT_DYNAMO, NONE)
 
 
-def is_aot_function(label: str) -> bool:
-    """aot_function, with or without keep_inference_input_mutations (a record's backend label)."""
-    return label in (AOT_FUNCTION, KIIM_LABEL)
-
-
 def entry_of(label: str) -> str:
     """The entry point a record's backend label was called through: torch.compile, or one of the own ones."""
-    if is_aot_function(label):
-        return AOT_FUNCTION
-    return label if label in WITHOUT_DYNAMO else "torch.compile"
+    return label.removesuffix("-kiim") if label in WITHOUT_DYNAMO else "torch.compile"
 
 
 def in_user_words(label: str) -> str:
     """A record's backend label as a user wrote the call (`kiim` is our abbreviation)."""
-    return f"{AOT_FUNCTION}, keep_inference_input_mutations=True" if label == KIIM_LABEL else label
+    kiim = label in WITHOUT_DYNAMO and label.endswith("-kiim")
+    return f"{label.removesuffix('-kiim')}, keep_inference_input_mutations=True" if kiim else label

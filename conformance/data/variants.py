@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from conformance.core.entry import AOT_FUNCTION, KIIM_LABEL
+from conformance.core.entry import KIIM_ENTRIES
 from conformance.data.devices import default_devices, device_type
 from conformance.schema import Case
 
@@ -22,7 +22,7 @@ class Variant:
 
     @property
     def backend_label(self) -> str:
-        return KIIM_LABEL if self.kiim else self.backend
+        return f"{self.backend}-kiim" if self.kiim else self.backend
 
     @property
     def label(self) -> str:
@@ -51,7 +51,7 @@ def variants_of(
         if wanted_types is not None and device_type(dev) not in wanted_types and dev not in (devices or ()):
             continue
         for backend in all_backends:
-            kiims = case.compile.keep_inference_input_mutations if backend == AOT_FUNCTION else (False,)
+            kiims = case.compile.keep_inference_input_mutations if backend in KIIM_ENTRIES else (False,)
             for kiim in kiims:
                 label = Variant(dev, backend, "inference", kiim).backend_label
                 if backends and label not in backends:

@@ -1,5 +1,6 @@
 """How a short reproducer compiles through upstream's module entry points and make_fx: the same steps as the
-harness's (conformance/core/entries.py, Note [Module entry points]), written out for a standalone script."""
+harness's (conformance/core/entries.py, Note [Module entry points]), written out for a standalone script
+(`KIIM` stands for the variant's keep_inference_input_mutations)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ MODULE_ENTRY_LINES = {
         "    if not made:",
         "        made['program'] = Program(args, wrap=True)",
         "        tensors = [a for a in args if not isinstance(a, torch.nn.Module)]",
-        "        made['f'] = aot_module_simplified(made['program'], tensors, fw_compiler=nop, bw_compiler=nop)",
+        "        made['f'] = aot_module_simplified(made['program'], tensors, fw_compiler=nop, bw_compiler=nop,",
+        "                                          keep_inference_input_mutations=KIIM)",
         "    out = made['f'](*(a for a in args if not isinstance(a, torch.nn.Module)))",
         "    return out[0] if made['program'].single else out"],
     AOT_MODULE: [
@@ -41,7 +43,8 @@ MODULE_ENTRY_LINES = {
         *_PROGRAM_MODULE,
         "def compiled_f(*args):",
         "    if not made:",
-        "        made['f'] = aot_module(Program(args, wrap=False), fw_compiler=nop, bw_compiler=nop)",
+        "        made['f'] = aot_module(Program(args, wrap=False), fw_compiler=nop, bw_compiler=nop,",
+        "                               keep_inference_input_mutations=KIIM)",
         "    return made['f'](*(a for a in args if not isinstance(a, torch.nn.Module)))"],
     MAKE_FX: [
         "from torch.fx.experimental.proxy_tensor import make_fx", "", "made = {}", "",

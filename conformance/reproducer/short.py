@@ -239,7 +239,7 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
     if variant.backend == NONE:
         return ["compiled_f = f  # the control: no compiler"]
     if variant.backend in MODULE_ENTRY_LINES:
-        return MODULE_ENTRY_LINES[variant.backend]
+        return [line.replace("KIIM", str(variant.kiim)) for line in MODULE_ENTRY_LINES[variant.backend]]
     backend = repr(variant.backend)
     lines: list[str] = []
     if count:

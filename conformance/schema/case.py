@@ -48,7 +48,8 @@ class CompileSpec(Strict):
     )
     keep_inference_input_mutations: tuple[bool, ...] = Field(
         (False,),
-        description="aot_function only: one variant per value; true shows as aot_function-kiim.",
+        description="aot_function, aot_module_simplified and aot_module only: one variant per value; true shows "
+        "as <entry>-kiim (aot_function-kiim).",
     )
 
     @field_validator("keep_inference_input_mutations")
