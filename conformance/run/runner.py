@@ -78,7 +78,7 @@ class _Harness(LoopCallbacks):
         self.capture: CaptureResult | None = None
         self.probes = ProbeRecord()
         self.generated: tuple[GeneratedRecord, ...] = judge(
-            lc.case.generated, None, variant.backend_label, variant.mode)
+            lc.case.generated, None, variant.backend_label, variant.mode, variant.device)
         self.classes: dict[str, Any] = {}
 
     def program_exception(self, exc: BaseException) -> bool:
@@ -102,7 +102,8 @@ class _Harness(LoopCallbacks):
             try:
                 yield
             finally:
-                self.generated = judge(self.lc.case.generated, capture, self.variant.backend_label, self.variant.mode)
+                self.generated = judge(self.lc.case.generated, capture, self.variant.backend_label, self.variant.mode,
+                                       self.variant.device)
 
     def loaded(self, classes: dict[str, Any]) -> None:
         self.classes = classes

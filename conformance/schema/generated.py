@@ -47,6 +47,9 @@ class GeneratedAssertion(Strict):
     backends: tuple[Backend, ...] | None = Field(
         None, min_length=1, description="The variants' backends it is checked on (default every one): a graph "
         "upstream reads from aot_function is not the one inductor's decompositions make.")
+    devices: tuple[Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]*$", max_length=50)], ...] | None = Field(
+        None, min_length=1, description="The device types it is checked on (default every one): a graph that "
+        "names device(type='cpu') is upstream's CPU run.")
     modes: tuple[Mode, ...] | None = Field(
         None, min_length=1, description="The modes it is checked on (default both): an inference graph is "
         "emitted by the inference mode only.")
@@ -70,6 +73,7 @@ class GeneratedAssertion(Strict):
                              f"not {self.artifact!r}")
         return self
 
-    def applies(self, backend: str, mode: str) -> bool:
-        """Whether it is checked on a variant with this backend (label) and mode."""
-        return (self.backends is None or backend in self.backends) and (self.modes is None or mode in self.modes)
+    def applies(self, backend: str, mode: str, device: str = "cpu") -> bool:
+        """Whether it is checked on a variant with this backend (label), mode and device."""
+        return ((self.backends is None or backend in self.backends) and (self.modes is None or mode in self.modes)
+                and (self.devices is None or device.split(":", maxsplit=1)[0] in self.devices))

@@ -130,6 +130,9 @@ def test_an_assertion_is_checked_only_on_the_variants_it_names() -> None:
     assert judge([a], cap, "aot_eager", "inference") == ()
     assert judge([a], cap, "aot_function", "training") == ()
     assert [g.status for g in judge([a], cap, "aot_function", "inference")] == ["holds"]
+    on_cpu = GeneratedAssertion(artifact="aot_inference_graph", devices=("cpu",))
+    assert judge([on_cpu], cap, "aot_eager", "inference", "cuda:0") == ()
+    assert [g.status for g in judge([on_cpu], cap, "aot_eager", "inference", "cpu")] == ["holds"]
 
 
 @pytest.mark.parametrize(("text", "message"), [
