@@ -25,9 +25,11 @@ its own body does one of the things the rule's clauses name; and its class is no
               `requires_grad_` flag), an assignment into a subscript or `.data`, or an `out=` argument.
   views       a view method (`view`, `transpose`, `t`, `expand`, `narrow`, `select`, `unbind`,
               `split`, `diagonal`, `as_strided`, `squeeze`, `unsqueeze`, `detach`, `reshape`, ...)
-              or `.data`, `._base`, `.T`, `.mT`, `.real`, `.imag`.
-  subclass    TwoTensor, a jagged nested tensor, `__tensor_flatten__`, `_make_wrapper_subclass`, or a
-              module-level class of the file that defines `__tensor_flatten__`.
+              or `.data`, `._base`, `.T`, `.mT`, `.real`, `.imag`; or one tensor passed twice in a
+              call (aliased inputs).
+  subclass    TwoTensor, a jagged nested tensor, `__tensor_flatten__`, `_make_wrapper_subclass`, a
+              module-level class of the file that defines `__tensor_flatten__`, or a function of the
+              file that uses one of them (`self._get_jagged_tensor(...)`).
   grad_modes  no_grad, enable_grad, set_grad_enabled, inference_mode or autocast (the branches of the
               runtime wrapper's orchestration).
   floats      a float literal, `float(...)`, random values, or the specialize_float setting.
@@ -182,6 +184,10 @@ def _call_features(sub: ast.Call) -> set[str]:
             found.add("views")
     if any(k.arg == "out" for k in sub.keywords):
         found.add("mutation")
+    for group in (sub.args, *(a.elts for a in sub.args if isinstance(a, ast.List | ast.Tuple))):
+        names = [a.id for a in group if isinstance(a, ast.Name)]
+        if len(names) != len(set(names)):  # one tensor passed twice: aliased inputs
+            found.add("views")
     return found
 
 
@@ -220,11 +226,11 @@ def _functions(tree: ast.Module) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
-def compiling_helpers(tree: ast.Module) -> frozenset[str]:
-    """The file's own functions that call a compile entry point, directly or through one another (a test that
-    calls `self.verify_aot_autograd(...)` compiles)."""
+def helpers_using(tree: ast.Module, names: frozenset[str]) -> frozenset[str]:
+    """The file's own functions that use one of `names`, directly or through one another (a test that calls
+    `self.verify_aot_autograd(...)` compiles; one that calls `self._get_jagged_tensor(...)` makes a subclass)."""
     functions = _functions(tree)
-    found = {name for name, used in functions.items() if used & ENTRY_POINTS and not name.startswith("test")}
+    found = {name for name, used in functions.items() if used & names and not name.startswith("test")}
     while True:
         more = {name for name, used in functions.items()
                 if name not in found and not name.startswith("test") and used & found}
@@ -246,11 +252,12 @@ def wrapper_classes_in(source: str) -> frozenset[str]:
 def tests_in(source: str) -> list[Test]:
     """Every test function defined in a class body or at module level, in source order, with what its body does."""
     tree = ast.parse(source)
-    entries = ENTRY_POINTS | compiling_helpers(tree)
+    entries = ENTRY_POINTS | helpers_using(tree, ENTRY_POINTS)
     wrappers = wrapper_classes_in(source)
+    subclasses = wrappers | helpers_using(tree, SUBCLASS_IDENTS | wrappers)
 
     def test(cls: str | None, f: ast.FunctionDef | ast.AsyncFunctionDef) -> Test:
-        return Test(cls, f.name, bool(_idents(f) & entries), features_of(f, wrappers))
+        return Test(cls, f.name, bool(_idents(f) & entries), features_of(f, subclasses))
 
     found: list[Test] = []
     for node in _module_level(tree.body):

@@ -121,6 +121,12 @@ class TestAOTAutograd(AOTTestCase):
             a[0] = 1
             torch.sin(b, out=b)
         torch.compile(f)(x, y)
+
+    def test_dupe_arg(self):
+        self.verify_aot_autograd(lambda a, b: a + b, [x, x])
+
+    def test_distinct_args(self):
+        self.verify_aot_autograd(lambda a, b: a + b, [x, y])
 """
 
 
@@ -136,6 +142,7 @@ def test_names_are_not_the_rule_bodies_are(tmp_path: Path) -> None:
         "TestAOTAutograd.test_tensorfiy_python_scalars_1",
         "TestAOTAutograd.test_batchnorm",
         "TestAOTAutograd.test_writes_through_subscript_and_out",
+        "TestAOTAutograd.test_dupe_arg",  # one tensor passed twice: aliased inputs
     ]
 
 
@@ -225,8 +232,14 @@ class SubclassTests(TestCase):
 
 
 class TestNestedTensor(TestCase):
+    def _get_jagged(self):
+        return torch.nested.nested_tensor_from_jagged(v, o)
+
     def test_jagged(self):
         torch.compile(f)(torch.nested.nested_tensor_from_jagged(v, o))
+
+    def test_jagged_through_a_helper(self):
+        torch.compile(f)(self._get_jagged())
 """
 
 
@@ -241,4 +254,5 @@ def test_subclass_tests_are_relevant_only_where_a_wrapper_subclass_reaches_the_w
         "SubclassTests.test_two",
         "SubclassTests.test_local_wrapper",
         "TestNestedTensor.test_jagged",
+        "TestNestedTensor.test_jagged_through_a_helper",
     ]
