@@ -41,9 +41,11 @@ Per file:
   test/functorch/test_aotdispatch.py: class TestAOTDispatch (subclass dispatch), or compiles and
       mutation, views, subclass or grad_modes.
   test/dynamo/test_aot_autograd.py: compiles and mutation, views, subclass or grad_modes.
-  test/dynamo/test_subclasses.py: compiles and subclass; not class TestIssubclass (the issubclass()
-      builtin). A subclass with __torch_function__ only is dynamo's business: AOTAutograd sees
-      plain tensors, and the subclass wrapper (#176741) is never made.
+  test/dynamo/test_subclasses.py: class TestNestedTensor or TestTwoTensorSubclass (classes whose
+      subject is a wrapper subclass: jagged nested tensors, TwoTensor), or compiles and subclass; not
+      class TestIssubclass (the issubclass() builtin). A subclass with __torch_function__ only is
+      dynamo's business: AOTAutograd sees plain tensors, and the subclass wrapper (#176741) is never
+      made.
   test/dynamo/test_unspec.py: compiles and mutation, views, subclass, grad_modes or floats.
   test/dynamo/test_recompiles.py, test/inductor/test_torchinductor_dynamic_shapes.py: compiles and
       floats (the scalar-tensorify recompile fix).
@@ -92,7 +94,8 @@ VIEW_OPS = frozenset({
 VIEW_ATTRIBUTES = frozenset({"data", "_base", "T", "mT", "H", "mH", "real", "imag"})
 SUBCLASS_IDENTS = frozenset({
     "TwoTensor", "TwoTensorMode", "__tensor_flatten__", "__tensor_unflatten__", "_make_wrapper_subclass",
-    "nested_tensor_from_jagged", "jagged", "WrapperSubclass", "ConstantExtraMetadataTensor",
+    "nested_tensor_from_jagged", "jagged", "WrapperSubclass", "ConstantExtraMetadataTensor", "jagged_from_list",
+    "jagged_from_tensor_and_lengths", "nested_view_from_values_offsets", "NestedTensor", "as_nested_tensor",
 })
 GRAD_MODES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "_set_grad_enabled", "inference_mode",
                         "autocast"})
@@ -119,7 +122,8 @@ RULES: tuple[Rule, ...] = (
     Rule("test/functorch/test_subclass_codegen.py", every=True),
     Rule("test/functorch/test_aotdispatch.py", classes=frozenset({"TestAOTDispatch"})),
     Rule("test/dynamo/test_aot_autograd.py"),
-    Rule("test/dynamo/test_subclasses.py", clauses=("subclass",), not_classes=frozenset({"TestIssubclass"})),
+    Rule("test/dynamo/test_subclasses.py", classes=frozenset({"TestNestedTensor", "TestTwoTensorSubclass"}),
+         clauses=("subclass",), not_classes=frozenset({"TestIssubclass"})),
     Rule("test/dynamo/test_unspec.py", clauses=(*BODY, "floats")),
     Rule("test/dynamo/test_recompiles.py", clauses=("floats",)),
     Rule("test/inductor/test_torchinductor_dynamic_shapes.py", clauses=("floats",)),
