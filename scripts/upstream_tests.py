@@ -60,7 +60,9 @@ mapping as `white_box` or `not_portable`, which still counts as listed.
 With --against, per file: `listed`, the relevant tests the mapping has an entry for (cases,
 white_box or not_portable); `mapped`, those with cases; `missing`, the relevant tests it has no
 entry for; and its entries the rule does not select (`outside the rule`) or the tree does not
-have (`not in the tree`: renamed or removed upstream, or read from another revision). The last
+have (`not in the tree`: renamed or removed upstream, or read from another revision). Where the
+mapping pins a file by content (`sha256 <hex>` in its revision), the report says when the tree's
+file is not that text, so that a newer tree tells which mapped tests were renamed or removed since. The last
 line: "listed N of M relevant (P%), mapped K (Q%)". The exit status is 0 whatever the coverage.
 """
 
@@ -69,7 +71,9 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import hashlib
 import json
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -276,7 +280,7 @@ def tests_in(source: str) -> list[Test]:
 class Mapping:
     """What cases/UPSTREAM.yaml says, read as plain data: files read, and per file, test -> mapped to cases."""
 
-    revisions: tuple[str, ...]
+    revisions: dict[str, str]
     entries: dict[str, dict[str, bool]]
 
 
@@ -293,7 +297,10 @@ def load_mapping(path: Path) -> Mapping:
         ):
             raise ValueError(f"{path}: tests.{i}: expected a mapping with `file:` and `test:`")
         entries.setdefault(entry["file"], {})[entry["test"]] = bool(entry.get("cases"))
-    return Mapping(tuple(data.get("revisions") or ()), entries)
+    revisions = data.get("revisions") or {}
+    if not isinstance(revisions, dict):
+        raise ValueError(f"{path}: revisions: expected a mapping of file -> revision")
+    return Mapping({str(k): str(v) for k, v in revisions.items()}, entries)
 
 
 @dataclass
@@ -308,6 +315,8 @@ class FileReport:
     missing: list[str] = field(default_factory=list)
     outside_rule: list[str] = field(default_factory=list)
     not_in_tree: list[str] = field(default_factory=list)
+    pinned: str = ""  # the mapping's sha256 of the text its ports were read from, where it pins one
+    is_pinned_text: bool | None = None  # whether the tree's file is that text (None: no digest pinned)
 
 
 def files_to_read(tree: Path, mapping: Mapping | None) -> list[str]:
@@ -320,6 +329,9 @@ def report_file(tree: Path, file: str, mapping: Mapping | None) -> FileReport:
     path, rule = tree / file, rule_for(file)
     rep = FileReport(file, path.is_file(), rule is not None)
     source = path.read_text() if rep.present else ""
+    if mapping is not None and (pin := re.search(r"sha256 ([0-9a-f]{64})", mapping.revisions.get(file, ""))):
+        rep.pinned = pin[1]
+        rep.is_pinned_text = rep.present and hashlib.sha256(path.read_bytes()).hexdigest() == pin[1]
     found = tests_in(source)
     rep.tests = len(found)
     rep.relevant = [t.id for t in found if rule is not None and rule.selects(t)]
@@ -375,6 +387,9 @@ def render(reports: Sequence[FileReport], *, against: bool, show_all: bool) -> s
             lines += [f"  missing {t}" for t in r.missing]
         else:
             lines += [f"  {_status(t, r)} {t}" if against else f"  {t}" for t in r.relevant]
+        if r.is_pinned_text is False:
+            lines.append(f"  the tree's text is not the pinned one (sha256 {r.pinned[:12]}): an entry not in the tree"
+                         " may be renamed or removed since, or read from another revision")
         lines += [f"  outside the rule {t}" for t in r.outside_rule]
         lines += [f"  not in the tree {t}" for t in r.not_in_tree]
     if against:

@@ -256,3 +256,23 @@ def test_subclass_tests_are_relevant_only_where_a_wrapper_subclass_reaches_the_w
         "TestNestedTensor.test_jagged",
         "TestNestedTensor.test_jagged_through_a_helper",
     ]
+
+
+def test_a_file_pinned_by_content_says_whether_the_tree_holds_that_text(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import hashlib
+
+    (tmp_path / "test/functorch").mkdir(parents=True)
+    path = tmp_path / "test/functorch/test_codegen_thing.py"
+    path.write_text(CODEGEN)
+    digest = hashlib.sha256(CODEGEN.encode()).hexdigest()
+    pinned = (f"revisions:\n  test/functorch/test_codegen_thing.py: 'index copy 1, sha256 {digest}'\n"
+              "tests:\n  - {file: test/functorch/test_codegen_thing.py, test: TestCodegenThing.test_gone, "
+              "cases: [some/case]}\n")
+    (tmp_path / "UPSTREAM.yaml").write_text(pinned)
+    assert upstream_tests.main([str(tmp_path), "--against", str(tmp_path / "UPSTREAM.yaml")]) == 0
+    same = capsys.readouterr().out
+    assert "  not in the tree TestCodegenThing.test_gone" in same and "not the pinned one" not in same
+    path.write_text(CODEGEN + "\n# a later revision\n")
+    assert upstream_tests.main([str(tmp_path), "--against", str(tmp_path / "UPSTREAM.yaml")]) == 0
+    assert f"the tree's text is not the pinned one (sha256 {digest[:12]})" in capsys.readouterr().out
