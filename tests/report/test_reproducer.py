@@ -263,7 +263,7 @@ def test_the_subclass_branch_and_the_previous_out_are_carried_only_where_a_case_
                                "subject": "x", "expected": "[1.0]", "actual": "[2.0]"}
     plain = _short("mutation_epilogue/upstream/custom_op_backward_zeroes_input", "aot_eager", "training", grad)
     assert "type(out).__tensor_flatten__" not in plain, plain  # tangent's subclass branch
-    create = _short("mutation_epilogue/upstream/custom_op_backward_mutation_create_graph", "aot_eager", "inference",
+    create = _short("mutation_epilogue/upstream/resize_storage_down_after_sin", "aot_eager", "inference",
                     {"check": "exception", "where": "call", "path": "call", "role": "", "subject": "",
                      "expected": "no exception", "actual": "RuntimeError: x", "call": 2})
     assert "# the caller, before the call" in create and "out = None" not in create, create  # no action reads it
