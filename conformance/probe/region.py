@@ -309,13 +309,13 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
                        for k, i in enumerate(inputs))
     if unseen_grad or turned_on or writes is not None:
         robs = replace(robs, trace_joint=predict_trace_joint(inputs, robs.outputs, unseen_requires_grad=unseen_grad))
-    # A region whose result the program consumes outside it (a loss for a backward, a step)
-    # trains although no program output requires grad.
+    # A region whose result the program consumes outside it (a loss for a backward, a step, a value
+    # torch.autograd.grad reads after a graph break the runner did not see) trains although no program
+    # output requires grad: a graph output that requires grad makes the graph joint, seen or not.
     joint = robs.trace_joint or (
-        graph.partial
-        and graph.unseen_outputs_need_grad
+        graph.unseen_outputs_need_grad
         and robs.grad_enabled_before
-        and any(i is not None and i.before.requires_grad for i in robs.inputs)
+        and (unseen_grad or any(i is not None and i.before.requires_grad for i in robs.inputs))
     )
     if graph.requires_grad_on_entry is not None:
         # dynamo applies a requires_grad_ on a returned view of an input that does not require

@@ -213,3 +213,26 @@ def test_a_run_checks_the_assertions_on_what_the_build_generated_and_parity_coun
     fixed = CASE.replace("(arg0_1, 3)", "(arg0_1, 2)")
     assert asserted("eager and source", _records(tmp_path, fixed).values()) == "holds"
     assert asserted("eager and source", [eager]) == "not observable"  # seen nowhere: never a holds
+
+
+def test_a_region_whose_output_requires_grad_is_predicted_to_train_though_the_program_returns_none(
+        tmp_path: Path) -> None:
+    """torch.autograd.grad inside the program: dynamo compiles exp(x) (it requires grad) and runs the grad outside
+    the graph; the program's only output, the gradient, does not require grad. The reference must predict the
+    training path the build takes (it predicted inference, a divergence on a passing item)."""
+    records = _records(tmp_path, """\
+behavior: runtime_wrapper
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/181271]
+backends: [aot_eager]
+modes: [training]
+inputs: {x: {tensor: {shape: [], requires_grad: true}}}
+program: |
+  def f(x):
+      y = torch.exp(x)
+      return torch.autograd.grad(y, x)
+""")
+    probes = {p.behavior: p.status for p in records["aot_eager"].probes.results}
+    if probes["runtime_wrapper"] == "absent":
+        pytest.skip(f"torch {torch.__version__} generates no runtime wrapper source")
+    assert probes["runtime_wrapper"] == "conforms", records["aot_eager"].probes
