@@ -236,3 +236,13 @@ program: |
     if probes["runtime_wrapper"] == "absent":
         pytest.skip(f"torch {torch.__version__} generates no runtime wrapper source")
     assert probes["runtime_wrapper"] == "conforms", records["aot_eager"].probes
+
+
+@pytest.mark.parametrize("garbage", ['def forward(self, x:\n    return (x', '"""unterminated', "", "\x00\n)))"])
+def test_a_graph_text_that_does_not_tokenise_is_compared_line_by_line_never_a_crash(garbage: str) -> None:
+    cap = _capture(graphs=(("aot_forward_graph", garbage),))
+    said = _said(cap, artifact="aot_forward_graph", graph=INLINE)
+    assert said.status == "fails" and "the graph differs" in said.detail
+    # and upstream's text itself garbled: the build's good graph does not hold against it
+    cap = _capture(graphs=(("aot_forward_graph", READABLE),))
+    assert _said(cap, artifact="aot_forward_graph", graph=garbage or "x").status == "fails"
