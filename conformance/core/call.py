@@ -147,13 +147,33 @@ def case_modes(grad_enabled: bool, inference: bool) -> Iterator[None]:
             yield
 
 
+@contextlib.contextmanager
+def around_call(case: Spec, env: Env | None, inputs: BuiltInputs) -> Iterator[None]:
+    """The case's `around:` context, made afresh for this call of this side (inside the case's modes);
+    nothing where the case has none. An expression that does not evaluate to a context manager, or
+    one whose __enter__ raises, is the case's error."""
+    source = case.get("around")
+    if source is None:
+        yield
+        return
+    scope: dict[str, Any] = {"torch": torch, **(env.classes if env else {}), **inputs.named}
+    try:
+        manager = eval(compile(source, "<around>", "eval"), scope)  # the case's own expression, like its program
+        entered = contextlib.ExitStack()
+        entered.enter_context(manager)
+    except Exception as exc:
+        raise CaseBroken(f"around: {source!r} raised {exception_summary(exc)} as it was entered") from None
+    with entered:
+        yield
+
+
 def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
-         is_program_exception: Callable[[BaseException], bool] = program_raised) -> Side:
+         is_program_exception: Callable[[BaseException], bool] = program_raised, env: Env | None = None) -> Side:
     tensors = tensors_of(inputs.named)
     side = Side(inputs=inputs, before={n: _light(t) for n, t in tensors.items()},
                 held=[_held(t) for t in tensors.values()], objects=dict(tensors))
     result = None
-    with case_modes(case["grad_enabled"], case["inference_mode"]):
+    with case_modes(case["grad_enabled"], case["inference_mode"]), around_call(case, env, inputs):
         try:
             result = fn(*inputs.args)
         except BaseException as exc:

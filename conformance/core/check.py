@@ -220,13 +220,14 @@ def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn:
         e_pre, c_pre = Side(e_in, {}), Side(c_in, {})
         pending += _actions(target, callbacks, point, "before", sides=[(e_pre, e_env), (c_pre, c_env)], prefix=prefix)
         with callbacks.timed("eager"):
-            eager = call(eager_fn, e_in, case, callbacks.program_exception)
+            eager = call(eager_fn, e_in, case, callbacks.program_exception, e_env)
         # a broken case is broken whatever compiled does; do not run it (it might hang or allocate again)
         eager_must_not_raise(eager, case, prefix)
         if target.backend not in WITHOUT_DYNAMO:
             mark_dynamic(c_in)
         before = counter.count
-        comp = _compiled_call(case, callbacks, compiled, counter, c_in, first=i == 0 and not warm_prefix)
+        comp = _compiled_call(case, callbacks, compiled, counter, inputs=c_in, env=c_env,
+                              first=i == 0 and not warm_prefix)
         per_call.append(counter.count - before)
         if training:
             with callbacks.timed("eager"):
@@ -256,12 +257,12 @@ def _each(sides: list[Side], step: Callable[[Side], None]) -> None:
 
 
 def _compiled_call(case: Spec, callbacks: LoopCallbacks, compiled: Callable[..., Any], counter: CountingBackend,
-                   inputs: BuiltInputs, *, first: bool) -> Side:
+                   *, inputs: BuiltInputs, env: Env, first: bool) -> Side:
     before = counter.count
     callbacks.calling(counter, inputs)
     start = time.perf_counter()
     try:
-        comp = call(compiled, inputs, case, callbacks.program_exception)
+        comp = call(compiled, inputs, case, callbacks.program_exception, env)
     finally:
         callbacks.calling(counter, None)
     # a call during which the backend compiled counts as compile time

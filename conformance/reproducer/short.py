@@ -219,8 +219,9 @@ def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: d
     try:
         fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes)
         with torch.random.fork_rng(devices=[]):
-            inputs = build.build_inputs(lc.data, "cpu", variant.mode, point, build.Env(dict(classes)))
-            side = call.call(fn, inputs, lc.data)
+            env = build.Env(dict(classes))
+            inputs = build.build_inputs(lc.data, "cpu", variant.mode, point, env)
+            side = call.call(fn, inputs, lc.data, env=env)
     except Exception:  # whatever stops it, the general form serves
         return "unknown"
     if side.exc is not None:
@@ -386,6 +387,8 @@ class _Render:
         lines = [f"out = fn({', '.join(passed)})",
                  "modes = (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), "
                  "tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')), dispatch_keys())"]
+        if case["around"] is not None:  # the case's context, inside its modes, as the harness enters it
+            lines = [f"with {case['around']}:", *(f"    {x}" for x in lines)]
         if case["inference_mode"]:
             lines = ["with torch.inference_mode():", *(f"    {x}" for x in lines)]
         if not case["grad_enabled"] or any(w in self.lc.case.program for w in GRAD_MODE_WORDS):

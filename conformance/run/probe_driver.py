@@ -13,7 +13,7 @@ import torch
 
 from conformance.behaviors import BEHAVIORS
 from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
-from conformance.core.call import act, backward, call, case_modes
+from conformance.core.call import act, around_call, backward, call, case_modes
 from conformance.core.compile import make_function
 from conformance.core.entry import AOT_MODULE, AOT_MODULE_SIMPLIFIED, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.mismatch import exception_summary
@@ -40,7 +40,7 @@ def _inputs_for(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any
     for j in range(k if replay else 0):
         inputs = build_inputs(lc.data, variant.device, variant.mode, points[j], env)
         _act(lc, points[j], "before", inputs=inputs, env=env, out=env.out)
-        side = call(fn, inputs, lc.data)
+        side = call(fn, inputs, lc.data, env=env)
         if side.exc is not None:
             raise side.exc
         if variant.mode == "training":
@@ -69,7 +69,7 @@ def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) 
     try:
         inputs = _inputs_for(lc, variant, k, classes)
         hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
-        with case_modes(lc.case.grad_enabled, lc.case.inference_mode):
+        with case_modes(lc.case.grad_enabled, lc.case.inference_mode), around_call(lc.data, Env(classes), inputs):
             return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes),
                            inputs.args, attributes=hidden)
     finally:

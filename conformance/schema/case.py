@@ -212,6 +212,12 @@ class Case(Strict):
     )
     grad_enabled: bool = Field(True, description="Grad mode around the call.")
     inference_mode: bool = Field(False, description="torch.inference_mode() around the call (inside its grad mode).")
+    around: str | None = Field(
+        None, max_length=2_000, json_schema_extra=V2,
+        description="A Python expression giving a context manager that each side enters around each of its calls "
+        "(inside the grad modes; the compiled side's first call compiles in it), made afresh per call: "
+        "torch.autocast('cpu'), a TorchDispatchMode, or a helper of the classes block that reseeds "
+        "Python's random before the call. torch, the classes block's names and the inputs are in scope.")
     expect: ExpectSpec = Field(default_factory=ExpectSpec)
     known_failures: tuple[KnownFailure, ...] = ()
     divergences: tuple[Divergence, ...] = Field(
@@ -221,6 +227,16 @@ class Case(Strict):
         description="Upstream's assertions on what the build generated in the first pass (a wrapper's source, "
         "a traced graph, that an artifact was emitted): checked on the capture, counted by the parity table, "
         "never the item's status.")
+
+    @field_validator("around")
+    @classmethod
+    def _around(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ast.parse(value, mode="eval")
+            except SyntaxError as exc:
+                raise ValueError(f"not one Python expression: {exc.msg}") from None
+        return value
 
     @field_validator("id")
     @classmethod
