@@ -28,6 +28,7 @@ import importlib.util
 import json
 import linecache
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -36,7 +37,7 @@ import torch
 
 from conformance.core.build import Spec
 from conformance.core.entries import module_entry
-from conformance.core.entry import AOT_FUNCTION, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX, NONE
+from conformance.core.entry import AOT_EXPORT_MODULE, AOT_FUNCTION, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX, NONE
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 
 
@@ -131,22 +132,31 @@ def make_compiled(
         compiled = aot_function(fn, fw_compiler=counter, bw_compiler=nop, keep_inference_input_mutations=kiim,
                                 dynamic=bool(options["dynamic"]))
         return compiled, counter
-    if backend in (AOT_MODULE_SIMPLIFIED, AOT_MODULE, MAKE_FX):
+    if backend in (AOT_MODULE_SIMPLIFIED, AOT_MODULE, MAKE_FX, AOT_EXPORT_MODULE):
         from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
 
-        counter = counting(nop if backend != MAKE_FX else lambda gm, _args: gm, True)
-        return module_entry(backend, fn, counter, kiim), counter
+        counter = counting(nop if backend not in (MAKE_FX, AOT_EXPORT_MODULE) else lambda gm, _args: gm, True)
+        return module_entry(backend, fn, counter, kiim, options["pre_dispatch"]), counter
     counter = counting(lookup_backend(backend), False)
     counter.__name__ = backend
     return torch.compile(fn, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"]), counter
+
+
+def split_config_key(key: str) -> tuple[str, str]:
+    """A `config:` key as its module's name and the flag's: the module is everything up to the first
+    segment named `config` or `_config` (torch._dynamo.config, torch.fx.experimental._config), the flag
+    the rest (a nested one keeps its dots: triton.cudagraphs)."""
+    found = re.match(r"^(.*?\._?config)\.(.+)$", key)
+    if found is None:
+        raise CaseBroken(f"{key!r} names no torch.<...>.config or torch.<...>._config module")
+    return found[1], found[2]
 
 
 def config_flag(key: str) -> tuple[Any, str]:
     """The config module and flag name a case's `config:` key names. FeatureUnavailable where this
     build lacks it (another release may have it), CaseBroken where the module is no torch config
     module (it cannot be patched on any build)."""
-    module_name, _, flag = key.partition(".config.")
-    module_name += ".config"
+    module_name, flag = split_config_key(key)
     try:
         module = importlib.import_module(module_name)
     except ImportError:

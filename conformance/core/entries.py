@@ -18,6 +18,13 @@ later call must pass the same modules (upstream compiles one module once).
   and the variant calls the traced graph. No AOTAutograd runs, so nothing is generated but the graph
   itself, which the capture keeps as ``make_fx_graph`` (its ``gm.code``, what upstream asserts on).
   Module arguments are refused: fake tracing cannot take their real parameters.
+* ``aot_export_module`` (``trace_joint=False``; ``pre_dispatch`` as the case's compile option says)
+  exports the program as a module once, from the first call's inputs, and the variant runs the exported
+  graph as an exporter's caller must: parameters and buffers passed in front of the tensors, then each
+  mutation the graph signature names (a buffer's, an input's) copied back into its target, the user
+  outputs returned in the program's structure. The harness applies no other epilogue, so a mutation
+  the export dropped, or one it names on the wrong target, shows against eager. The graph is kept as
+  ``aot_export_graph`` (its ``gm.code``). Effect tokens are refused (the graph would need them threaded).
 
 Every entry counts one compile per graph its forward compiler is handed (make_fx: per trace).
 """
@@ -30,12 +37,13 @@ from typing import Any
 
 import torch
 
-from conformance.core.entry import AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX
+from conformance.core.entry import AOT_EXPORT_MODULE, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 
 __all__ = ["module_entry"]
 
 MAKE_FX_GRAPH = "make_fx_graph"
+AOT_EXPORT_GRAPH = "aot_export_graph"
 # The traced graph goes out as a record the capture reads (conformance/probe/capture.py), as torch's own
 # graphs do: the core knows nothing of who listens.
 TRACED_GRAPH_LOG = logging.getLogger(__name__)
@@ -139,9 +147,63 @@ def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any]) -> Calla
     return call
 
 
-def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any], kiim: bool) -> Callable[..., Any]:
+def _run_exported(gm: Callable[..., Any], graph: torch.fx.Graph, sig: Any, program: _ProgramModule,
+                  tensors: tuple[Any, ...]) -> Any:
+    """The exported graph called, and its signature's mutations applied (Note [Module entry points])."""
+    from torch.utils._pytree import tree_unflatten
+
+    lifted = [*(program.get_parameter(n) for n in sig.parameters), *(program.get_buffer(n) for n in sig.buffers)]
+    outs = gm(*lifted, *tensors)
+    user_inputs = {name: tensors[i] for i, name in enumerate(sig.user_inputs)}
+    mutated = {**{k: program.get_buffer(v) for k, v in sig.buffers_to_mutate.items()},
+               **{k: program.get_parameter(v) for k, v in getattr(sig, "parameters_to_mutate", {}).items()},
+               **{k: user_inputs[v] for k, v in sig.user_inputs_to_mutate.items()}}
+    (output,) = (n for n in graph.nodes if n.op == "output")
+    names = [getattr(n, "name", None) for n in output.args[0]]
+    _write_back({mutated[str(name)]: value for name, value in zip(names, outs[:len(mutated)], strict=False)})
+    return tree_unflatten(list(outs[len(mutated):]), sig.out_spec)
+
+
+def _write_back(targets: dict[torch.Tensor, torch.Tensor]) -> None:
+    """Each mutated tensor's new value copied into it, as an exporter's caller must."""
+    for target, value in targets.items():
+        target.copy_(value)
+
+
+def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any], pre_dispatch: bool
+                             ) -> Callable[..., Any]:
+    try:
+        from torch._functorch.aot_autograd import aot_export_module
+    except ImportError as exc:
+        raise FeatureUnavailable(f"aot_export_module is not available: {exc}") from None
+    state: dict[str, Any] = {}
+
+    def call(*args: Any) -> Any:
+        if "program" not in state:
+            program = _ProgramModule(fn, args, wrap_single=True)
+            tensors = program.split(args, AOT_EXPORT_MODULE)
+            _entry_tensors_only(tensors, AOT_EXPORT_MODULE)
+            gm, sig = aot_export_module(program, list(tensors), trace_joint=False, pre_dispatch=pre_dispatch)
+            if getattr(sig, "input_tokens", None) or getattr(sig, "output_tokens", None):
+                raise CaseBroken("aot_export_module gave a graph with effect tokens, which the entry does not thread")
+            assert isinstance(gm, torch.fx.GraphModule)  # what aot_export_module returns
+            TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_GRAPH, gm.code)
+            state.update(program=program, run=counter(gm, list(tensors)), graph=gm.graph, sig=sig)
+        program = state["program"]
+        out = _run_exported(state["run"], state["graph"], state["sig"], program,
+                            program.split(args, AOT_EXPORT_MODULE))
+        return out[0] if program.single else out
+
+    return call
+
+
+def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any], kiim: bool,
+                 pre_dispatch: bool = False) -> Callable[..., Any]:
     """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler."""
     from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
+
+    if entry == AOT_EXPORT_MODULE:
+        return _aot_export_module_entry(fn, counter, pre_dispatch)
 
     if entry == AOT_MODULE_SIMPLIFIED:
         return _aot_module_simplified_entry(fn, counter, nop, kiim)

@@ -1,10 +1,10 @@
 """How a short reproducer compiles through upstream's module entry points and make_fx: the same steps as the
 harness's (conformance/core/entries.py, Note [Module entry points]), written out for a standalone script
-(`KIIM` stands for the variant's keep_inference_input_mutations)."""
+(`KIIM` stands for the variant's keep_inference_input_mutations, `PRE_DISPATCH` for the case's pre_dispatch)."""
 
 from __future__ import annotations
 
-from conformance.core.entry import AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX
+from conformance.core.entry import AOT_EXPORT_MODULE, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX
 
 _PROGRAM_MODULE = [
     "class Program(torch.nn.Module):  # the program as a module: its module arguments are its submodules",
@@ -52,4 +52,26 @@ MODULE_ENTRY_LINES = {
         "    if not made:",
         "        made['gm'] = make_fx(f, tracing_mode='fake')(*args)",
         "    return made['gm'](*args)"],
+    AOT_EXPORT_MODULE: [
+        "from torch._functorch.aot_autograd import aot_export_module",
+        "from torch.utils._pytree import tree_unflatten", "",
+        *_PROGRAM_MODULE,
+        "def compiled_f(*args):  # exported once, from the first call's inputs; the graph run as its caller must",
+        "    tensors = [a for a in args if not isinstance(a, torch.nn.Module)]",
+        "    if not made:",
+        "        made['program'] = Program(args, wrap=True)",
+        "        made['gm'], made['sig'] = aot_export_module(made['program'], tensors, trace_joint=False,",
+        "                                                    pre_dispatch=PRE_DISPATCH)",
+        "    program, gm, sig = made['program'], made['gm'], made['sig']",
+        "    lifted = [*map(program.get_parameter, sig.parameters), *map(program.get_buffer, sig.buffers)]",
+        "    outs = gm(*lifted, *tensors)",
+        "    user_inputs = dict(zip(sig.user_inputs, tensors))",
+        "    targets = {**{k: program.get_buffer(v) for k, v in sig.buffers_to_mutate.items()},",
+        "               **{k: program.get_parameter(v) for k, v in getattr(sig, 'parameters_to_mutate', {}).items()},",
+        "               **{k: user_inputs[v] for k, v in sig.user_inputs_to_mutate.items()}}",
+        "    (output,) = gm.graph.find_nodes(op='output')",
+        "    for node, value in zip(output.args[0][:len(targets)], outs[:len(targets)]):  # the mutations it names",
+        "        targets[node.name].copy_(value)",
+        "    out = tree_unflatten(list(outs[len(targets):]), sig.out_spec)",
+        "    return out[0] if program.single else out"],
 }

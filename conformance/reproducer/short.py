@@ -32,6 +32,7 @@ from conformance.core import build, call, checks, mismatch, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
 from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, Target, compile_count_mismatch
 from conformance.core.checks import CHECKS
+from conformance.core.compile import split_config_key
 from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO
 from conformance.core.mismatch import WRITE_THROUGH, CaseBroken
 from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
@@ -240,7 +241,8 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
     if variant.backend == NONE:
         return ["compiled_f = f  # the control: no compiler"]
     if variant.backend in MODULE_ENTRY_LINES:
-        return [line.replace("KIIM", str(variant.kiim)) for line in MODULE_ENTRY_LINES[variant.backend]]
+        return [line.replace("KIIM", str(variant.kiim)).replace("PRE_DISPATCH", str(options["pre_dispatch"]))
+                for line in MODULE_ENTRY_LINES[variant.backend]]
     backend = repr(variant.backend)
     lines: list[str] = []
     if count:
@@ -259,7 +261,7 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
 
 def _config_lines(lc: LoadedCase) -> list[str]:
     config = lc.data["config"]
-    imports = dict.fromkeys(f"import {key.partition('.config.')[0]}.config" for key in config)
+    imports = dict.fromkeys(f"import {split_config_key(key)[0]}" for key in config)
     return [*imports, *(f"{key} = {value!r}" for key, value in config.items())]
 
 

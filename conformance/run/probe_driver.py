@@ -15,7 +15,7 @@ from conformance.behaviors import BEHAVIORS
 from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
 from conformance.core.call import act, around_call, backward, call, case_modes
 from conformance.core.compile import make_function
-from conformance.core.entry import AOT_MODULE, AOT_MODULE_SIMPLIFIED, WITHOUT_DYNAMO, counts_graphs
+from conformance.core.entry import AOT_EXPORT_MODULE, AOT_MODULE, AOT_MODULE_SIMPLIFIED, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.mismatch import exception_summary
 from conformance.core.state import ambient, restore_ambient
 from conformance.data.loader import LoadedCase
@@ -122,7 +122,7 @@ def _aot_function_inputs(obs: Any) -> tuple[int | str | None, ...]:
     return tuple(refs)
 
 
-MODULE_ENTRIES = (AOT_MODULE_SIMPLIFIED, AOT_MODULE)
+MODULE_ENTRIES = (AOT_MODULE_SIMPLIFIED, AOT_MODULE, AOT_EXPORT_MODULE)
 
 
 def _module_entry_inputs(obs: Any) -> tuple[int | str | None, ...]:

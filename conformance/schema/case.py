@@ -51,6 +51,8 @@ class CompileSpec(Strict):
         description="aot_function, aot_module_simplified and aot_module only: one variant per value; true shows "
         "as <entry>-kiim (aot_function-kiim).",
     )
+    pre_dispatch: bool = Field(False, description="aot_export_module only: export pre-dispatch "
+                               "(aot_export_module(..., pre_dispatch=True)).")
 
     @field_validator("keep_inference_input_mutations")
     @classmethod
@@ -180,12 +182,15 @@ class Case(Strict):
         description="torch.compile backends by registered name (eager, aot_eager, inductor, or a vendor's own), "
         "and the entry points upstream's tests call: aot_function (functorch.compile.aot_function), "
         "aot_module_simplified and aot_module (the program as a module, its module arguments as submodules), "
-        "make_fx (traced with fake tensors, the graph called); a name this build does not register skips.")
+        "make_fx (traced with fake tensors, the graph called), aot_export_module (exported once, the graph run with "
+        "its signature's mutations applied); a name this build does not register skips.")
     compile: CompileSpec = Field(default_factory=CompileSpec)
     config: dict[str, Any] = Field(
         default_factory=dict,
-        description="Torch config overrides by dotted name, e.g. "
-        "torch._dynamo.config.specialize_float: false.",
+        description="Torch config overrides by dotted name, patched for this case only: a flag of a torch config "
+        "module (one with patch()), torch.<...>.config.<flag> or torch.<...>._config.<flag>, e.g. "
+        "torch._dynamo.config.specialize_float: false, "
+        "torch.fx.experimental._config.symbol_guard_limit_before_specialize: 3.",
     )
     seed: Annotated[StrictInt, Field(ge=0, lt=SEED_LIMIT)] = 0
     classes: str | None = Field(
@@ -278,8 +283,8 @@ class Case(Strict):
         for key in value:
             if not CONFIG_KEY.match(key):
                 raise ValueError(
-                    f"{key!r} is not a dotted torch config name; write e.g. "
-                    "torch._dynamo.config.specialize_float"
+                    f"{key!r} is not a dotted torch config name (torch.<...>.config.<flag> or "
+                    "torch.<...>._config.<flag>); write e.g. torch._dynamo.config.specialize_float"
                 )
         return value
 

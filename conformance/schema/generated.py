@@ -16,10 +16,11 @@ from pydantic import Field, StrictInt, field_validator, model_validator
 from conformance.schema.common import Backend, Mode, Strict, check_regex
 
 # The traced graphs a build logs as structured-trace records (their payload is the graph's readable
-# form), and the graph the make_fx entry traced (its gm.code; conformance/core/entries.py); every other
-# name is a generated function's artifact (conformance/probe/capture.py).
+# form), and the graphs the make_fx and aot_export_module entries made (their gm.code;
+# conformance/core/entries.py); every other name is a generated function's artifact
+# (conformance/probe/capture.py).
 GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_graph", "aot_joint_graph",
-                   "make_fx_graph")
+                   "make_fx_graph", "aot_export_graph")
 
 _Snippet = Annotated[str, Field(min_length=1, max_length=2000)]
 Instance = Literal["every", "first", "last", "any"]

@@ -17,7 +17,7 @@ from conformance.reproducer.short import render_short
 from conformance.results import ResultRecord
 from conformance.run.runner import run_variant
 
-ENTRIES = ("aot_module_simplified", "aot_module", "make_fx")
+ENTRIES = ("aot_module_simplified", "aot_module", "make_fx", "aot_export_module")
 HEAD = """\
 behavior: mutation_epilogue
 summary: s
@@ -45,7 +45,7 @@ def test_each_entry_runs_a_mutating_aliasing_program_as_eager_does(tmp_path: Pat
               a.mul_(2)
               return a + b, b.view(-1)
         """)
-    assert len(records) == 6
+    assert len(records) == 2 * len(ENTRIES)
     for label, r in records.items():
         assert r.status == "pass", (label, r.reason, [m.message() for m in r.mismatches])
 
@@ -151,3 +151,43 @@ def test_the_short_reproducer_compiles_through_the_same_entry_and_finds_the_same
     script.write_text(text)
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 3 and "MISMATCH" in proc.stdout, proc.stdout + proc.stderr
+
+
+EXPORTED = """\
+    backends: [aot_export_module]
+    compile: {pre_dispatch: true}
+    grad_enabled: false
+    classes: |
+      class M(torch.nn.Module):
+          def __init__(self):
+              super().__init__()
+              self.p = torch.nn.Parameter(torch.ones(2))
+              self.register_buffer("b", torch.zeros(2))
+          def forward(self, x):
+              self.b.add_(1)
+              x.mul_(2)
+              return x + self.p + self.b
+    inputs:
+      m: {module: {class: M}}
+      x: {tensor: {shape: [2]}}
+    program: |
+      def f(m, x):
+          return m(x)
+    generated:
+      - artifact: aot_export_graph
+        contains: ["torch.ops.aten.mul.Tensor(arg2_1, 2)"]
+    """
+
+
+def test_the_exported_graph_runs_with_its_signatures_mutations_applied_and_a_dropped_one_shows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.core import entries
+
+    (record,) = _records(tmp_path, EXPORTED).values()
+    assert record.status == "pass", (record.reason, [m.message() for m in record.mismatches])
+    assert [g.status for g in record.generated] == ["holds"], [g.detail for g in record.generated]
+    monkeypatch.setattr(entries, "_write_back", lambda targets: None)  # the graph's mutations dropped
+    (record,) = _records(tmp_path, EXPORTED).values()
+    assert record.status == "fail", record.reason
+    assert {m.check for m in record.mismatches} >= {"values"} and "m.b" in record.reason + "".join(
+        m.message() for m in record.mismatches), [m.message() for m in record.mismatches]
