@@ -389,10 +389,9 @@ class _Render:
         lines = [f"out = fn({', '.join(passed)})",
                  "modes = (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), "
                  "tuple(torch.is_autocast_enabled(d) for d in ('cpu', 'cuda')), dispatch_keys())"]
-        if case["around"] is not None:  # the case's context, inside its modes, as the harness enters it
-            lines = [f"with {case['around']}:", *(f"    {x}" for x in lines)]
-        if case["inference_mode"]:
-            lines = ["with torch.inference_mode():", *(f"    {x}" for x in lines)]
+        # the case's around: context innermost, then inference mode, as the harness enters them
+        for context in [case["around"], "torch.inference_mode()" if case["inference_mode"] else None]:
+            lines = [f"with {context}:", *(f"    {x}" for x in lines)] if context is not None else lines
         if not case["grad_enabled"] or any(w in self.lc.case.program for w in GRAD_MODE_WORDS):
             # the call in the case's grad mode, restored after it, as the harness does
             lines = [f"with torch.set_grad_enabled({case['grad_enabled']}):", *(f"    {x}" for x in lines)]
