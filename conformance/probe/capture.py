@@ -16,7 +16,8 @@ Builds publish generated wrapper source in three ways, and a build may use sever
 
 Traced graphs arrive on ``torch.__trace`` too, as records whose metadata key is the graph's kind
 (``aot_forward_graph``, ...; :data:`conformance.schema.generated.GRAPH_ARTIFACTS`) and whose payload
-is the graph's readable code. They are kept apart (``CaptureResult.graphs``): what a case asserts
+is the graph's readable code; dynamo's guard tree arrives the same way (``TEXT_ARTIFACTS``). They are
+kept apart (``CaptureResult.graphs``): what a case asserts
 on them (conformance/probe/generated.py), never what the behaviours' probes compare.
 
 :func:`capture_generated_sources` listens on all of them at once. One function seen through
@@ -40,7 +41,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.schema.generated import GRAPH_ARTIFACTS
+from conformance.schema.generated import TRACED_ARTIFACTS
 
 __all__ = [
     "COMBINED_ARTIFACT",
@@ -201,7 +202,7 @@ def _parse(  # noqa: PLR0911  # one return per recognised record shape
         metadata = getattr(record, "metadata", None)
         payload = getattr(record, "payload", None)
         artifact = metadata.get("artifact") if isinstance(metadata, dict) else None
-        graph = next((k for k in GRAPH_ARTIFACTS if isinstance(metadata, dict) and k in metadata), None)
+        graph = next((k for k in TRACED_ARTIFACTS if isinstance(metadata, dict) and k in metadata), None)
         if graph is not None and isinstance(payload, str):
             return "ok", "", [(graph, payload, "trace-graph")]
         if not isinstance(artifact, dict):

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from conformance.probe.capture import CaptureResult
 from conformance.results import GeneratedRecord, GeneratedStatus
-from conformance.schema.generated import GRAPH_ARTIFACTS, GeneratedAssertion
+from conformance.schema.generated import TEXT_ARTIFACTS, TRACED_ARTIFACTS, GeneratedAssertion
 
 __all__ = ["graph_statements", "judge"]
 
@@ -111,9 +111,11 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
 
 
 def _one(index: int, a: GeneratedAssertion, capture: CaptureResult) -> GeneratedRecord:
-    graph = a.artifact in GRAPH_ARTIFACTS
+    graph = a.artifact in TRACED_ARTIFACTS
     pool = capture.graphs if graph else capture.artifacts
     family = "traced graph" if graph else "generated function"
+    if a.artifact in TEXT_ARTIFACTS:  # a build that logs graphs but no guard text cannot tell either
+        pool, family = [x for x in pool if x.name in TEXT_ARTIFACTS], "guard text"
 
     def said(status: GeneratedStatus, detail: str) -> GeneratedRecord:
         return GeneratedRecord(index=index, artifact=a.artifact, status=status, detail=detail)

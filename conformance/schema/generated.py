@@ -21,6 +21,11 @@ from conformance.schema.common import Backend, Mode, Strict, check_regex
 # (conformance/probe/capture.py).
 GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_graph", "aot_joint_graph",
                    "make_fx_graph", "aot_export_graph")
+# Text a build logs as a structured-trace record that is neither a graph nor generated source: dynamo's guard
+# tree, each guard's code part with it (check_overlapping(...) for AOTAutograd's StorageOverlap guard), what
+# upstream's assertions on installed guards read. Kept apart with the graphs; no `graph:` form.
+TEXT_ARTIFACTS = ("dynamo_cpp_guards_str",)
+TRACED_ARTIFACTS = GRAPH_ARTIFACTS + TEXT_ARTIFACTS
 
 _Snippet = Annotated[str, Field(min_length=1, max_length=2000)]
 Instance = Literal["every", "first", "last", "any"]
@@ -31,8 +36,8 @@ class GeneratedAssertion(Strict):
 
     artifact: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$", max_length=100)] = Field(
         description="The artifact's name as the build publishes it: a generated function "
-        "(runtime_wrapper_orchestration, mutation_epilogue, output_alias_wrapper, ...) or a traced graph "
-        f"({', '.join(GRAPH_ARTIFACTS)}).")
+        "(runtime_wrapper_orchestration, mutation_epilogue, output_alias_wrapper, ...), a traced graph "
+        f"({', '.join(GRAPH_ARTIFACTS)}) or dynamo's guards ({', '.join(TEXT_ARTIFACTS)}).")
     emitted: bool = Field(True, description="Whether the pass emitted it at all (false: it must not be).")
     count: Annotated[StrictInt, Field(ge=1, le=1000)] | None = Field(
         None, description="How many instances the pass emitted, exactly (upstream's len(captured) == N).")

@@ -246,3 +246,40 @@ def test_a_graph_text_that_does_not_tokenise_is_compared_line_by_line_never_a_cr
     # and upstream's text itself garbled: the build's good graph does not hold against it
     cap = _capture(graphs=(("aot_forward_graph", READABLE),))
     assert _said(cap, artifact="aot_forward_graph", graph=garbage or "x").status == "fails"
+
+
+GUARDS = """\
+behavior: mutation_epilogue
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/179600]
+backends: [aot_eager, aot_function]
+compile: {dynamic: true}
+inputs:
+  base: {tensor: {shape: [20], dtype: int64, init: arange}, hidden: true}
+  other: {tensor: {shape: [20], dtype: int64, init: arange}, hidden: true}
+  a: {view: "base[:10]"}
+  b: {view: "SECOND"}
+program: |
+  def f(a, b):
+      a.add_(1)
+      b.add_(1)
+      return a
+generated:
+  - artifact: dynamo_cpp_guards_str
+    backends: [aot_eager, aot_function]
+    lacks: ["check_overlapping("]
+"""
+
+
+@pytest.mark.parametrize(("second", "overlap"), [("base[5:15]", True), ("other[5:15]", False)])
+def test_dynamos_guards_are_text_an_assertion_reads_and_an_entry_without_dynamo_cannot_tell(
+        tmp_path: Path, second: str, overlap: bool) -> None:
+    """Upstream's StorageOverlap-guard tests: mutated views of one base that overlap get the guard, views of two
+    bases do not (its code part is `check_overlapping(...)` in dynamo's guard tree)."""
+    records = _records(tmp_path, GUARDS.replace("SECOND", second))
+    (said,) = records["aot_eager"].generated
+    assert said.status == ("fails" if overlap else "holds"), said.detail
+    if overlap:
+        assert "check_overlapping(" in said.detail
+    (said,) = records["aot_function"].generated
+    assert said.status == "not observable", said.detail  # no dynamo, no guards: it cannot tell
