@@ -130,7 +130,7 @@ def make_compiled(
             raise FeatureUnavailable(f"functorch.compile.aot_function is not available: {exc}") from None
         counter = counting(nop, True)
         compiled = aot_function(fn, fw_compiler=counter, bw_compiler=nop, keep_inference_input_mutations=kiim,
-                                dynamic=bool(options["dynamic"]))
+                                dynamic=bool(options["dynamic"]), **_resolved(aot_function_options(options)))
         return compiled, counter
     if backend in (AOT_MODULE_SIMPLIFIED, AOT_MODULE, MAKE_FX, AOT_EXPORT_MODULE):
         from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
@@ -150,6 +150,25 @@ def split_config_key(key: str) -> tuple[str, str]:
     if found is None:
         raise CaseBroken(f"{key!r} names no torch.<...>.config or torch.<...>._config module")
     return found[1], found[2]
+
+
+def aot_function_options(options: Spec) -> dict[str, str | bool]:
+    """The case's aot_function options that differ from aot_function's defaults, as its keyword arguments:
+    a value that is a name is functorch.compile's attribute of that name (the reproducer writes the same)."""
+    chosen: dict[str, str | bool] = {}
+    if options["partitioner"] == "min_cut":
+        chosen["partition_fn"] = "min_cut_rematerialization_partition"
+    if options["decompositions"] == "default":
+        chosen["decompositions"] = "default_decompositions"
+    if not options["functionalize"]:
+        chosen["disable_functionalization"] = True
+    return chosen
+
+
+def _resolved(chosen: dict[str, str | bool]) -> dict[str, Any]:
+    import functorch.compile
+
+    return {k: getattr(functorch.compile, v) if isinstance(v, str) else v for k, v in chosen.items()}
 
 
 def config_flag(key: str) -> tuple[Any, str]:

@@ -4,6 +4,9 @@ harness's (conformance/core/entries.py, Note [Module entry points]), written out
 
 from __future__ import annotations
 
+from typing import Any
+
+from conformance.core.compile import aot_function_options
 from conformance.core.entry import AOT_EXPORT_MODULE, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX
 
 _PROGRAM_MODULE = [
@@ -75,3 +78,12 @@ MODULE_ENTRY_LINES = {
         "    out = tree_unflatten(list(outs[len(targets):]), sig.out_spec)",
         "    return out[0] if program.single else out"],
 }
+
+
+def aot_function_lines(options: dict[str, Any], kiim: bool) -> list[str]:
+    """aot_function with the case's options, as the harness calls it (conformance/core/compile.py)."""
+    chosen = "".join(f", {k}={v}" if isinstance(v, bool) else f", {k}=functorch.compile.{v}"
+                     for k, v in aot_function_options(options).items())
+    return ["import functorch.compile", "from functorch.compile import aot_function, nop", "",
+            f"compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations={kiim}, "
+            f"dynamic={bool(options['dynamic'])}{chosen})"]

@@ -37,7 +37,7 @@ from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO
 from conformance.core.mismatch import WRITE_THROUGH, CaseBroken
 from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
 from conformance.reproducer.applied import WRITE_THROUGH_CHECK, Applied, applied_checks
-from conformance.reproducer.entry_lines import MODULE_ENTRY_LINES
+from conformance.reproducer.entry_lines import MODULE_ENTRY_LINES, aot_function_lines
 from conformance.results import ResultRecord
 
 if TYPE_CHECKING:
@@ -235,9 +235,7 @@ def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: d
 def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str]:
     options = lc.data["compile"]
     if variant.backend == AOT_FUNCTION:
-        return ["from functorch.compile import aot_function, nop", "",
-                f"compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations="
-                f"{variant.kiim}, dynamic={bool(options['dynamic'])})"]
+        return aot_function_lines(options, variant.kiim)
     if variant.backend == NONE:
         return ["compiled_f = f  # the control: no compiler"]
     if variant.backend in MODULE_ENTRY_LINES:

@@ -53,6 +53,13 @@ class CompileSpec(Strict):
     )
     pre_dispatch: bool = Field(False, description="aot_export_module only: export pre-dispatch "
                                "(aot_export_module(..., pre_dispatch=True)).")
+    partitioner: Literal["default", "min_cut"] = Field(
+        "default", description="aot_function only: its partition_fn, functorch.compile's default_partition or "
+        "min_cut_rematerialization_partition.")
+    decompositions: Literal["none", "default"] = Field(
+        "none", description="aot_function only: default is decompositions=functorch.compile.default_decompositions.")
+    functionalize: bool = Field(True, description="aot_function only: false is disable_functionalization=True "
+                                "(mutations stay in the traced graphs).")
 
     @field_validator("keep_inference_input_mutations")
     @classmethod
