@@ -307,19 +307,25 @@ class ResultRecord(_Record):
 
 
 def lock_path(results: Path) -> Path:
-    return results.with_name(f".{results.name}.lock")
+    """The lock of a results file, named by the file's identity (device and inode) beside the file the name
+    resolves to: every name of one file (a symlink, another relative path, a hard link in its folder) gets
+    the one lock. The file must exist (hold_results makes it, empty, where it does not)."""
+    real = Path(os.path.realpath(results))
+    st = real.stat()
+    return real.with_name(f".torch-conformance.{st.st_dev}.{st.st_ino}.lock")
 
 
 def hold_results(results: Path) -> IO[str] | str:
     """The results file held for one run (an exclusive lock beside it, released when the process
-    ends): a second run into the same file would empty it under the first. The open lock file, or
-    why it cannot be had."""
-    path = lock_path(results)
+    ends): a second run into the same file, by whatever name, would empty it under the first. The
+    open lock file, or why it cannot be had."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(results, os.O_WRONLY | os.O_CREAT, 0o644))  # an inode to name the lock by; not emptied
+        path = lock_path(results)
         handle = path.open("a+", encoding="utf-8")
     except OSError as exc:
-        return f"--results {results}: cannot open {path.name} beside it ({exc.strerror or exc})"
+        return f"--results {results}: cannot hold it ({exc.strerror or exc})"
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

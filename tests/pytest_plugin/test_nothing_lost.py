@@ -27,8 +27,8 @@ def _cases(root: Path, **bodies: str) -> Path:
     return root / "cases"
 
 
-def _run(root: Path, *args: str, wait: bool = True) -> Any:
-    cmd = [sys.executable, "-m", "conformance", "run", "-q", "--cases", "cases", "--results", "out/r.jsonl", *args]
+def _run(root: Path, *args: str, wait: bool = True, results: str = "out/r.jsonl") -> Any:
+    cmd = [sys.executable, "-m", "conformance", "run", "-q", "--cases", "cases", "--results", results, *args]
     if not wait:
         return subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
@@ -52,6 +52,29 @@ def test_a_second_run_into_a_results_file_another_run_writes_is_refused(tmp_path
     assert first.returncode == 0, out
     assert sorted(r["case_id"] for r in _records(tmp_path)) == ["runtime_wrapper/fine", "runtime_wrapper/slow"]
     assert _run(tmp_path, "-k", "fine").returncode == 0  # once the first run has ended, the file is free
+
+
+@pytest.mark.parametrize("alias", ["symlink", "hard link", "dotted path"])
+def test_a_second_run_into_the_same_file_under_another_name_is_refused(tmp_path: Path, alias: str) -> None:
+    _cases(tmp_path, slow="time.sleep(20)", fine="pass")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "r.jsonl").write_text("")
+    names = {"symlink": "out/alias.jsonl", "hard link": "out/linked.jsonl", "dotted path": "out/../out/./r.jsonl"}
+    other = names[alias]
+    if alias == "symlink":
+        (tmp_path / other).symlink_to("r.jsonl")
+    elif alias == "hard link":
+        (tmp_path / other).hardlink_to(tmp_path / "out" / "r.jsonl")
+    first = _run(tmp_path, wait=False)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "out" / "r.manifest.json").is_file() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    second = _run(tmp_path, "-k", "fine", results=other)
+    out, _ = first.communicate(timeout=600)
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert "another run (pid " in second.stderr, second.stderr
+    assert first.returncode == 0, out
+    assert sorted(r["case_id"] for r in _records(tmp_path)) == ["runtime_wrapper/fine", "runtime_wrapper/slow"]
 
 
 @pytest.mark.parametrize("workers", ["1", "0"])
