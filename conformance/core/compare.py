@@ -30,6 +30,7 @@ from conformance.core.checks import (
     About,
     Check,
     dims,
+    is_ndarray,
     show_keys,
     significant_strides,
 )
@@ -108,15 +109,23 @@ def compare_state(
 
 def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance, *,
                   of: About = NOTHING_IN_PARTICULAR) -> list[Mismatch]:
-    """A non-tensor output (Python number, None, string...); a nested int (a jagged size returned)
-    by its form, as `dims` shows it."""
+    """A non-tensor output (Python number, None, string, NumPy array...); a nested int (a jagged size
+    returned) by its form, as `dims` shows it."""
     if isinstance(actual, torch.SymInt) and isinstance(expected, torch.SymInt):
         actual, expected = dims((actual,))[0], dims((expected,))[0]
     # the type is judged every time, not only where it differs: a reproducer reads what the core judges
     m = CHECKS["type"].judged(where, type(actual), type(expected), show=lambda t: t.__name__, of=of)
     if m is None:
-        m = CHECKS["value"].judged(where, actual, expected, tol, of=of)
+        m = CHECKS["value"].judged(where, actual, expected, tol, show=show_plain, of=of)
     return [] if m is None else [m]
+
+
+def show_plain(value: Any) -> str:
+    """A plain value as `short` shows it; a NumPy array on one line, with its dtype."""
+    if not is_ndarray(value):
+        return short(value)
+    text = f"{' '.join(repr(value).split())} (dtype {value.dtype}, shape {tuple(value.shape)})"
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""How a short reproducer compiles through upstream's module entry points and make_fx: the same steps as the
+"""How a short reproducer sets the case's config and compiles through upstream's entry points: the same steps as the
 harness's (conformance/core/entries.py, Note [Module entry points]), written out for a standalone script
 (`KIIM` stands for the variant's keep_inference_input_mutations, `PRE_DISPATCH` for the case's pre_dispatch)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.core.compile import aot_function_options
+from conformance.core.compile import aot_function_options, split_config_key
 from conformance.core.entry import AOT_EXPORT_MODULE, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX
 
 _PROGRAM_MODULE = [
@@ -87,3 +87,9 @@ def aot_function_lines(options: dict[str, Any], kiim: bool) -> list[str]:
     return ["import functorch.compile", "from functorch.compile import aot_function, nop", "",
             f"compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations={kiim}, "
             f"dynamic={bool(options['dynamic'])}{chosen})"]
+
+
+def config_lines(config: dict[str, Any]) -> list[str]:
+    """The case's config overrides, set as the harness patches them."""
+    imports = dict.fromkeys(f"import {split_config_key(key)[0]}" for key in config)
+    return [*imports, *(f"{key} = {value!r}" for key, value in config.items())]

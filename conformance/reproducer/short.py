@@ -32,12 +32,11 @@ from conformance.core import build, call, checks, mismatch, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
 from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, Target, compile_count_mismatch
 from conformance.core.checks import CHECKS
-from conformance.core.compile import split_config_key
 from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO
 from conformance.core.mismatch import WRITE_THROUGH, CaseBroken
 from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
 from conformance.reproducer.applied import WRITE_THROUGH_CHECK, Applied, applied_checks
-from conformance.reproducer.entry_lines import MODULE_ENTRY_LINES, aot_function_lines
+from conformance.reproducer.entry_lines import MODULE_ENTRY_LINES, aot_function_lines, config_lines
 from conformance.results import ResultRecord
 
 if TYPE_CHECKING:
@@ -62,6 +61,7 @@ class _Script:
     names: dict[Any, str] = field(default_factory=dict)  # a helper carried under another name
     constants: dict[str, str] = field(default_factory=dict)  # module constants a carried function reads
     plain: bool = False  # no tensor can be a subclass: helpers carry no subclass branch
+    carrying: set[Any] = field(default_factory=set)  # functions being carried: mutual calls end there
 
     def need(self, *functions: Any) -> None:
         for fn in functions:
@@ -257,19 +257,16 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
     return [*lines, f"compiled_f = torch.compile(f, backend={backend}{extra})"]
 
 
-def _config_lines(lc: LoadedCase) -> list[str]:
-    config = lc.data["config"]
-    imports = dict.fromkeys(f"import {split_config_key(key)[0]}" for key in config)
-    return [*imports, *(f"{key} = {value!r}" for key, value in config.items())]
-
-
 def _carry(fn: Any, s: _Script) -> None:
     """`fn` and what it calls among its module's functions, with the constants and modules it names."""
+    if fn in s.carrying:
+        return
+    s.carrying.add(fn)
     for name in _names(fn.__code__):
         value = fn.__globals__.get(name)
         if isinstance(value, types.ModuleType) and value.__name__ != "torch":
             s.stdlib.add(value.__name__)
-        elif inspect.isfunction(value) and value.__module__.startswith("conformance.") and value is not fn:
+        elif inspect.isfunction(value) and value.__module__.startswith("conformance."):
             _carry(value, s)
         elif isinstance(value, re.Pattern):
             s.stdlib.add("re")
@@ -574,7 +571,7 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
         QUOTES + docstring_safe(_title(lc, len(applied), len(points))) + QUOTES,
         *(f"import {m}" for m in sorted(s.stdlib | ({"os", "tempfile"} if warm else set()))), "",
         "import torch",
-        *s.imports, *_config_lines(lc),
+        *s.imports, *config_lines(lc.data['config']),
         *(["", f"if not torch.{device.split(':')[0]}.is_available():", f"    print('no {device} here')",
            f"    sys.exit({REPRO_CANNOT_TELL})"] if device != "cpu" else []),
         *(["os.environ['TORCHINDUCTOR_CACHE_DIR'] = tempfile.mkdtemp()  # caches of its own, cold"] if warm else []),

@@ -54,7 +54,9 @@ def case_id_problem(value: str) -> str | None:
     return None
 
 
-CONFIG_KEY = re.compile(r"^torch(\.[A-Za-z_][A-Za-z0-9_]*)*\.config(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+# torch.<...>.config.<flag> or torch.<...>._config.<flag> (torch.fx.experimental._config); a run resolves
+# the module (conformance/core/compile.py config_flag) and refuses one that is no torch config module
+CONFIG_KEY = re.compile(r"^torch(\.[A-Za-z_][A-Za-z0-9_]*)*\._?config(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 DEVICE = re.compile(r"^[a-z_][a-z0-9_]*(:[0-9]+)?$")
 
 JSONScalar = bool | int | float | str | None
