@@ -244,10 +244,13 @@ def backward_outputs(outputs: list[Any], seed: int) -> None:
             torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
 
 
-def backward(side: Side, case: Spec, is_program_exception: Callable[[BaseException], bool] = program_raised) -> None:
-    """The backward of one side's outputs (backward_outputs), what it raised kept."""
+def backward(side: Side, case: Spec, is_program_exception: Callable[[BaseException], bool] = program_raised,
+             env: Env | None = None) -> None:
+    """The backward of one side's outputs (backward_outputs) inside the case's `around:` context, as a caller's
+    backward inside its `with` block; what it raised kept."""
     try:
-        backward_outputs(side.outputs, case["seed"] + TANGENT_SEED_OFFSET)
+        with around_call(case, env, side.inputs):
+            backward_outputs(side.outputs, case["seed"] + TANGENT_SEED_OFFSET)
     except BaseException as exc:
         if not is_program_exception(exc):
             raise

@@ -231,9 +231,9 @@ def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn:
         per_call.append(counter.count - before)
         if training:
             with callbacks.timed("eager"):
-                _each([eager], lambda side: backward(side, case, callbacks.program_exception))
+                _each([eager], lambda side: backward(side, case, callbacks.program_exception, e_env))
             with callbacks.timed("compiled_calls"):
-                _each([comp], lambda side: backward(side, case, callbacks.program_exception))
+                _each([comp], lambda side: backward(side, case, callbacks.program_exception, c_env))
         pending += _actions(target, callbacks, point, "after", sides=[(eager, e_env), (comp, c_env)], prefix=prefix)
         with callbacks.timed("oracles"):
             _each([eager, comp], snapshot)

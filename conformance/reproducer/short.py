@@ -406,6 +406,8 @@ class _Render:
         else:
             self.s.need(call.backward_outputs)
             step = [f"backward_outputs(outs, {seed})"]
+        if self.lc.data["around"] is not None:  # the backward inside the case's context too, as the harness runs it
+            step = [f"with {self.lc.data['around']}:", *(f"    {x}" for x in step)]
         return ["try:", *(f"    {x}" for x in step), "    seen['backward'] = {'exception': None}",
                 "except Exception as exc:", "    seen['backward'] = {'exception': raised(exc)}"]
 

@@ -44,7 +44,7 @@ def _inputs_for(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any
         if side.exc is not None:
             raise side.exc
         if variant.mode == "training":
-            backward(side, lc.data)
+            backward(side, lc.data, env=env)
         _act(lc, points[j], "after", inputs=inputs, env=env, out=side.result)
         env.out = side.result
     inputs = build_inputs(lc.data, variant.device, variant.mode, points[k], env)

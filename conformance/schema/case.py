@@ -227,7 +227,8 @@ class Case(Strict):
     around: str | None = Field(
         None, max_length=2_000, json_schema_extra=V2,
         description="A Python expression giving a context manager that each side enters around each of its calls "
-        "(inside the grad modes; the compiled side's first call compiles in it), made afresh per call: "
+        "and around the harness's backward (inside the grad modes; the compiled side's first call compiles in it), "
+        "made afresh each time: "
         "torch.autocast('cpu'), a TorchDispatchMode, or a helper of the classes block that reseeds "
         "Python's random before the call. torch, the classes block's names and the inputs are in scope.")
     expect: ExpectSpec = Field(default_factory=ExpectSpec)

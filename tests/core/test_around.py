@@ -75,3 +75,37 @@ def test_the_reproducer_enters_it_around_the_call(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(script)], check=False, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 3 and "MISMATCH: " in done.stdout, done.stdout + done.stderr
+
+
+def test_the_backward_runs_inside_it_too(tmp_path: Path) -> None:
+    """As a caller's backward inside its `with torch.autocast(...)` block: a Function's backward sees it."""
+    path = tmp_path / "runtime_wrapper" / "c.yaml"
+    path.parent.mkdir()
+    path.write_text("""\
+behavior: runtime_wrapper
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/181271]
+backends: [aot_eager]
+modes: [training]
+devices: [cpu]
+around: torch.autocast("cpu")
+classes: |
+  class Probe(torch.autograd.Function):
+      @staticmethod
+      def forward(ctx, x):
+          return x.clone()
+      @staticmethod
+      def backward(ctx, g):
+          return torch.full_like(g, 2.0 if torch.is_autocast_enabled("cpu") else 1.0)  # the mode it ran in
+inputs: {x: {tensor: {shape: [3], requires_grad: true}}}
+program: |
+  def f(x):
+      return Probe.apply(x)
+calls:
+  - after: |
+      assert torch.equal(x.grad, torch.full_like(x, 2.0)), x.grad
+""")
+    lc = load_case(path, tmp_path)
+    (variant,) = variants_of(lc.case, devices=["cpu"])
+    record = run_variant(lc, variant)
+    assert record.status == "pass", (record.reason, [m.message() for m in record.mismatches])
