@@ -37,7 +37,15 @@ import torch
 
 from conformance.core.build import Spec
 from conformance.core.entries import module_entry
-from conformance.core.entry import AOT_EXPORT_MODULE, AOT_FUNCTION, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX, NONE
+from conformance.core.entry import (
+    AOT_EXPORT_JOINT_SIMPLE,
+    AOT_EXPORT_MODULE,
+    AOT_FUNCTION,
+    AOT_MODULE,
+    AOT_MODULE_SIMPLIFIED,
+    MAKE_FX,
+    NONE,
+)
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 
 
@@ -112,6 +120,9 @@ def lookup_backend(name: str) -> Callable[..., Any]:
         raise FeatureUnavailable(f"backend {name!r} is not registered on this build ({exc})") from None
 
 
+TRACING_ENTRIES = (MAKE_FX, AOT_EXPORT_MODULE, AOT_EXPORT_JOINT_SIMPLE)  # a graph traced, then called as it is
+
+
 def make_compiled(
     fn: Callable[..., Any],
     case: Spec,
@@ -132,10 +143,10 @@ def make_compiled(
         compiled = aot_function(fn, fw_compiler=counter, bw_compiler=nop, keep_inference_input_mutations=kiim,
                                 dynamic=bool(options["dynamic"]), **_resolved(aot_function_options(options)))
         return compiled, counter
-    if backend in (AOT_MODULE_SIMPLIFIED, AOT_MODULE, MAKE_FX, AOT_EXPORT_MODULE):
+    if backend in (AOT_MODULE_SIMPLIFIED, AOT_MODULE, *TRACING_ENTRIES):
         from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
 
-        counter = counting(nop if backend not in (MAKE_FX, AOT_EXPORT_MODULE) else lambda gm, _args: gm, True)
+        counter = counting(nop if backend not in TRACING_ENTRIES else lambda gm, _args: gm, True)
         return module_entry(backend, fn, counter, kiim, options["pre_dispatch"]), counter
     counter = counting(lookup_backend(backend), False)
     counter.__name__ = backend

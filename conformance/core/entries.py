@@ -25,6 +25,9 @@ later call must pass the same modules (upstream compiles one module once).
   outputs returned in the program's structure. The harness applies no other epilogue, so a mutation
   the export dropped, or one it names on the wrong target, shows against eager. The graph is kept as
   ``aot_export_graph`` (its ``gm.code``). Effect tokens are refused (the graph would need them threaded).
+* ``aot_export_joint_simple`` (``trace_joint=False``) exports the program, a function of tensors returning a
+  tuple, once from the first call's tensors; the variant calls the exported graph, which is kept as
+  ``aot_export_graph`` too. What it refuses (input mutations, aliased outputs) is the compiled side's error.
 
 Every entry counts one compile per graph its forward compiler is handed (make_fx: per trace).
 """
@@ -37,7 +40,13 @@ from typing import Any
 
 import torch
 
-from conformance.core.entry import AOT_EXPORT_MODULE, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX
+from conformance.core.entry import (
+    AOT_EXPORT_JOINT_SIMPLE,
+    AOT_EXPORT_MODULE,
+    AOT_MODULE,
+    AOT_MODULE_SIMPLIFIED,
+    MAKE_FX,
+)
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 
 __all__ = ["module_entry"]
@@ -197,6 +206,25 @@ def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any]
     return call
 
 
+def _aot_export_joint_simple_entry(fn: Callable[..., Any], counter: Callable[..., Any]) -> Callable[..., Any]:
+    try:
+        from torch._functorch.aot_autograd import aot_export_joint_simple
+    except ImportError as exc:
+        raise FeatureUnavailable(f"aot_export_joint_simple is not available: {exc}") from None
+    state: dict[str, Any] = {}
+
+    def call(*args: Any) -> Any:
+        _entry_tensors_only(args, AOT_EXPORT_JOINT_SIMPLE)
+        if "gm" not in state:
+            gm = aot_export_joint_simple(fn, args, trace_joint=False)
+            assert isinstance(gm, torch.fx.GraphModule)  # what aot_export_joint_simple returns
+            TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_GRAPH, gm.code)
+            state["gm"] = counter(gm, list(args))
+        return state["gm"](*args)
+
+    return call
+
+
 def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any], kiim: bool,
                  pre_dispatch: bool = False) -> Callable[..., Any]:
     """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler."""
@@ -204,6 +232,8 @@ def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any]
 
     if entry == AOT_EXPORT_MODULE:
         return _aot_export_module_entry(fn, counter, pre_dispatch)
+    if entry == AOT_EXPORT_JOINT_SIMPLE:
+        return _aot_export_joint_simple_entry(fn, counter)
 
     if entry == AOT_MODULE_SIMPLIFIED:
         return _aot_module_simplified_entry(fn, counter, nop, kiim)

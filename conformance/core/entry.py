@@ -12,11 +12,12 @@ AOT_MODULE_SIMPLIFIED = "aot_module_simplified"
 AOT_MODULE = "aot_module"
 MAKE_FX = "make_fx"  # traced with fake tensors, the traced graph called
 AOT_EXPORT_MODULE = "aot_export_module"  # exported once, the graph run with its signature's mutations applied
+AOT_EXPORT_JOINT_SIMPLE = "aot_export_joint_simple"  # exported once (trace_joint=False), the graph called
 # the entries that take keep_inference_input_mutations: a variant per value, labelled <entry>-kiim for True
 KIIM_ENTRIES = (AOT_FUNCTION, AOT_MODULE_SIMPLIFIED, AOT_MODULE)
 # entry points that compile without dynamo (so without guards or a dynamo graph to count), by label
 WITHOUT_DYNAMO = (AOT_FUNCTION, KIIM_LABEL, AOT_MODULE_SIMPLIFIED, f"{AOT_MODULE_SIMPLIFIED}-kiim", AOT_MODULE,
-                  f"{AOT_MODULE}-kiim", MAKE_FX, AOT_EXPORT_MODULE)
+                  f"{AOT_MODULE}-kiim", MAKE_FX, AOT_EXPORT_MODULE, AOT_EXPORT_JOINT_SIMPLE)
 DYNAMO_EAGER = "eager"  # dynamo alone, no AOTAutograd (so no tensorify pass either)
 NONE = "none"  # no compilation at all: both sides run the program eagerly (a control for the harness itself)
 DEFAULT_BACKENDS = ("aot_eager", "inductor")

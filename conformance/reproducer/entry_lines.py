@@ -7,7 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.core.compile import aot_function_options, split_config_key
-from conformance.core.entry import AOT_EXPORT_MODULE, AOT_MODULE, AOT_MODULE_SIMPLIFIED, MAKE_FX
+from conformance.core.entry import (
+    AOT_EXPORT_JOINT_SIMPLE,
+    AOT_EXPORT_MODULE,
+    AOT_MODULE,
+    AOT_MODULE_SIMPLIFIED,
+    MAKE_FX,
+)
 
 _PROGRAM_MODULE = [
     "class Program(torch.nn.Module):  # the program as a module: its module arguments are its submodules",
@@ -54,6 +60,12 @@ MODULE_ENTRY_LINES = {
         "def compiled_f(*args):  # traced once with fake tensors; the traced graph is called",
         "    if not made:",
         "        made['gm'] = make_fx(f, tracing_mode='fake')(*args)",
+        "    return made['gm'](*args)"],
+    AOT_EXPORT_JOINT_SIMPLE: [
+        "from torch._functorch.aot_autograd import aot_export_joint_simple", "", "made = {}", "",
+        "def compiled_f(*args):  # exported once (trace_joint=False); the exported graph is called",
+        "    if not made:",
+        "        made['gm'] = aot_export_joint_simple(f, list(args), trace_joint=False)",
         "    return made['gm'](*args)"],
     AOT_EXPORT_MODULE: [
         "from torch._functorch.aot_autograd import aot_export_module",

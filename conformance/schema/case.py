@@ -190,7 +190,8 @@ class Case(Strict):
         "and the entry points upstream's tests call: aot_function (functorch.compile.aot_function), "
         "aot_module_simplified and aot_module (the program as a module, its module arguments as submodules), "
         "make_fx (traced with fake tensors, the graph called), aot_export_module (exported once, the graph run with "
-        "its signature's mutations applied); a name this build does not register skips.")
+        "its signature's mutations applied), aot_export_joint_simple (a function of tensors returning a tuple, "
+        "exported once, the graph called); a name this build does not register skips.")
     compile: CompileSpec = Field(default_factory=CompileSpec)
     config: dict[str, Any] = Field(
         default_factory=dict,

@@ -18,6 +18,7 @@ from conformance.results import ResultRecord
 from conformance.run.runner import run_variant
 
 ENTRIES = ("aot_module_simplified", "aot_module", "make_fx", "aot_export_module")
+EXPORT_SIMPLE = "aot_export_joint_simple"  # refuses input mutations and aliased outputs: tested apart
 HEAD = """\
 behavior: mutation_epilogue
 summary: s
@@ -124,7 +125,7 @@ def test_the_make_fx_graph_is_what_a_generated_assertion_reads(tmp_path: Path) -
     assert said.status == "fails" and "( add_ , 3 )" in said.detail
 
 
-@pytest.mark.parametrize("entry", ENTRIES)
+@pytest.mark.parametrize("entry", [*ENTRIES, EXPORT_SIMPLE])
 def test_the_short_reproducer_compiles_through_the_same_entry_and_finds_the_same_mismatch(
         tmp_path: Path, entry: str) -> None:
     """A program that branches on a shape: upstream's entries trace once, without guards, so a later call of
@@ -137,7 +138,7 @@ def test_the_short_reproducer_compiles_through_the_same_entry_and_finds_the_same
           x: {{tensor: {{shape: [3]}}}}
         program: |
           def f(x):
-              return x * 2 if x.shape[0] > 3 else x * 3
+              return (x * 2,) if x.shape[0] > 3 else (x * 3,)
         calls:
           - {{x: {{tensor: {{shape: [5]}}}}}}
         """))
@@ -191,3 +192,36 @@ def test_the_exported_graph_runs_with_its_signatures_mutations_applied_and_a_dro
     assert record.status == "fail", record.reason
     assert {m.check for m in record.mismatches} >= {"values"} and "m.b" in record.reason + "".join(
         m.message() for m in record.mismatches), [m.message() for m in record.mismatches]
+
+
+def test_aot_export_joint_simple_runs_its_graph_and_refuses_what_it_does_not_export(tmp_path: Path) -> None:
+    body = """\
+        backends: [aot_export_joint_simple]
+        modes: [inference, training]
+        inputs:
+          p: {tensor: {shape: [3], requires_grad: true}}
+          x: {tensor: {shape: [3]}}
+        program: |
+          def f(p, x):
+              return (x * 2 + p,)
+        generated:
+          - artifact: aot_export_graph
+            contains: [torch.ops.aten.mul.Tensor(arg1_1, 2)]
+        """
+    for label, r in _records(tmp_path, body).items():
+        assert r.status == "pass", (label, r.reason, [m.message() for m in r.mismatches])
+        assert [g.status for g in r.generated] == ["holds"], [g.detail for g in r.generated]
+    mutating = """\
+        backends: [aot_export_joint_simple]
+        modes: [training]
+        inputs:
+          p: {tensor: {shape: [2], requires_grad: true}}
+          x: {tensor: {shape: [2, 4]}}
+        program: |
+          def f(p, x):
+              x.t_()
+              return (x * 2,)
+        expect: {raises: {type: RuntimeError, match: metadata mutation, sides: [compiled]}}
+        """
+    for label, r in _records(tmp_path, mutating).items():
+        assert r.status == "pass", (label, r.reason)  # the refusal upstream asserts, on the compiled side
