@@ -32,6 +32,7 @@ from conformance.core.mismatch import CaseBroken, FeatureUnavailable, exception_
 Spec = dict[str, Any]
 LAYOUT_OFFSET = 3
 CALL_ACTIONS = ("before", "after")
+CALL_KEYS = (*CALL_ACTIONS, "raises")  # a calls entry's own keys; the rest are the inputs it replaces
 
 
 @dataclass
@@ -443,6 +444,7 @@ class CallPoint:
     before: str | None = None
     after: str | None = None
     where: str = ""  # the actions' place in the case file, e.g. calls[0]
+    raises: Spec | None = None  # what this call must raise, in place of expect.raises
 
 
 def sweep(scalar: Spec) -> tuple[Any, ...]:
@@ -537,12 +539,13 @@ def call_points(case: Spec) -> list[CallPoint]:
         label = ", ".join(f"{k}={scalars[k]!r}" for k in swept)
         points.append(CallPoint(scalars, {}, f"call {i + 1} ({label})" if n > 1 else "call 1"))
     for j, entry in enumerate(case["calls"]):
-        overrides = {k: v for k, v in entry.items() if k not in CALL_ACTIONS}
+        overrides = {k: v for k, v in entry.items() if k not in CALL_KEYS}
         what = [f"{k}: {describe_input(spec)}" for k, spec in overrides.items()]
         what += [f"{a}: {_first_line(entry[a])}" for a in CALL_ACTIONS if entry.get(a)]
+        what += [f"raises {entry['raises']['type']}"] if entry.get("raises") else []
         label = f"call {n + j + 1}" + (f" ({', '.join(what)})" if what else "")
         points.append(CallPoint(dict(points[0].scalars), overrides, label, entry.get("before"), entry.get("after"),
-                                f"calls[{j}]"))
+                                f"calls[{j}]", entry.get("raises")))
     return points
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from conformance.core.build import BuiltInputs, Env, Spec, source_line, tensors_of
+from conformance.core.build import BuiltInputs, CallPoint, Env, Spec, source_line, tensors_of
 from conformance.core.checks import CHECKS, About
 from conformance.core.compare import (
     compare_ambient,
@@ -311,17 +311,20 @@ def mark_dynamic(inputs: BuiltInputs) -> None:
         torch._dynamo.mark_dynamic(inputs.named[name], list(dims))
 
 
-def eager_must_not_raise(eager: Side, case: Spec, prefix: str) -> None:
+def raises_of(case: Spec, point: CallPoint) -> Spec | None:
+    """What a call must raise: its own `raises`, else the case's expect.raises."""
+    return point.raises if point.raises is not None else case["expect"]["raises"]
+
+
+def eager_must_not_raise(eager: Side, raises: Spec | None, prefix: str) -> None:
     """An eager exception the case does not declare breaks the case whatever compiled does."""
-    raises = case["expect"]["raises"]
     if eager.exc is not None and (raises is None or "eager" not in raises["sides"]):
         raise CaseBroken(f"{prefix}eager raised {exception_summary(eager.exc)}{eager.where}; fix the program, or "
                          "declare expect.raises for a negative case")
 
 
-def _compare_exceptions(eager: Side, comp: Side, case: Spec, prefix: str) -> list[Mismatch]:
+def _compare_exceptions(eager: Side, comp: Side, raises: Spec | None, prefix: str) -> list[Mismatch]:
     out: list[Mismatch] = []
-    raises = case["expect"]["raises"]
     for name, side in (("eager", eager), ("compiled", comp)):
         if raises is not None and name in raises["sides"]:
             if matches_exception(side.exc, raises["type"], raises["match"]):
@@ -431,9 +434,10 @@ def _compare_write_through(eager: Side, comp: Side, tol: Tolerance) -> list[Mism
     return out
 
 
-def compare_call(eager: Side, comp: Side, case: Spec, prefix: str) -> list[Mismatch]:
-    """Everything one call left behind, compiled against eager (the caller places it in its call)."""
-    found = _compare_exceptions(eager, comp, case, prefix)
+def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, raises: Spec | None) -> list[Mismatch]:
+    """Everything one call left behind, compiled against eager (the caller places it in its call); `raises`
+    is what this call must raise (raises_of)."""
+    found = _compare_exceptions(eager, comp, raises, prefix)
     if eager.exc is None and comp.exc is None:
         expect = case["expect"]
         tol = Tolerance(expect["rtol"], expect["atol"])

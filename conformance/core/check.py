@@ -23,6 +23,7 @@ from conformance.core.call import (
     eager_must_not_raise,
     mark_dynamic,
     program_raised,
+    raises_of,
     snapshot,
     undo_write_through,
     write_through,
@@ -222,7 +223,7 @@ def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn:
         with callbacks.timed("eager"):
             eager = call(eager_fn, e_in, case, callbacks.program_exception, e_env)
         # a broken case is broken whatever compiled does; do not run it (it might hang or allocate again)
-        eager_must_not_raise(eager, case, prefix)
+        eager_must_not_raise(eager, raises_of(case, point), prefix)
         if target.backend not in WITHOUT_DYNAMO:
             mark_dynamic(c_in)
         before = counter.count
@@ -242,7 +243,7 @@ def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn:
             several = len(points) > 1
             found += [m.located(call=i + 1 if several else None, call_label=point.label if several else "",
                                 warm=bool(warm_prefix))
-                      for m in [*pending, *compare_call(eager, comp, case, prefix)]]
+                      for m in [*pending, *compare_call(eager, comp, case, prefix, raises_of(case, point))]]
             if case["expect"]["write_through"]:
                 _each([eager, comp], undo_write_through)
         e_env.out, c_env.out = eager.result, comp.result

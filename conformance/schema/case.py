@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, fi
 from conformance.core.entry import DEFAULT_BACKENDS, WITHOUT_DYNAMO
 from conformance.schema.common import (
     CALL_ACTIONS,
+    CALL_KEYS,
     CONFIG_KEY,
     IDENT,
     SCHEMA_VERSION,
@@ -135,6 +136,10 @@ class CallSpec(BaseModel):
         None, max_length=10_000, json_schema_extra=V2,
         description="Statements run after this call (and its backward, in training) and before the comparison; "
         "out is this call's return value.")
+    raises: RaisesSpec | None = Field(
+        None, json_schema_extra=V2,
+        description="What this call must raise, in place of expect.raises for this call (a later call that an "
+        "entry without guards refuses, where the first one runs).")
 
     @field_validator("before", "after")
     @classmethod
@@ -303,9 +308,9 @@ class Case(Strict):
         classes = _top_level_names(info.data.get("classes"))
         seen: list[str] = []
         for name, spec in value.items():
-            if not IDENT.match(name) or name in ("torch", *CALL_ACTIONS):
+            if not IDENT.match(name) or name in ("torch", *CALL_KEYS):
                 raise ValueError(f"input name {name!r} must be a Python identifier other than torch, "
-                                 f"{', '.join(CALL_ACTIONS)}")
+                                 f"{', '.join(CALL_KEYS)}")
             if spec.view is not None:
                 expr = ast.parse(spec.view, mode="eval")
                 for node in ast.walk(expr):
@@ -362,7 +367,7 @@ class Case(Strict):
                 if unknown:
                     raise ValueError(
                         f"call {i + 1} replaces {', '.join(unknown)}, not among the inputs "
-                        f"({', '.join(inputs)}); a call's other keys are {', '.join(CALL_ACTIONS)}"
+                        f"({', '.join(inputs)}); a call's other keys are {', '.join(CALL_KEYS)}"
                     )
                 for name, spec in call.replaced.items():
                     if spec.hidden != inputs[name].hidden:

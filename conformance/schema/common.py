@@ -73,8 +73,9 @@ INNER_KINDS = ("tensor", "two_tensor", "subclass")
 CLASS_REF = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 # A module input or a submodule of one, by dotted path (`net`, `net.adapter`, `net.0`).
 MODULE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
-# Names a `calls` entry gives its caller actions; no input may take them.
+# Names a `calls` entry gives its caller actions, and all its own keys; no input may take them.
 CALL_ACTIONS = ("before", "after")
+CALL_KEYS = (*CALL_ACTIONS, "raises")
 VersionMode = Literal["moved", "exact", "ignore"]
 
 

@@ -225,3 +225,32 @@ def test_aot_export_joint_simple_runs_its_graph_and_refuses_what_it_does_not_exp
         """
     for label, r in _records(tmp_path, mutating).items():
         assert r.status == "pass", (label, r.reason)  # the refusal upstream asserts, on the compiled side
+
+
+DUPED = """\
+    backends: [aot_module_simplified]
+    modes: [training]
+    config: {torch._functorch.config.debug_assert: true}
+    inputs:
+      x: {tensor: {shape: [3], requires_grad: true, leaf: false}}
+      y: {view: "x"}
+    program: |
+      def f(x, y):
+          x.mul_(2)
+          y.mul_(2)
+          return (x + y,)
+    calls:
+      - x: {tensor: {shape: [3], requires_grad: true, leaf: false}}
+        y: {tensor: {shape: [3], requires_grad: true, leaf: false}}
+    """
+RAISES = "{type: AssertionError, match: 'would be a duplicate of input 0', sides: [compiled]}"
+
+
+def test_a_calls_own_raises_holds_for_that_call_alone(tmp_path: Path) -> None:
+    """Compiled from one tensor passed twice, without guards: the later call with two tensors is refused."""
+    (r,) = _records(tmp_path, DUPED.rstrip() + f"\n        raises: {RAISES}\n").values()
+    assert r.status == "pass", (r.reason, [m.message() for m in r.mismatches])
+    (r,) = _records(tmp_path, DUPED).values()  # undeclared: the compiled side raises where eager runs
+    assert r.status == "fail" and "call 2" in r.reason and "AssertionError" in r.reason, r.reason
+    (r,) = _records(tmp_path, DUPED.replace("    calls:", f"    expect: {{raises: {RAISES}}}\n    calls:")).values()
+    assert r.status == "fail" and "call 1" in r.reason, r.reason  # expect.raises is every call's
