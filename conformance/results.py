@@ -231,6 +231,9 @@ class ResultRecord(_Record):
     known_failures: tuple[KnownFailureRef, ...] = Field(
         (), description="The declared known failures whose conditions match this item's build, in the order "
         "declared; each mismatch names the one that covers it (MismatchRecord.known).")
+    raised: tuple[Text, ...] = Field(
+        (), description="The exceptions the compiled side raised as the case declares them (expect.raises, a "
+        "call's raises), per call: '<call>: <exception>'. What upstream's assertRaises saw; not mismatches.")
     allowed: tuple[Text, ...] = Field(
         (), description="Differences a declared allowance accepts (conformance.core.checks.ALLOWANCES): "
         "'<allowance>: <the difference>'. They are not mismatches.")

@@ -316,6 +316,12 @@ def raises_of(case: Spec, point: CallPoint) -> Spec | None:
     return point.raises if point.raises is not None else case["expect"]["raises"]
 
 
+def declared_raise(comp: Side, raises: Spec | None) -> bool:
+    """Whether the compiled side raised what the call declares it raises (upstream's assertRaises)."""
+    return (comp.exc is not None and raises is not None and "compiled" in raises["sides"]
+            and matches_exception(comp.exc, raises["type"], raises["match"]))
+
+
 def eager_must_not_raise(eager: Side, raises: Spec | None, prefix: str) -> None:
     """An eager exception the case does not declare breaks the case whatever compiled does."""
     if eager.exc is not None and (raises is None or "eager" not in raises["sides"]):

@@ -20,6 +20,7 @@ from conformance.core.call import (
     backward,
     call,
     compare_call,
+    declared_raise,
     eager_must_not_raise,
     mark_dynamic,
     program_raised,
@@ -38,7 +39,7 @@ from conformance.core.compile import (
     make_function,
 )
 from conformance.core.entry import WITHOUT_DYNAMO, counts_graphs
-from conformance.core.mismatch import CaseBroken, Mismatch
+from conformance.core.mismatch import CaseBroken, Mismatch, exception_summary
 
 # How a reproducer script exits (the short and the full one alike); 1 and 2 are Python's own
 # (a crash, a bad command line), so they never mean a verdict.
@@ -86,6 +87,7 @@ class Outcome:
     calls: int = 0
     recompiles: str | None = None  # graphs compiled after the first call where expect.compiles says nothing
     allowed: list[tuple[str, Mismatch]] = field(default_factory=list)  # (allowance id, the difference it allows)
+    raised: list[str] = field(default_factory=list)  # the compiled side's exceptions the case declares, per call
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def run_passes(case: Spec, target: Target, callbacks: LoopCallbacks | None = Non
                 outcome.mismatches += _run_pass(
                     case, target, callbacks, eager_fn=eager_fn, compiled=callbacks.compiled(compiled), counter=counter,
                     points=points, warm_prefix="warm rerun, " if p else "", envs=(Env(classes), Env(classes)),
-                    per_call=per_call)
+                    per_call=per_call, raised=outcome.raised)
             outcome.calls += len(points)
             outcome.compile_counts[f"{pass_name}_graphs"] = counter.count
             outcome.compile_counts[f"{pass_name}_backend_calls"] = counter.backend_calls
@@ -206,7 +208,7 @@ def _actions(target: Target, callbacks: LoopCallbacks, point: CallPoint, which: 
 def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn: Callable[..., Any],
               compiled: Callable[..., Any],
               counter: CountingBackend, points: list[CallPoint], warm_prefix: str, envs: tuple[Env, Env],
-              per_call: list[int]) -> list[Mismatch]:
+              per_call: list[int], raised: list[str]) -> list[Mismatch]:
     """Each call: both sides' inputs (fresh, or persisted), the `before` actions, eager then
     compiled, the backward (training), the `after` actions, then everything compared."""
     training = target.mode == "training"
@@ -247,6 +249,8 @@ def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn:
             if case["expect"]["write_through"]:
                 _each([eager, comp], undo_write_through)
         e_env.out, c_env.out = eager.result, comp.result
+        if declared_raise(comp, raises_of(case, point)):
+            raised.append(f"{warm_prefix}call {i + 1}: {exception_summary(comp.exc)}")
     return found
 
 

@@ -193,6 +193,7 @@ def _source(ran: list[ResultRecord]) -> Asserted:
 def _part(part: str, ran: list[ResultRecord]) -> Asserted:
     """Whether one thing upstream asserts holds over the items that ran."""
     raised = [m.actual for r in ran for m in r.mismatches if m.check == "exception" and m.actual != "no exception"]
+    raised += [said.split(": ", 1)[-1] for r in ran for said in r.raised]  # as the case declares it
     if part == "eager":
         return HOLDS if all(r.status in ("pass", "xpass") for r in ran) else FAILS
     if part == "runs":

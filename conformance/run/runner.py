@@ -213,4 +213,4 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
     covered = verdict.covered_by or (None,) * len(mismatches)
     records = tuple({**m.to_json(), "known": i} for m, i in zip(mismatches, covered, strict=True))
     return done(verdict.status, reason=verdict.reason, known_failures=verdict.known_failures, mismatches=records,
-                allowed=tuple(f"{a}: {m.message()}" for a, m in outcome.allowed), **kw)
+                allowed=tuple(f"{a}: {m.message()}" for a, m in outcome.allowed), raised=tuple(outcome.raised), **kw)
