@@ -147,7 +147,7 @@ def make_compiled(
         from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
 
         counter = counting(nop if backend not in TRACING_ENTRIES else lambda gm, _args: gm, True)
-        return module_entry(backend, fn, counter, kiim, options["pre_dispatch"]), counter
+        return module_entry(backend, fn, counter, kiim, options), counter
     counter = counting(lookup_backend(backend), False)
     counter.__name__ = backend
     return torch.compile(fn, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"]), counter

@@ -17,7 +17,12 @@ later call must pass the same modules (upstream compiles one module once).
 * ``make_fx`` traces the program with fake tensors (the real inputs are not touched while tracing),
   and the variant calls the traced graph. No AOTAutograd runs, so nothing is generated but the graph
   itself, which the capture keeps as ``make_fx_graph`` (its ``gm.code``, what upstream asserts on).
-  Module arguments are refused: fake tracing cannot take their real parameters.
+  The case's ``tracing_mode`` picks fake (the default), symbolic or real tracing. A module argument is
+  traced as the program's submodule with its real parameters (``_allow_non_fake_inputs=True``, as
+  upstream traces a module with real weights).
+* ``aot_module_simplified`` traces the call's own tensors; with ``tracing_mode: fake`` fake copies of
+  them, and with ``symbolic`` fake copies with symbolic sizes under a ShapeEnv, whose guards are kept as
+  ``shape_env_guards`` (what upstream's ``shape_env.format_guards()`` shows).
 * ``aot_export_module`` (``trace_joint=False``; ``pre_dispatch`` as the case's compile option says)
   exports the program as a module once, from the first call's inputs, and the variant runs the exported
   graph as an exporter's caller must: parameters and buffers passed in front of the tensors, then each
@@ -36,7 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -52,6 +57,8 @@ from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 __all__ = ["module_entry"]
 
 MAKE_FX_GRAPH = "make_fx_graph"
+SHAPE_ENV_GUARDS = "shape_env_guards"
+TracingMode = Literal["real", "fake", "symbolic"]
 AOT_EXPORT_GRAPH = "aot_export_graph"
 # The traced graph goes out as a record the capture reads (conformance/probe/capture.py), as torch's own
 # graphs do: the core knows nothing of who listens.
@@ -94,8 +101,21 @@ def _entry_tensors_only(args: tuple[Any, ...], entry: str) -> None:
                              f"argument {i} is {type(a).__name__}")
 
 
-def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool
-                ) -> Callable[..., Any]:
+def _traced_from(tensors: tuple[Any, ...], tracing: TracingMode | None) -> tuple[list[Any], Any]:
+    """What an entry traces from (Note [Module entry points]): the call's own tensors, fake copies, or fake
+    copies with symbolic sizes under a ShapeEnv; and that ShapeEnv (None where there is none)."""
+    if tracing in (None, "real"):
+        return list(tensors), None
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    shape_env = ShapeEnv() if tracing == "symbolic" else None
+    mode = FakeTensorMode(shape_env=shape_env)
+    return [mode.from_tensor(t) for t in tensors], shape_env
+
+
+def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool,
+                                 tracing: TracingMode | None) -> Callable[..., Any]:
     try:
         from torch._functorch.aot_autograd import aot_module_simplified
     except ImportError as exc:
@@ -107,10 +127,13 @@ def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any],
             program = _ProgramModule(fn, args, wrap_single=True)
             tensors = program.split(args, AOT_MODULE_SIMPLIFIED)
             _entry_tensors_only(tensors, AOT_MODULE_SIMPLIFIED)
+            traced, shape_env = _traced_from(tensors, tracing)
             # any module whose forward returns a tuple, as upstream's tests pass one
             state["compiled"] = aot_module_simplified(
-                program, list(tensors), fw_compiler=fw, bw_compiler=bw,  # type: ignore[arg-type]
+                program, traced, fw_compiler=fw, bw_compiler=bw,  # type: ignore[arg-type]
                 keep_inference_input_mutations=kiim)
+            if shape_env is not None:
+                TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, SHAPE_ENV_GUARDS, shape_env.format_guards())
             state["program"] = program
         program = state["program"]
         out = state["compiled"](*program.split(args, AOT_MODULE_SIMPLIFIED))
@@ -137,7 +160,8 @@ def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callab
     return call
 
 
-def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any]) -> Callable[..., Any]:
+def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any], tracing: TracingMode | None
+                   ) -> Callable[..., Any]:
     try:
         from torch.fx.experimental.proxy_tensor import make_fx
     except ImportError as exc:
@@ -145,13 +169,14 @@ def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any]) -> Calla
     state: dict[str, Any] = {}
 
     def call(*args: Any) -> Any:
-        if any(isinstance(a, torch.nn.Module) for a in args):
-            raise CaseBroken("make_fx traces with fake tensors and cannot take a module argument's real parameters")
         if "gm" not in state:
-            gm = make_fx(fn, tracing_mode="fake")(*args)
+            program = _ProgramModule(fn, args, wrap_single=False)
+            tensors = program.split(args, MAKE_FX)
+            traced = program if program.bound else fn  # a module argument's real weights, as upstream's
+            gm = make_fx(traced, tracing_mode=tracing or "fake", _allow_non_fake_inputs=bool(program.bound))(*tensors)
             TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, MAKE_FX_GRAPH, gm.code)
-            state["gm"] = counter(gm, list(args))
-        return state["gm"](*args)
+            state.update(gm=counter(gm, list(tensors)), program=program)
+        return state["gm"](*state["program"].split(args, MAKE_FX))
 
     return call
 
@@ -226,8 +251,10 @@ def _aot_export_joint_simple_entry(fn: Callable[..., Any], counter: Callable[...
 
 
 def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any], kiim: bool,
-                 pre_dispatch: bool = False) -> Callable[..., Any]:
-    """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler."""
+                 options: dict[str, Any]) -> Callable[..., Any]:
+    """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler;
+    `options` the case's compile options."""
+    pre_dispatch, tracing = options["pre_dispatch"], options["tracing_mode"]
     from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
 
     if entry == AOT_EXPORT_MODULE:
@@ -236,9 +263,9 @@ def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any]
         return _aot_export_joint_simple_entry(fn, counter)
 
     if entry == AOT_MODULE_SIMPLIFIED:
-        return _aot_module_simplified_entry(fn, counter, nop, kiim)
+        return _aot_module_simplified_entry(fn, counter, nop, kiim, tracing)
     if entry == AOT_MODULE:
         return _aot_module_entry(fn, counter, nop, kiim)
     if entry == MAKE_FX:
-        return _make_fx_entry(fn, counter)
+        return _make_fx_entry(fn, counter, tracing)
     raise ValueError(f"no module entry {entry!r}")

@@ -1,6 +1,7 @@
 """How a short reproducer sets the case's config and compiles through upstream's entry points: the same steps as the
 harness's (conformance/core/entries.py, Note [Module entry points]), written out for a standalone script
-(`KIIM` stands for the variant's keep_inference_input_mutations, `PRE_DISPATCH` for the case's pre_dispatch)."""
+(`KIIM` stands for the variant's keep_inference_input_mutations, `PRE_DISPATCH` and `TRACING` for the case's
+pre_dispatch and tracing_mode)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,11 @@ MODULE_ENTRY_LINES = {
         "    if not made:",
         "        made['program'] = Program(args, wrap=True)",
         "        tensors = [a for a in args if not isinstance(a, torch.nn.Module)]",
+        "        if TRACING in ('fake', 'symbolic'):  # traced from fake copies (symbolic: sizes under a ShapeEnv)",
+        "            from torch._subclasses.fake_tensor import FakeTensorMode",
+        "            from torch.fx.experimental.symbolic_shapes import ShapeEnv",
+        "            mode = FakeTensorMode(shape_env=ShapeEnv() if TRACING == 'symbolic' else None)",
+        "            tensors = [mode.from_tensor(t) for t in tensors]",
         "        made['f'] = aot_module_simplified(made['program'], tensors, fw_compiler=nop, bw_compiler=nop,",
         "                                          keep_inference_input_mutations=KIIM)",
         "    out = made['f'](*(a for a in args if not isinstance(a, torch.nn.Module)))",
@@ -56,11 +62,15 @@ MODULE_ENTRY_LINES = {
         "                               keep_inference_input_mutations=KIIM)",
         "    return made['f'](*(a for a in args if not isinstance(a, torch.nn.Module)))"],
     MAKE_FX: [
-        "from torch.fx.experimental.proxy_tensor import make_fx", "", "made = {}", "",
-        "def compiled_f(*args):  # traced once with fake tensors; the traced graph is called",
+        "from torch.fx.experimental.proxy_tensor import make_fx", "",
+        *_PROGRAM_MODULE,
+        "def compiled_f(*args):  # traced once (a module argument with its real weights); the traced graph is called",
+        "    tensors = [a for a in args if not isinstance(a, torch.nn.Module)]",
         "    if not made:",
-        "        made['gm'] = make_fx(f, tracing_mode='fake')(*args)",
-        "    return made['gm'](*args)"],
+        "        program = Program(args, wrap=False)",
+        "        made['gm'] = make_fx(program if program.bound else f, tracing_mode=TRACING or 'fake',",
+        "                             _allow_non_fake_inputs=bool(program.bound))(*tensors)",
+        "    return made['gm'](*tensors)"],
     AOT_EXPORT_JOINT_SIMPLE: [
         "from torch._functorch.aot_autograd import aot_export_joint_simple", "", "made = {}", "",
         "def compiled_f(*args):  # exported once (trace_joint=False); the exported graph is called",

@@ -240,7 +240,7 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
         return ["compiled_f = f  # the control: no compiler"]
     if variant.backend in MODULE_ENTRY_LINES:
         return [line.replace("KIIM", str(variant.kiim)).replace("PRE_DISPATCH", str(options["pre_dispatch"]))
-                for line in MODULE_ENTRY_LINES[variant.backend]]
+                .replace("TRACING", repr(options["tracing_mode"])) for line in MODULE_ENTRY_LINES[variant.backend]]
     backend = repr(variant.backend)
     lines: list[str] = []
     if count:

@@ -54,6 +54,10 @@ class CompileSpec(Strict):
     )
     pre_dispatch: bool = Field(False, description="aot_export_module only: export pre-dispatch "
                                "(aot_export_module(..., pre_dispatch=True)).")
+    tracing_mode: Literal["real", "fake", "symbolic"] | None = Field(
+        None, description="make_fx: its tracing_mode (default fake); aot_module_simplified: what it traces from "
+        "(default real: the call's tensors; fake: fake copies; symbolic: fake copies with symbolic sizes under a "
+        "ShapeEnv, whose guards are the shape_env_guards artifact).")
     partitioner: Literal["default", "min_cut"] = Field(
         "default", description="aot_function only: its partition_fn, functorch.compile's default_partition or "
         "min_cut_rematerialization_partition.")

@@ -24,7 +24,7 @@ GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_gra
 # Text a build logs as a structured-trace record that is neither a graph nor generated source: dynamo's guard
 # tree, each guard's code part with it (check_overlapping(...) for AOTAutograd's StorageOverlap guard), what
 # upstream's assertions on installed guards read. Kept apart with the graphs; no `graph:` form.
-TEXT_ARTIFACTS = ("dynamo_cpp_guards_str",)
+TEXT_ARTIFACTS = ("dynamo_cpp_guards_str", "shape_env_guards")
 TRACED_ARTIFACTS = GRAPH_ARTIFACTS + TEXT_ARTIFACTS
 
 _Snippet = Annotated[str, Field(min_length=1, max_length=2000)]

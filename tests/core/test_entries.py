@@ -85,7 +85,7 @@ def test_a_module_argument_is_the_compiled_modules_own_and_the_caller_sees_what_
         assert r.status == "fail" and any("m.bias" in m.message() for m in r.mismatches), label
 
 
-def test_a_later_call_with_another_module_and_make_fx_with_a_module_are_case_errors(tmp_path: Path) -> None:
+def test_a_later_call_with_another_module_is_a_case_error(tmp_path: Path) -> None:
     records = _records(tmp_path, """\
         backends: [aot_module_simplified, make_fx]
         inputs:
@@ -97,9 +97,53 @@ def test_a_later_call_with_another_module_and_make_fx_with_a_module_are_case_err
         calls:
           - {m: {module: {class: torch.nn.Linear, args: [3, 2]}}}
         """)
-    ams, fx = records["cpu-aot_module_simplified-inference"], records["cpu-make_fx-inference"]
-    assert ams.status == "error" and "a later call must pass the same ones" in ams.reason
-    assert fx.status == "error" and "make_fx traces with fake tensors and cannot take a module" in fx.reason
+    for r in records.values():
+        assert r.status == "error" and "a later call must pass the same ones" in r.reason, r.reason
+
+
+@pytest.mark.parametrize("tracing", ["real", "fake", "symbolic"])
+def test_make_fx_traces_a_module_argument_with_its_real_weights_in_each_tracing_mode(tmp_path: Path,
+                                                                                       tracing: str) -> None:
+    records = _records(tmp_path, f"""\
+        backends: [make_fx]
+        compile: {{tracing_mode: {tracing}}}
+        inputs:
+          m: {{module: {{class: torch.nn.Linear, args: [3, 2]}}}}
+          x: {{tensor: {{shape: [4, 3]}}}}
+        program: |
+          def f(m, x):
+              return m(x)
+        generated:
+          - artifact: make_fx_graph
+            contains: [torch.ops.aten.addmm.default]
+        """)
+    (r,) = records.values()
+    assert r.status == "pass", (r.reason, [m.message() for m in r.mismatches])
+    assert [g.status for g in r.generated] == ["holds"], [g.detail for g in r.generated]
+
+
+def test_aot_module_simplified_traces_symbolic_fakes_and_keeps_the_shape_envs_guards(tmp_path: Path) -> None:
+    body = """\
+        backends: [aot_module_simplified]
+        compile: {tracing_mode: TRACING}
+        modes: [training]
+        inputs:
+          lin: {module: {class: torch.nn.Linear, args: [20, 30]}}
+          x: {tensor: {shape: [16, 20], requires_grad: true}}
+          y: {tensor: {shape: [16, 30], requires_grad: true}}
+        program: |
+          def f(lin, x, y):
+              return (lin(x) + y,)
+        generated:
+          - artifact: shape_env_guards
+            matches: ['Eq\\(s\\d+, 20\\)', 'Eq\\(s\\d+, 30\\)']
+        """
+    (r,) = _records(tmp_path, body.replace("TRACING", "symbolic")).values()
+    assert r.status == "pass", (r.reason, [m.message() for m in r.mismatches])
+    assert [g.status for g in r.generated] == ["holds"], [g.detail for g in r.generated]
+    for tracing in ("real", "fake"):  # no ShapeEnv: nothing to read, never a holds
+        (r,) = _records(tmp_path, body.replace("TRACING", tracing)).values()
+        assert r.status == "pass" and [g.status for g in r.generated] == ["not observable"], r.generated
 
 
 def test_the_make_fx_graph_is_what_a_generated_assertion_reads(tmp_path: Path) -> None:
@@ -125,15 +169,17 @@ def test_the_make_fx_graph_is_what_a_generated_assertion_reads(tmp_path: Path) -
     assert said.status == "fails" and "( add_ , 3 )" in said.detail
 
 
-@pytest.mark.parametrize("entry", [*ENTRIES, EXPORT_SIMPLE])
+@pytest.mark.parametrize(("entry", "tracing"), [*((e, None) for e in (*ENTRIES, EXPORT_SIMPLE)),
+                                               ("aot_module_simplified", "symbolic"), ("make_fx", "real")])
 def test_the_short_reproducer_compiles_through_the_same_entry_and_finds_the_same_mismatch(
-        tmp_path: Path, entry: str) -> None:
+        tmp_path: Path, entry: str, tracing: str | None) -> None:
     """A program that branches on a shape: upstream's entries trace once, without guards, so a later call of
     another shape runs the first call's branch; the reproducer must show it through the same entry."""
     path = tmp_path / "mutation_epilogue" / "c.yaml"
     path.parent.mkdir()
     path.write_text(HEAD + textwrap.dedent(f"""\
         backends: [{entry}]
+        compile: {{tracing_mode: {tracing or "null"}}}
         inputs:
           x: {{tensor: {{shape: [3]}}}}
         program: |
