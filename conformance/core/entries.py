@@ -29,7 +29,9 @@ later call must pass the same modules (upstream compiles one module once).
   mutation the graph signature names (a buffer's, an input's) copied back into its target, the user
   outputs returned in the program's structure. The harness applies no other epilogue, so a mutation
   the export dropped, or one it names on the wrong target, shows against eager. The graph is kept as
-  ``aot_export_graph`` (its ``gm.code``). Effect tokens are refused (the graph would need them threaded).
+  ``aot_export_graph`` (its ``gm.code``), and its readable form with the subgraphs of cond and map as
+  ``aot_export_readable`` (``print_readable(expanded_def=True)``). Effect tokens are refused (the graph
+  would need them threaded).
 * ``aot_export_joint_simple`` (``trace_joint=False``) exports the program, a function of tensors returning a
   tuple, once from the first call's tensors; the variant calls the exported graph, which is kept as
   ``aot_export_graph`` too. What it refuses (input mutations, aliased outputs) is the compiled side's error.
@@ -60,6 +62,7 @@ MAKE_FX_GRAPH = "make_fx_graph"
 SHAPE_ENV_GUARDS = "shape_env_guards"
 TracingMode = Literal["real", "fake", "symbolic"]
 AOT_EXPORT_GRAPH = "aot_export_graph"
+AOT_EXPORT_READABLE = "aot_export_readable"  # print_readable(expanded_def=True): the subgraphs (cond, map) too
 # The traced graph goes out as a record the capture reads (conformance/probe/capture.py), as torch's own
 # graphs do: the core knows nothing of who listens.
 TRACED_GRAPH_LOG = logging.getLogger(__name__)
@@ -204,6 +207,14 @@ def _write_back(targets: dict[torch.Tensor, torch.Tensor]) -> None:
         target.copy_(value)
 
 
+def _log_readable(gm: torch.fx.GraphModule) -> None:
+    try:
+        readable = gm.print_readable(print_output=False, expanded_def=True)
+    except TypeError:  # a build whose print_readable has no expanded_def: the artifact is not observable there
+        return
+    TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_READABLE, readable)
+
+
 def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any], pre_dispatch: bool
                              ) -> Callable[..., Any]:
     try:
@@ -222,6 +233,7 @@ def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any]
                 raise CaseBroken("aot_export_module gave a graph with effect tokens, which the entry does not thread")
             assert isinstance(gm, torch.fx.GraphModule)  # what aot_export_module returns
             TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_GRAPH, gm.code)
+            _log_readable(gm)
             state.update(program=program, run=counter(gm, list(tensors)), graph=gm.graph, sig=sig)
         program = state["program"]
         out = _run_exported(state["run"], state["graph"], state["sig"], program,

@@ -20,7 +20,7 @@ from conformance.schema.common import Backend, Mode, Strict, check_regex
 # conformance/core/entries.py); every other name is a generated function's artifact
 # (conformance/probe/capture.py).
 GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_graph", "aot_joint_graph",
-                   "make_fx_graph", "aot_export_graph")
+                   "make_fx_graph", "aot_export_graph", "aot_export_readable")
 # Text a build logs as a structured-trace record that is neither a graph nor generated source: dynamo's guard
 # tree, each guard's code part with it (check_overlapping(...) for AOTAutograd's StorageOverlap guard), what
 # upstream's assertions on installed guards read. Kept apart with the graphs; no `graph:` form.

@@ -223,6 +223,14 @@ EXPORTED = """\
     generated:
       - artifact: aot_export_graph
         contains: ["torch.ops.aten.mul.Tensor(arg2_1, 2)"]
+      - artifact: aot_export_readable  # print_readable's annotations, comments and class line do not count
+        graph: |
+          def forward(self, arg0_1, arg1_1, arg2_1):
+              add = torch.ops.aten.add.Tensor(arg1_1, 1);  arg1_1 = None
+              mul = torch.ops.aten.mul.Tensor(arg2_1, 2);  arg2_1 = None
+              add_1 = torch.ops.aten.add.Tensor(mul, arg0_1);  arg0_1 = None
+              add_2 = torch.ops.aten.add.Tensor(add_1, add);  add_1 = None
+              return (add, mul, add_2)
     """
 
 
@@ -232,7 +240,7 @@ def test_the_exported_graph_runs_with_its_signatures_mutations_applied_and_a_dro
 
     (record,) = _records(tmp_path, EXPORTED).values()
     assert record.status == "pass", (record.reason, [m.message() for m in record.mismatches])
-    assert [g.status for g in record.generated] == ["holds"], [g.detail for g in record.generated]
+    assert [g.status for g in record.generated] == ["holds", "holds"], [g.detail for g in record.generated]
     monkeypatch.setattr(entries, "_write_back", lambda targets: None)  # the graph's mutations dropped
     (record,) = _records(tmp_path, EXPORTED).values()
     assert record.status == "fail", record.reason
