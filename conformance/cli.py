@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_NOTHING = 5  # pytest's: the selection matched no item
+EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP stopped the run (as explore says too)
 PYTEST_USAGE = 4  # pytest's usage error (a plugin option's bad value): `run` says 2 for every usage error
+PYTEST_INTERRUPTED = 2  # pytest's: the session was interrupted; `run` says 130, 2 being its usage errors
 _TORCH_MISSING = (
     "torch is not importable in this Python ({exe}).\n"
     "torch-conformance tests the torch build you already have and never installs one itself.\n"
@@ -290,14 +293,65 @@ def cmd_run(args: argparse.Namespace) -> int:
     holder.close()
     started = time.time()
     if str(args.numprocesses or "1") == "0":
-        # items run in this process: one that ends the process (os._exit) would end the command with
-        # the program's status, so pytest runs in a child whose records are counted afterwards
-        code = subprocess.run([sys.executable, "-m", "pytest", *argv], check=False).returncode  # noqa: S603
-    else:
-        import pytest
+        return _serial(argv, results, started, Path(args.cases))
+    import pytest
 
-        code = int(pytest.main(argv))
-    return EXIT_USAGE if code == PYTEST_USAGE else _accounted(results, code, started)
+    return _status(results, int(pytest.main(argv)), started)
+
+
+def _status(results: Path, code: int, started: float) -> int:
+    """`run`'s exit status from pytest's: each status means one thing (README)."""
+    if code == PYTEST_USAGE:
+        return EXIT_USAGE
+    code = _accounted(results, code, started)
+    return EXIT_INTERRUPTED if code == PYTEST_INTERRUPTED else code
+
+
+def _serial(argv: list[str], results: Path, started: float, root: Path) -> int:
+    """-n 0: the items run in one child process (conformance/pytest_plugin/serial.py), in a session of its
+    own so that a terminal's Ctrl-C reaches it once, through us; our SIGINT, SIGTERM and SIGHUP are passed
+    on to it, and it ends with us."""
+    import shutil
+    import signal
+    import tempfile
+
+    from conformance.pytest_plugin.guard import SERIAL_JOURNAL_ENV  # lazy: start-up (the subcommand needs it)
+    from conformance.pytest_plugin.serial import how_it_ended, settle  # lazy: start-up (the subcommand needs it)
+
+    journal = Path(tempfile.mkdtemp(prefix="torch-conformance-journal-"))
+    env = {**os.environ, SERIAL_JOURNAL_ENV: str(journal)}
+    # the CLI has started no thread by now, so preexec_fn is safe here
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", *argv], env=env,  # noqa: S603
+                            start_new_session=True, preexec_fn=_end_with_parent)  # noqa: PLW1509
+    stopped: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        stopped.append(signum)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signum)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        code = proc.wait()
+        settled = settle(results, journal, code, root)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        shutil.rmtree(journal, ignore_errors=True)
+    if settled is not None:
+        print(f"run: the run's process ended mid-run ({how_it_ended(code)}); its unfinished items have error "
+              f"records in {results}", file=sys.stderr)
+        return EXIT_INTERRUPTED if stopped else settled
+    return _status(results, code if code >= 0 else EXIT_FAIL, started)
+
+
+def _end_with_parent() -> None:
+    """In the child before it runs pytest: end it (SIGTERM) when the CLI dies, also by SIGKILL (Linux)."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _accounted(results: Path, code: int, started: float) -> int:

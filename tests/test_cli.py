@@ -131,8 +131,8 @@ def test_python_dash_m_run_executes_cases(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("argv", "message"), [
     (["--backends", "indcutor"], "--backends indcutor: not a torch.compile backend registered on this build, nor "
                                  "aot_function or aot_function-kiim or aot_module_simplified or "
-                                 "aot_module_simplified-kiim or aot_module or aot_module-kiim or make_fx or none (did "
-                                 "you mean inductor?)"),
+                                 "aot_module_simplified-kiim or aot_module or aot_module-kiim or make_fx or "
+                                 "aot_export_module or aot_export_joint_simple or none (did you mean inductor?)"),
     (["--devices", "gpu"], "--devices gpu: 'gpu' is not a device this torch build knows"),
     (["--modes", "train"], "--modes train: not a mode; choose from inference, training (did you mean training?)"),
 ])

@@ -9,7 +9,7 @@ import datetime as _dt
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pytest
 from conformance.data.corpus import identity
 from conformance.data.expectations import Expectation, stale
 from conformance.data.loader import case_id_for, load_case
-from conformance.pytest_plugin.guard import Journal, JournalEntry
+from conformance.pytest_plugin.guard import ITEMS_FILE, Journal, JournalEntry
 from conformance.results import (
     ManifestItem,
     ResultRecord,
@@ -43,6 +43,14 @@ NO_RESULT = "no result: the run ended without a record for this item"
 def is_placeholder(status: str, reason: str) -> bool:
     """Whether a record stands for an item the run stopped or lost before it finished."""
     return status == "error" and reason.startswith((NOT_RUN, NO_RESULT))
+
+
+def with_corpus(raw: str, root: Path) -> str:
+    """A record's line naming its corpus: every record does, also those written on an item's behalf."""
+    data = json.loads(raw)
+    corpus = identity(root.resolve())[0].model_dump(mode="json")
+    data["fingerprint"] = {**(data.get("fingerprint") or {}), "corpus": corpus}
+    return json.dumps(data, sort_keys=True, allow_nan=False) + "\n"
 
 
 def selection(config: pytest.Config, root: Path) -> dict[str, str]:
@@ -122,6 +130,9 @@ class ResultsSink:
                                     selection=chosen, shard=self.config.getoption("conformance_shard") or None,
                                     items=items, corpus=corpus, corpus_changes=changes)
         self._manifest()
+        if not self.distributed:  # for whoever accounts for them should this process end mid-run (run -n 0)
+            refs = [asdict(self._ref(i)) for i in ids]
+            (self.journal_dir / ITEMS_FILE).write_text(json.dumps(refs), encoding="utf-8")
 
     def _ref(self, nodeid: str) -> ItemRef:
         if nodeid not in self._refs:
@@ -155,10 +166,7 @@ class ResultsSink:
             return  # exactly one record per item
         self.written.add(nodeid)
         data = json.loads(raw)
-        # every record names its corpus, also those the controller writes for an item (one place)
-        data["fingerprint"] = {**(data.get("fingerprint") or {}),
-                               "corpus": identity(self.root.resolve())[0].model_dump(mode="json")}
-        raw = json.dumps(data, sort_keys=True, allow_nan=False) + "\n"
+        raw = with_corpus(raw, self.root)
         try:
             self.writer.write_line(raw)
         except ResultsWriteError as exc:

@@ -127,6 +127,12 @@ def set_memory_limit(gib: float) -> str | None:
 
 # ----------------------------------------------------------------------------- journal
 
+# Set by `run -n 0` for the serial session it starts: the folder of that session's journal, where the
+# session also lists the items it selected (ITEMS_FILE), so that the CLI can account for them if the
+# session's process ends mid-run (conformance/pytest_plugin/serial.py).
+SERIAL_JOURNAL_ENV = "TORCH_CONFORMANCE_SERIAL_JOURNAL"
+ITEMS_FILE = "items.json"
+
 
 @dataclass(frozen=True)
 class JournalEntry:

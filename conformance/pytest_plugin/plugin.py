@@ -35,6 +35,7 @@ from conformance.pytest_plugin.accounting import RECORD_KEY, ItemRef, ResultsSin
 from conformance.pytest_plugin.guard import (
     EXIT_WATCHDOG,
     INTERRUPTS,
+    SERIAL_JOURNAL_ENV,
     Journal,
     Watchdog,
     default_memory_limit,
@@ -169,11 +170,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                           *extra])
     except CaseLoadError as exc:
         raise pytest.UsageError(f"--conformance-expectations: the file does not load:\n{exc}") from None
-    if _is_worker(config):
-        journal_dir = Path(config.workerinput[JOURNAL_KEY])  # type: ignore[attr-defined]  # set by pytest_configure_node
-    else:
-        journal_dir = Path(tempfile.mkdtemp(prefix="torch-conformance-journal-"))
-        config.add_cleanup(lambda: shutil.rmtree(journal_dir, ignore_errors=True))
+    journal_dir = _journal_dir(config)
     state = _State(root=root.resolve(), results=results, journal_dir=journal_dir, timeout=timeout,
                    expectations=expectations,
                    extra_devices=extra_devices, extra_backends=extra_backends)
@@ -193,6 +190,18 @@ def pytest_configure(config: pytest.Config) -> None:
             config.option.maxworkerrestart = "1000000"
     if not _distributed(config):
         _guard_this_process(config, state, memory)
+
+
+def _journal_dir(config: pytest.Config) -> Path:
+    """Where this process's journal goes: the controller's folder (a worker), the CLI's (`run -n 0`, which
+    reads it should this process die, then removes it), or a folder of its own, removed at the end."""
+    if _is_worker(config):
+        return Path(config.workerinput[JOURNAL_KEY])  # type: ignore[attr-defined]  # set by pytest_configure_node
+    if os.environ.get(SERIAL_JOURNAL_ENV):
+        return Path(os.environ[SERIAL_JOURNAL_ENV])
+    journal_dir = Path(tempfile.mkdtemp(prefix="torch-conformance-journal-"))
+    config.add_cleanup(lambda: shutil.rmtree(journal_dir, ignore_errors=True))
+    return journal_dir
 
 
 def _guard_this_process(config: pytest.Config, state: _State, memory_gib: float) -> None:

@@ -91,7 +91,7 @@ def test_sigterm_to_the_run_stops_it_as_ctrl_c_does_and_every_item_has_a_record(
     time.sleep(3)  # b_long is running now
     os.killpg(proc.pid, signal.SIGTERM)  # as a CI runner's cancel does: the whole process group
     out, _ = proc.communicate(timeout=300)
-    assert proc.returncode != 0, out
+    assert proc.returncode == 130, out  # an interrupt's own status
     by = {r["case_id"].split("/")[1]: r for r in _records(tmp_path)}
     assert sorted(by) == ["a_first", "b_long", "c_never", "d_never"], out
     assert by["a_first"]["status"] == "pass"
@@ -99,11 +99,47 @@ def test_sigterm_to_the_run_stops_it_as_ctrl_c_does_and_every_item_has_a_record(
     assert by["d_never"]["reason"].startswith("not run: the run was stopped"), by["d_never"]["reason"]
 
 
-def test_a_program_that_ends_the_serial_process_never_leaves_a_green_run(tmp_path: Path) -> None:
-    _cases(tmp_path, a_exits="os._exit(0)", b_fine="pass", c_fine="pass")
+@pytest.mark.parametrize(("ending", "said"), [
+    ("os._exit(0)", "with exit status 0"), ("os._exit(5)", "with exit status 5"), ("os._exit(2)", "with exit status 2"),
+    ("os._exit(3)", "with exit status 3"), ("os.kill(os.getpid(), 11)", "killed by SIGSEGV")])
+def test_a_program_that_ends_the_serial_process_is_the_runs_failure_and_every_item_has_a_record(
+        tmp_path: Path, ending: str, said: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """-n 0: whatever status the program ends the process with, the CLI's is 1, and the items have records."""
+    _cases(tmp_path, a_exits=ending, b_fine="pass", c_fine="pass")
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # where the run's journal folder goes
     result = _run(tmp_path, "-n", "0")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "the run never finished" in result.stderr or "no run manifest" in result.stderr, result.stderr
+    assert f"the run's process ended mid-run ({said})" in result.stderr, result.stderr
+    by = {r["case_id"].split("/")[1]: r for r in _records(tmp_path)}
+    assert sorted(by) == ["a_exits", "b_fine", "c_fine"], result.stderr
+    assert by["a_exits"]["status"] == "error" and said in by["a_exits"]["reason"], by["a_exits"]["reason"]
+    assert all(by[n]["reason"].startswith("not run: the run was stopped") for n in ("b_fine", "c_fine"))
+    manifest = json.loads((tmp_path / "out" / "r.manifest.json").read_text())
+    assert manifest["finished"] and manifest["exit_status"] == 1
+    assert not list((tmp_path / "tmp").glob("torch-conformance-journal-*"))  # no journal folder left behind
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_the_serial_runs_cli_reaches_its_items_process_and_every_item_has_a_record(
+        tmp_path: Path, sig: signal.Signals) -> None:
+    """-n 0: a signal to the CLI alone (not its group) is passed on; the run ends 130 with whole accounts."""
+    _cases(tmp_path, a_first="pass", b_long="time.sleep(120)", c_never="pass")
+    proc = _run(tmp_path, "-n", "0", wait=False)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        recs = _records(tmp_path) if (tmp_path / "out" / "r.jsonl").is_file() else []
+        if any(r["case_id"] == "runtime_wrapper/a_first" for r in recs):
+            break
+        time.sleep(0.5)
+    time.sleep(3)  # b_long is running now
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 130, out
+    by = {r["case_id"].split("/")[1]: r for r in _records(tmp_path)}
+    assert sorted(by) == ["a_first", "b_long", "c_never"], out
+    assert by["c_never"]["status"] == "error", by["c_never"]
+    assert json.loads((tmp_path / "out" / "r.manifest.json").read_text())["finished"]
 
 
 def _explore(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
