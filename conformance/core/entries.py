@@ -30,7 +30,8 @@ later call must pass the same modules (upstream compiles one module once).
   outputs returned in the program's structure. The harness applies no other epilogue, so a mutation
   the export dropped, or one it names on the wrong target, shows against eager. The graph is kept as
   ``aot_export_graph`` (its ``gm.code``), and its readable form with the subgraphs of cond and map as
-  ``aot_export_readable`` (``print_readable(expanded_def=True)``). Effect tokens are refused (the graph
+  ``aot_export_readable`` (``print_readable(expanded_def=True)``), and each subgraph's own code as
+  ``aot_export_graph.<module path>`` (``aot_export_graph.true_graph_0``). Effect tokens are refused (the graph
   would need them threaded).
 * ``aot_export_joint_simple`` (``trace_joint=False``) exports the program, a function of tensors returning a
   tuple, once from the first call's tensors; the variant calls the exported graph, which is kept as
@@ -208,6 +209,9 @@ def _write_back(targets: dict[torch.Tensor, torch.Tensor]) -> None:
 
 
 def _log_readable(gm: torch.fx.GraphModule) -> None:
+    for name, sub in gm.named_modules():  # each subgraph's own code, as upstream reads gm.true_graph_0.code
+        if name and isinstance(sub, torch.fx.GraphModule):
+            TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, f"{AOT_EXPORT_GRAPH}.{name}", sub.code)
     try:
         readable = gm.print_readable(print_output=False, expanded_def=True)
     except TypeError:  # a build whose print_readable has no expanded_def: the artifact is not observable there

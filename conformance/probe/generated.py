@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from conformance.probe.capture import CaptureResult
 from conformance.results import GeneratedRecord, GeneratedStatus
-from conformance.schema.generated import TEXT_ARTIFACTS, TRACED_ARTIFACTS, GeneratedAssertion
+from conformance.schema.generated import TEXT_ARTIFACTS, TRACED_ARTIFACTS, GeneratedAssertion, is_graph
 
 __all__ = ["graph_statements", "judge"]
 
@@ -111,7 +111,7 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
 
 
 def _one(index: int, a: GeneratedAssertion, capture: CaptureResult) -> GeneratedRecord:
-    graph = a.artifact in TRACED_ARTIFACTS
+    graph = a.artifact in TRACED_ARTIFACTS or is_graph(a.artifact)
     pool = capture.graphs if graph else capture.artifacts
     family = "traced graph" if graph else "generated function"
     if a.artifact in TEXT_ARTIFACTS:  # a build that logs graphs but no guard text cannot tell either

@@ -26,6 +26,13 @@ GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_gra
 # upstream's assertions on installed guards read. Kept apart with the graphs; no `graph:` form.
 TEXT_ARTIFACTS = ("dynamo_cpp_guards_str", "shape_env_guards")
 TRACED_ARTIFACTS = GRAPH_ARTIFACTS + TEXT_ARTIFACTS
+# an exported graph's subgraphs (cond branches, map bodies) by their module path: aot_export_graph.true_graph_0
+SUBGRAPH_OF = "aot_export_graph."
+
+
+def is_graph(artifact: str) -> bool:
+    """Whether `artifact` names a traced graph (a `graph:` assertion's subject)."""
+    return artifact in GRAPH_ARTIFACTS or artifact.startswith(SUBGRAPH_OF)
 
 _Snippet = Annotated[str, Field(min_length=1, max_length=2000)]
 Instance = Literal["every", "first", "last", "any"]
@@ -37,7 +44,8 @@ class GeneratedAssertion(Strict):
     artifact: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$", max_length=100)] = Field(
         description="The artifact's name as the build publishes it: a generated function "
         "(runtime_wrapper_orchestration, mutation_epilogue, output_alias_wrapper, ...), a traced graph "
-        f"({', '.join(GRAPH_ARTIFACTS)}) or dynamo's guards ({', '.join(TEXT_ARTIFACTS)}).")
+        f"({', '.join(GRAPH_ARTIFACTS)}; an exported graph's subgraph as {SUBGRAPH_OF}<module path>, e.g. "
+        f"{SUBGRAPH_OF}true_graph_0) or guards ({', '.join(TEXT_ARTIFACTS)}).")
     emitted: bool = Field(True, description="Whether the pass emitted it at all (false: it must not be).")
     count: Annotated[StrictInt, Field(ge=1, le=1000)] | None = Field(
         None, description="How many instances the pass emitted, exactly (upstream's len(captured) == N).")
@@ -74,7 +82,7 @@ class GeneratedAssertion(Strict):
         said = [k for k in ("count", "contains", "lacks", "matches", "graph") if getattr(self, k)]
         if not self.emitted and said:
             raise ValueError(f"an artifact that must not be emitted has no {', '.join(said)}")
-        if self.graph is not None and self.artifact not in GRAPH_ARTIFACTS:
+        if self.graph is not None and not is_graph(self.artifact):
             raise ValueError(f"graph: is compared with a traced graph ({', '.join(GRAPH_ARTIFACTS)}), "
                              f"not {self.artifact!r}")
         return self

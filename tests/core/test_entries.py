@@ -234,6 +234,31 @@ EXPORTED = """\
     """
 
 
+def test_an_exported_graphs_subgraphs_are_artifacts_of_their_own(tmp_path: Path) -> None:
+    body = """\
+        backends: [aot_export_module]
+        grad_enabled: false
+        inputs:
+          x: {tensor: {shape: [2, 2]}}
+        program: |
+          def f(x):
+              return (torch.cond(x.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), [x]),)
+        generated:
+          - artifact: aot_export_graph.true_graph_0
+            graph: |
+              def forward(self, arg0_1):
+                  sin = torch.ops.aten.sin.default(arg0_1);  arg0_1 = None
+                  return (sin,)
+          - artifact: aot_export_graph.false_graph_0
+            contains: [torch.ops.aten.cos.default]
+        """
+    (r,) = _records(tmp_path, body).values()
+    assert r.status == "pass", (r.reason, [m.message() for m in r.mismatches])
+    assert [g.status for g in r.generated] == ["holds", "holds"], [g.detail for g in r.generated]
+    (r,) = _records(tmp_path, body.replace("aten.cos.default]", "aten.sin.default]")).values()
+    assert [g.status for g in r.generated] == ["holds", "fails"], [g.detail for g in r.generated]
+
+
 def test_the_exported_graph_runs_with_its_signatures_mutations_applied_and_a_dropped_one_shows(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from conformance.core import entries
