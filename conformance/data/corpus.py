@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import conformance
 from conformance.data.corpus_files import CORPUS_SUFFIXES, MANIFEST_NAME, corpus_digest, corpus_files
@@ -71,6 +71,22 @@ def resolve(path: str, root: Path) -> Path:
     if parts and parts[0] == LOCAL and not Path(LOCAL).is_dir():
         return root.joinpath(*parts[1:])
     return given
+
+
+CASE_FILE_LIMIT = 1 << 22  # 4 MiB: a case's program and classes are each at most 100,000 characters
+
+
+def corpus_file(named: str, root: Path) -> Path | None:
+    """The file a record's `case_file` names inside the corpus `root`, never outside it: a relative path
+    without `..`, `cases/<path>` (how records name a case file) or `<path>` under the root, whose real
+    location (symbolic links followed) is still under the root's. None for any other path."""
+    given = PurePosixPath(named)
+    if given.is_absolute() or ".." in given.parts or not given.parts:
+        return None
+    parts = given.parts[1:] if given.parts[0] == LOCAL else given.parts
+    base = root.resolve()
+    real = base.joinpath(*parts).resolve()
+    return real if real.is_relative_to(base) else None
 
 
 def has_cases(paths: list[Path]) -> bool:

@@ -57,6 +57,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--expectations", default=None, metavar="PATHS",
                    help="the expectation files the runs used (comma-separated); entries that matched no item of "
                    f"any build are listed as stale [env {BY_NAME['expectations'].env}]")
+    p.add_argument("--cases", default=None, metavar="DIR",
+                   help="the corpus the records were run from: the case files the stale check reads (only inside it) "
+                   f"and its UPSTREAM.yaml (default: as `run`: {BY_NAME['cases'].env} or ./cases, else the package's "
+                   "own corpus)")
     p.add_argument("--parity", default=None, metavar="PATH",
                    help="the upstream parity mapping whose table the report shows (default: UPSTREAM.yaml in the "
                    f"cases folder, {BY_NAME['cases'].env_default()}, when it is there)")
@@ -144,7 +148,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"report: -o {out}: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        report = merge(paths, expectations=expectations, parity=_parity(args.parity))
+        report = merge(paths, expectations=expectations, parity=_parity(args.parity, args.cases))
         report.bench = _bench(args.bench)
     except ReportInputError as exc:
         print(f"report: {exc}", file=sys.stderr)
@@ -166,7 +170,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if report.dropped:
         print(f"inputs overlap: {len(report.dropped)} superseded record(s) left out (the latest per build, case "
               "and variant is kept; listed in compat.md)")
-    changed = report.changed_cases()
+    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
+
+    changed = report.changed_cases(root_of(args.cases))
     if changed:
         print(f"stale: {len(changed)} case file(s) changed since their results were made (this report shows the "
               f"old ones; rerun them): {', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}",
@@ -226,13 +232,13 @@ def _bench(given: str | None) -> list[dict[str, Any]]:
     return docs
 
 
-def _parity(given: str | None) -> ParityFile | None:
+def _parity(given: str | None, cases: str | None = None) -> ParityFile | None:
     from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
     from conformance.data.loader import CaseLoadError  # lazy: start-up (the subcommand needs it)
     from conformance.data.parity import load_parity, parity_path  # lazy: start-up (the subcommand needs it)
     from conformance.report import ReportInputError  # lazy: start-up (the subcommand needs it)
 
-    path = Path(given) if given else parity_path(root_of())
+    path = Path(given) if given else parity_path(root_of(cases))
     if not path.is_file():
         if given:
             raise ReportInputError(f"--parity {given}: no such file")

@@ -20,7 +20,7 @@ from typing import Any, TypeVar, get_args
 
 from conformance.behaviors import IDS as BEHAVIORS
 from conformance.core.entry import counts_graphs
-from conformance.data.corpus import resolve, root_of
+from conformance.data.corpus import CASE_FILE_LIMIT, corpus_file, root_of
 from conformance.data.parity import ParityFile
 from conformance.data.parity import table as parity_table
 from conformance.report.causes import causes_of
@@ -256,19 +256,35 @@ class Report:
 
         return speed(self.bench)
 
-    def changed_cases(self) -> list[str]:
-        """Case files (relative paths, as the runs named them) that changed or went away since their
-        records were made: the report shows results of case files that are no longer these."""
+    def changed_cases(self, root: Path | None = None) -> list[str]:
+        """Case files (as the runs named them) that changed or went away since their records were made:
+        the report shows results of case files that are no longer these. Only files inside the corpus
+        `root` (default: the one `run` would use) are read, each at most CASE_FILE_LIMIT bytes; a record
+        naming a path outside it is said so, and nothing is read or looked up for it."""
+        base = root if root is not None else root_of()
         made: dict[str, set[str]] = {}
         for s in self.records:
-            if s.record.case_file and s.record.case_sha256 and not Path(s.record.case_file).is_absolute():
+            if s.record.case_file and s.record.case_sha256:
                 made.setdefault(s.record.case_file, set()).add(s.record.case_sha256)
         out = []
         for path, hashes in sorted(made.items()):
-            p = resolve(path, root_of())  # a bundled corpus's `cases/...` where the working folder has none
-            if not p.is_file():
+            p = corpus_file(path, base)
+            if p is not None and not p.is_file():  # gone, or no regular file (a folder, a device, a pipe)
                 out.append(f"{path} (gone)")
-            elif hashlib.sha256(p.read_bytes()).hexdigest() not in hashes:
+                continue
+            if p is None:
+                out.append(f"{path} (not in the corpus {base}: not read)")
+                continue
+            try:
+                with p.open("rb") as f:
+                    data = f.read(CASE_FILE_LIMIT + 1)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                out.append(f"{path} (gone)")
+                continue
+            except OSError as exc:
+                out.append(f"{path} (unreadable: {exc.strerror or exc})")
+                continue
+            if len(data) > CASE_FILE_LIMIT or hashlib.sha256(data).hexdigest() not in hashes:
                 out.append(path)
         return out
 
