@@ -114,8 +114,12 @@ def _one(index: int, a: GeneratedAssertion, capture: CaptureResult) -> Generated
     graph = a.artifact in TRACED_ARTIFACTS or is_graph(a.artifact)
     pool = capture.graphs if graph else capture.artifacts
     family = "traced graph" if graph else "generated function"
-    if a.artifact in TEXT_ARTIFACTS:  # a build that logs graphs but no guard text cannot tell either
-        pool, family = [x for x in pool if x.name in TEXT_ARTIFACTS], "guard text"
+    # guard text and graphs are told apart: a pass that logged only guards (the eager backend) traced no graph,
+    # and one that logged graphs but no guard text cannot tell of guards
+    text = a.artifact in TEXT_ARTIFACTS
+    if graph:
+        pool = [x for x in pool if (x.name in TEXT_ARTIFACTS) == text]
+        family = "guard text" if text else family
 
     def said(status: GeneratedStatus, detail: str) -> GeneratedRecord:
         return GeneratedRecord(index=index, artifact=a.artifact, status=status, detail=detail)
