@@ -282,7 +282,9 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     ins = tuple(mark_symbolic(m, _symbolic_map(symbolic[i])) for i, m in enumerate(robs.input_subclasses))
     outs = robs.outputs
     dynamic: tuple[frozenset[int] | None, ...] | None = None
-    if graph.outputs is not None and graph.output_symbolic is not None:
+    # an output the program never sees (an intermediate passed on across a graph break) is of a kind the
+    # observation cannot tell: which outputs the wrapper marks is then the build's fact (None)
+    if graph.outputs is not None and graph.output_symbolic is not None and None not in graph.outputs:
         maps = [_symbolic_map(sym) for sym in graph.output_symbolic]
         outs = tuple(
             replace(o, subclass=mark_symbolic(o.subclass, maps[j])) if j < len(maps) else o
