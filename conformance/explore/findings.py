@@ -36,6 +36,24 @@ class Totals:
     crashes: dict[str, dict[str, Any]] = field(default_factory=dict)
     worker_errors: list[str] = field(default_factory=list)
     interrupted: bool = False
+    # the kept keys by their first four parts (all but the message), so that a finding's cause is compared
+    # only with the keys that could be the same cause: merging is linear in the findings, not quadratic
+    _by_head: dict[tuple[str, ...], list[str]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for key in self.findings:
+            self._by_head.setdefault(tuple(key.split(" | ")[:4]), []).append(key)
+
+    def _kept_key(self, sig: str) -> str:
+        """The key this cause is already kept under (same_cause), else `sig` itself, now kept."""
+        if sig in self.findings:
+            return sig
+        head = tuple(sig.split(" | ")[:4])
+        group = self._by_head.setdefault(head, [])
+        found = next((k for k in group if same_cause(k, sig)), None)
+        if found is None:
+            group.append(sig)
+        return found or sig
 
     def absorb(self, state: dict[str, Any], root: Path, offset: float = 0.0) -> None:
         """A worker's saved state or a job's findings.json (paths in it relative to `root`)."""
@@ -51,7 +69,7 @@ class Totals:
             f = rooted({**found, "found_after_s": round(found["found_after_s"] + offset, 1)}, root)
             # a key an older run wrote groups as today's normalisation groups it
             sig = read_again(f["signature"])
-            f["signature"] = next((k for k in self.findings if same_cause(k, sig)), sig)
+            f["signature"] = self._kept_key(sig)
             old = self.findings.get(f["signature"])
             if old is not None:  # the same cause in two workers or shards: its sightings add up
                 f["seen"] = f.get("seen", 1) + old.get("seen", 1)
