@@ -14,6 +14,7 @@ manifest or the checkout's git HEAD.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import subprocess
 from pathlib import Path, PurePosixPath
@@ -87,6 +88,30 @@ def corpus_file(named: str, root: Path) -> Path | None:
     base = root.resolve()
     real = base.joinpath(*parts).resolve()
     return real if real.is_relative_to(base) else None
+
+
+def changed_files(made: dict[str, set[str]], root: Path) -> list[str]:
+    """Of the case files records name (with the sha256s they were run at), those that changed or went
+    away. Only files inside the corpus `root` are read (`corpus_file`), each at most CASE_FILE_LIMIT
+    bytes; a path outside it is said so, and nothing is read or looked up for it."""
+    out = []
+    for path, hashes in sorted(made.items()):
+        p = corpus_file(path, root)
+        if p is None:
+            out.append(f"{path} (not in the corpus {root}: not read)")
+            continue
+        if not p.is_file():  # gone, or no regular file (a folder, a device, a pipe)
+            out.append(f"{path} (gone)")
+            continue
+        try:
+            with p.open("rb") as f:
+                data = f.read(CASE_FILE_LIMIT + 1)
+        except OSError as exc:
+            out.append(f"{path} (unreadable: {exc.strerror or exc})")
+            continue
+        if len(data) > CASE_FILE_LIMIT or hashlib.sha256(data).hexdigest() not in hashes:
+            out.append(path)
+    return out
 
 
 def has_cases(paths: list[Path]) -> bool:

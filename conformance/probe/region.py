@@ -257,6 +257,27 @@ def _grad_free_input(robs: Observation, k: int, on_entry: set[int]) -> bool:
     return inp is not None and k not in on_entry and not inp.before.requires_grad and not inp.after.requires_grad
 
 
+def _symbolic_outputs(graph: GraphSignature, robs: Observation) -> tuple[tuple[Any, ...],
+                                                                         tuple[frozenset[int] | None, ...] | None]:
+    """The region's outputs with the graph's symbolic sizes marked, and which dims of each the runtime wrapper
+    marks dynamic (None: not known here, the build's fact stands)."""
+    outs = robs.outputs
+    # an output the program never sees (an intermediate passed on across a graph break) is of a kind the
+    # observation cannot tell: which outputs the wrapper marks is then the build's fact (None)
+    if graph.outputs is None or graph.output_symbolic is None or None in graph.outputs:
+        return outs, None
+    maps = [_symbolic_map(sym) for sym in graph.output_symbolic]
+    outs = tuple(
+        replace(o, subclass=mark_symbolic(o.subclass, maps[j])) if j < len(maps) else o
+        for j, o in enumerate(outs)
+    )
+    # The wrapper marks every tensor output once any output has a symbolic size.
+    sizes = [frozenset(m.get("", ((), ()))[0]) for m in maps]
+    if not any(sizes):
+        return outs, tuple(None for _ in outs)
+    return outs, tuple(sizes[j] if isinstance(robs.raw_outputs[j], torch.Tensor) else None for j in range(len(outs)))
+
+
 def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     if graph is None:
         return Region(obs, False, None, frozenset())
@@ -280,25 +301,7 @@ def to_region(obs: Observation, graph: GraphSignature | None) -> Region:
     symbolic = [graph.input_symbolic[i] if i is not None and i < len(graph.input_symbolic) else () for i in order]
     frozen = frozenset(k for k, i in enumerate(order) if i is not None and i in graph.frozen)
     ins = tuple(mark_symbolic(m, _symbolic_map(symbolic[i])) for i, m in enumerate(robs.input_subclasses))
-    outs = robs.outputs
-    dynamic: tuple[frozenset[int] | None, ...] | None = None
-    # an output the program never sees (an intermediate passed on across a graph break) is of a kind the
-    # observation cannot tell: which outputs the wrapper marks is then the build's fact (None)
-    if graph.outputs is not None and graph.output_symbolic is not None and None not in graph.outputs:
-        maps = [_symbolic_map(sym) for sym in graph.output_symbolic]
-        outs = tuple(
-            replace(o, subclass=mark_symbolic(o.subclass, maps[j])) if j < len(maps) else o
-            for j, o in enumerate(outs)
-        )
-        # The wrapper marks every tensor output once any output has a symbolic size.
-        sizes = [frozenset(m.get("", ((), ()))[0]) for m in maps]
-        if any(sizes):
-            dynamic = tuple(
-                sizes[j] if isinstance(robs.raw_outputs[j], torch.Tensor) else None
-                for j in range(len(outs))
-            )
-        else:
-            dynamic = tuple(None for _ in outs)
+    outs, dynamic = _symbolic_outputs(graph, robs)
     writes: frozenset[int] | None = None
     if graph.partial and graph.mutated_in_region is not None:
         writes = frozenset(order.index(i) for i in graph.mutated_in_region if i in order)

@@ -10,7 +10,6 @@ depends on the time the report is made, so the same inputs give byte-identical f
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from typing import Any, TypeVar, get_args
 
 from conformance.behaviors import IDS as BEHAVIORS
 from conformance.core.entry import counts_graphs
-from conformance.data.corpus import CASE_FILE_LIMIT, corpus_file, root_of
+from conformance.data.corpus import changed_files, root_of
 from conformance.data.parity import ParityFile
 from conformance.data.parity import table as parity_table
 from conformance.report.causes import causes_of
@@ -258,35 +257,12 @@ class Report:
 
     def changed_cases(self, root: Path | None = None) -> list[str]:
         """Case files (as the runs named them) that changed or went away since their records were made:
-        the report shows results of case files that are no longer these. Only files inside the corpus
-        `root` (default: the one `run` would use) are read, each at most CASE_FILE_LIMIT bytes; a record
-        naming a path outside it is said so, and nothing is read or looked up for it."""
-        base = root if root is not None else root_of()
+        the report shows results of case files that are no longer these (read confined: `changed_files`)."""
         made: dict[str, set[str]] = {}
         for s in self.records:
             if s.record.case_file and s.record.case_sha256:
                 made.setdefault(s.record.case_file, set()).add(s.record.case_sha256)
-        out = []
-        for path, hashes in sorted(made.items()):
-            p = corpus_file(path, base)
-            if p is not None and not p.is_file():  # gone, or no regular file (a folder, a device, a pipe)
-                out.append(f"{path} (gone)")
-                continue
-            if p is None:
-                out.append(f"{path} (not in the corpus {base}: not read)")
-                continue
-            try:
-                with p.open("rb") as f:
-                    data = f.read(CASE_FILE_LIMIT + 1)
-            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-                out.append(f"{path} (gone)")
-                continue
-            except OSError as exc:
-                out.append(f"{path} (unreadable: {exc.strerror or exc})")
-                continue
-            if len(data) > CASE_FILE_LIMIT or hashlib.sha256(data).hexdigest() not in hashes:
-                out.append(path)
-        return out
+        return changed_files(made, root if root is not None else root_of())
 
     def parity_rows(self) -> list[dict[str, Any]]:
         """Per upstream test file and in total: tests, behavioural, mapped; per build, the mapped tests

@@ -38,12 +38,12 @@ def test_a_path_out_of_the_corpus_is_said_so_and_never_read(tmp_path: Path, name
 
 def test_a_file_in_the_corpus_is_read_bounded_and_a_pipe_never_blocks(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.report import model
+    from conformance.data import corpus
 
     root, made = _corpus(tmp_path)
     os.mkfifo(root / "mutation_epilogue" / "pipe.yaml")
     (root / "mutation_epilogue" / "big.yaml").write_text("the case as it was run\n" + "#" * 100)
-    monkeypatch.setattr(model, "CASE_FILE_LIMIT", 50)
+    monkeypatch.setattr(corpus, "CASE_FILE_LIMIT", 50)
     results = write_results(tmp_path / "r.jsonl", [
         changed(record(f"mutation_epilogue/{n}"), case_file=f"cases/mutation_epilogue/{n}.yaml", case_sha256=made)
         for n in ("a", "pipe", "big")])
