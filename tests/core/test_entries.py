@@ -141,6 +141,8 @@ def test_aot_module_simplified_traces_symbolic_fakes_and_keeps_the_shape_envs_gu
     (r,) = _records(tmp_path, body.replace("TRACING", "symbolic")).values()
     assert r.status == "pass", (r.reason, [m.message() for m in r.mismatches])
     assert [g.status for g in r.generated] == ["holds"], [g.detail for g in r.generated]
+    (r,) = _records(tmp_path, body.replace("TRACING", "symbolic").replace(", 30\\)", ", 31\\)")).values()
+    assert [g.status for g in r.generated] == ["fails"], [g.detail for g in r.generated]  # a guard it lacks
     for tracing in ("real", "fake"):  # no ShapeEnv: nothing to read, never a holds
         (r,) = _records(tmp_path, body.replace("TRACING", tracing)).values()
         assert r.status == "pass" and [g.status for g in r.generated] == ["not observable"], r.generated
