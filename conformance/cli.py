@@ -293,7 +293,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     holder.close()
     started = time.time()
     if str(args.numprocesses or "1") == "0":
-        return _serial(argv, results, started, Path(args.cases))
+        from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
+
+        return _serial(argv, results, started, root_of(args.cases))
     import pytest
 
     return _status(results, int(pytest.main(argv)), started)
@@ -346,12 +348,12 @@ def _serial(argv: list[str], results: Path, started: float, root: Path) -> int:
 
 
 def _end_with_parent() -> None:
-    """In the child before it runs pytest: end it (SIGTERM) when the CLI dies, also by SIGKILL (Linux)."""
-    import ctypes
+    """In the child before it runs pytest: end it (SIGTERM) when the CLI dies."""
     import signal
 
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    from conformance.pytest_plugin.serial import end_with_parent  # lazy: start-up
+
+    end_with_parent(signal.SIGTERM)
 
 
 def _accounted(results: Path, code: int, started: float) -> int:

@@ -4,6 +4,7 @@ every distinct discrepancy (findings.md, findings.json, a case file and a reprod
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
@@ -211,7 +212,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
             discard_report(out)
             print(f"explore: {exc}", file=sys.stderr)
             return EXIT_WRITE
-        _summary(report, Path(args.output))
+        with contextlib.suppress(OSError):  # written already; a terminal that is gone loses the summary
+            _summary(report, Path(args.output))
         return _status(report, bool(parts))
 
 
@@ -236,11 +238,13 @@ def _explore(args: argparse.Namespace, out: Path, shard: tuple[int, int], interr
                     workers=args.workers)
 
     def progress(line: str) -> None:
-        print(f"\r{line}   ", end="", file=sys.stderr, flush=True)
+        with contextlib.suppress(OSError):  # a terminal that is gone (SIGHUP) loses the line, nothing else
+            print(f"\r{line}   ", end="", file=sys.stderr, flush=True)
 
     totals, seconds = supervise(config, None if args.quiet else progress, interrupts=interrupts)
     if not args.quiet:
-        print(file=sys.stderr)
+        with contextlib.suppress(OSError):
+            print(file=sys.stderr)
     return totals_report(config, totals, seconds)
 
 

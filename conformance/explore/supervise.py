@@ -28,9 +28,12 @@ from conformance.explore.engine import Explorer
 from conformance.explore.findings import Totals, findings_report
 from conformance.explore.layout import RUNNING, STATE
 from conformance.files import write_atomic
+from conformance.pytest_plugin.serial import end_with_parent
 
 RESTART_FLOOR = 5.0  # seconds of budget below which a dead worker is not started again
 STOP_GRACE = 120.0  # seconds a worker has after Ctrl-C to emit what it found
+# What stops an exploration, keeping what it found: Ctrl-C, a kill, the terminal closing.
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -108,11 +111,19 @@ def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -
     def stop(_signum: int, _frame: object) -> None:  # between programs: the runner turns exceptions into records
         explorer.stopping = True
 
-    signal.signal(signal.SIGINT, stop)
+    for sig in STOPPING:
+        signal.signal(sig, stop)
+    end_with_parent(signal.SIGINT)  # a supervisor that dies (SIGKILL too) stops its workers
     save()
     explorer.explore()
     (out / RUNNING).unlink(missing_ok=True)  # ran to its end: no program was left running
     save(done=True, interrupted=explorer.interrupted)
+
+
+def say(line: str) -> None:
+    """A line to stderr; a terminal that is gone (SIGHUP) loses it, and nothing else."""
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _signal_name(exitcode: int | None) -> str:
@@ -134,7 +145,7 @@ def _run_case(case: str, fault: str | None) -> None:
 
 
 class Interrupts:
-    """While entered: SIGINT and SIGTERM counted, never raised. The supervisor stops its workers on
+    """While entered: SIGINT, SIGTERM and SIGHUP counted, never raised. The supervisor stops its workers on
     the first and ends them at once on the second; none interrupts the writing of findings.json,
     where an exception would lose everything found."""
 
@@ -146,7 +157,7 @@ class Interrupts:
         self.count += 1
 
     def __enter__(self) -> Interrupts:
-        self._previous = {sig: signal.signal(sig, self._note) for sig in (signal.SIGINT, signal.SIGTERM)}
+        self._previous = {sig: signal.signal(sig, self._note) for sig in STOPPING}
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -243,8 +254,8 @@ def _stop(config: Config, lives: dict[int, _Life], totals: Totals, hurry: Callab
     """Ask every worker to stop after its program (and emit what it found), wait a while (until
     `hurry`: a second Ctrl-C), then end it; what each saved is kept either way."""
     if lives:
-        print(f"\nexplore: stopping: each worker saves what it found (up to {STOP_GRACE:.0f} s); Ctrl-C again "
-              "ends them now, keeping what they saved", file=sys.stderr)
+        say(f"\nexplore: stopping: each worker saves what it found (up to {STOP_GRACE:.0f} s); Ctrl-C again "
+            "ends them now, keeping what they saved")
     for life in lives.values():
         if life.process.pid is not None:
             with contextlib.suppress(ProcessLookupError):  # it ended in the meantime

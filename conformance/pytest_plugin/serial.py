@@ -9,6 +9,8 @@ status (the manifest's) stands.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import signal
 from pathlib import Path
@@ -23,6 +25,14 @@ from conformance.results import (
     manifest_path,
     write_manifest,
 )
+
+
+def end_with_parent(sig: int) -> None:
+    """In a child process: have the kernel send it `sig` when its parent dies, also by SIGKILL (Linux;
+    elsewhere nothing), so that no child runs on, orphaned, after the command that started it."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, sig)  # PR_SET_PDEATHSIG
+
 
 SERIAL_WORKER = "main"  # the serial session's journal name (conformance/pytest_plugin/plugin.py)
 

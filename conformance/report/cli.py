@@ -35,6 +35,19 @@ def _missing(paths: Sequence[Path]) -> list[str]:
     return [f"{p} (a folder, not a results file)" if p.is_dir() else str(p) for p in paths if not p.is_file()]
 
 
+def _missing_inputs(paths: Sequence[Path], expectations: Sequence[Path]) -> str:
+    """What is missing among the report's inputs, in words ('' where nothing is)."""
+    bad = [f"{p} (a folder, not an expectations file)" if p.is_dir() else f"{p} (no such file)"
+           for p in expectations if not p.is_file()]
+    if bad:
+        return f"--expectations: {', '.join(bad)}; give the expectation files the runs used"
+    missing = _missing(paths)
+    if missing or not paths:
+        what = ", ".join(missing) if missing else "no *.jsonl under the folders given"
+        return f"no such results file: {what}; run `torch-conformance run --results PATH` first"
+    return ""
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "report",
@@ -63,7 +76,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    "own corpus)")
     p.add_argument("--parity", default=None, metavar="PATH",
                    help="the upstream parity mapping whose table the report shows (default: UPSTREAM.yaml in the "
-                   f"cases folder, {BY_NAME['cases'].env_default()}, when it is there)")
+                   "corpus --cases names, when it is there)")
     p.add_argument("--bench", default=None, metavar="PATHS",
                    help="bench results of the builds (bench.json files or folders of them, comma-separated): the "
                    "report shows each bench table release over release, the release where each change landed "
@@ -136,11 +149,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     paths = expand(args.results or [str(BY_NAME["results"].env_default())])
     exp_text = args.expectations if args.expectations is not None else BY_NAME["expectations"].env_default()
     expectations = [Path(p) for p in csv(exp_text)]
-    missing = _missing([*paths, *expectations])
-    if missing or not paths:
-        what = ", ".join(missing) if missing else "no *.jsonl under the folders given"
-        print(f"report: no such results file: {what}; run `torch-conformance run --results PATH` first",
-              file=sys.stderr)
+    missing = _missing_inputs(paths, expectations)
+    if missing:
+        print(f"report: {missing}", file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.output)
     problem = _output_problem(out, paths)
@@ -177,6 +188,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"stale: {len(changed)} case file(s) changed since their results were made (this report shows the "
               f"old ones; rerun them): {', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}",
               file=sys.stderr)
+    for p in report.problems:
+        if p.kind == "mixed-harness":
+            print(f"report: {p.message}", file=sys.stderr)
     for item in report.stale:
         print(f"stale expectation: {item['source']}: {item['case']} matched no item; retire or fix it")
     for s in report.xpasses:

@@ -19,7 +19,7 @@ from conformance.report.draft_output import Captured
 from conformance.report.draft_output import key as output_key
 from conformance.report.history import in_release_order
 from conformance.report.scripts import reproducer_text
-from conformance.report.words import fenced
+from conformance.report.words import fenced, inert
 from conformance.reproducer import VERDICT_LINE
 
 if TYPE_CHECKING:
@@ -270,7 +270,7 @@ def _text(report: Report, shown: list[tuple[Sourced, list[tuple[Cause, MismatchR
         lines += ["", "### Possibly related", "", *(f"- {link}" for link in related)]
     lines += _searched([(head, sm) for _, sm in found])  # the shown program's bug
     lines += ["", "---", f"Found by a conformance harness from `{record.case_file}`.", ""]
-    return "\n".join(lines)
+    return inert("\n".join(lines))
 
 
 def _searched(shown: list[tuple[Sourced, MismatchRecord | None]]) -> list[str]:

@@ -71,6 +71,11 @@ def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = (), parity: P
     report = Report(inputs=inputs, builds=builds, records=kept, dropped=dropped, problems=problems, stale=stale,
                     expectation_files=[str(p) for p in expectations], runs=sorted(runs, key=lambda r: r.source),
                     parity=parity)
+    for b in builds:
+        if len(b.harness_versions) > 1:  # its items were checked by different harnesses: say which
+            problems.append(Problem("mixed-harness", f"{b.label}: records of {len(b.harness_versions)} harness "
+                                    f"versions ({', '.join(b.harness_versions)}); an item's verdict is its "
+                                    "harness's, so rerun the build with one version to compare items", b.id))
     for run in report.cut_short:
         problems.append(Problem("run-cut-short", f"{run.source}: the run started {run.manifest.started} never "
                                 "finished (its process was killed or crashed); items it had not finished are error "

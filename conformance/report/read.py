@@ -68,8 +68,11 @@ MAX_RECORDS = 200_000  # per input (a six-build, two-device matrix is ~17,000)
 def input_text(path: Path) -> str:
     """A results file or compat.json as text; gzipped (a published report's compat.json.gz) or not.
     Never more than MAX_INPUT_BYTES, compressed or not: a gzip bomb is refused as it inflates."""
-    with path.open("rb") as f:
-        data = f.read(MAX_INPUT_BYTES + 1)
+    pieces: list[bytes] = []
+    with path.open("rb") as f:  # in pieces: read(bound) would allocate the whole bound for a small file
+        while sum(map(len, pieces)) <= MAX_INPUT_BYTES and (piece := f.read(1 << 24)):
+            pieces.append(piece)
+    data = b"".join(pieces)
     if data[:2] == b"\x1f\x8b":
         inflate, out, size, rest = zlib.decompressobj(16 + zlib.MAX_WBITS), [], 0, data
         try:
@@ -115,12 +118,21 @@ def read_results(path: Path, first: list[tuple[str, str]], text: str | None = No
         raise ReportInputError(f"{path}:{MAX_RECORDS + 1}: over {MAX_RECORDS:,} lines; one results file holds one "
                                "run's records (shard a bigger run, or split the file)")
     out: list[Sourced] = []
+    seen: dict[tuple[str, str, str, str], int] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         data = loads(line, f"{path}:{lineno}", "a results file has one JSON record per line (a torn last line "
                      "from an interrupted run: delete that line)")
-        out.append(_validated(path, lineno, data, first))
+        s = _validated(path, lineno, data, first)
+        fp = s.record.fingerprint
+        item = (s.record.case_id, s.record.variant, str(fp.torch_version), str(fp.torch_git))
+        if item in seen:  # of one build: a file may hold several builds' records (concatenated runs)
+            raise ReportInputError(f"{path}:{lineno}: a second record of {item[0]} [{item[1]}] (the first is line "
+                                   f"{seen[item]}): a run writes each item once, so two runs wrote this file or it "
+                                   "was edited; rerun into a file of its own")
+        seen[item] = lineno
+        out.append(s)
     return out
 
 

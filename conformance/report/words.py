@@ -86,3 +86,33 @@ def fenced(text: str, lang: str = "") -> str:
     while fence in text:
         fence += "`"
     return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
+_SPAN = re.compile(r"(`+).+?\1")
+
+
+def _prose(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("<", "\\<")  # a backslash first: `\\<tag>` must not unescape it
+
+
+def inert(markdown: str) -> str:
+    """Markdown whose prose holds no HTML: a `<` outside code blocks and code spans is escaped (`\\<`),
+    so that a tag in a record's text (a reason, a summary, a version) reads as itself and never
+    becomes markup on the page that renders the draft. Code is shown as written already."""
+    out, fence = [], ""
+    for line in markdown.split("\n"):
+        opening = re.match(r"^(`{3,})", line)
+        if fence:
+            fence = "" if line.strip() == fence else fence
+        elif opening:
+            fence = opening.group(1)
+        else:
+            pieces, last = [], 0
+            for span in _SPAN.finditer(line):
+                pieces += [_prose(line[last:span.start()]), span.group(0)]
+                last = span.end()
+            out.append("".join(pieces) + _prose(line[last:]))
+            continue
+        out.append(line)
+    return "\n".join(out)
+

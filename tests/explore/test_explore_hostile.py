@@ -204,6 +204,61 @@ def test_a_second_ctrl_c_during_the_shutdown_loses_nothing(
     assert unmerged_states(out) == {}  # the next run into -o goes ahead: findings.json took the state
 
 
+def _saves_a_finding_then_its_terminal_closes(config: Config, worker: int, first_round: int, budget: Budget) -> None:
+    """A worker that has saved a finding when the terminal closes (SIGHUP to the supervisor); it
+    stops when the supervisor asks (SIGINT), as the explorer's workers do."""
+    d = shard_dir(config, worker)
+    d.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGINT, lambda _s, _f: os._exit(0))
+    write_atomic(d / STATE, json.dumps({"programs": 3, "eager_rejected": 0, "findings": [_finding("kept")]}))
+    os.kill(os.getppid(), signal.SIGHUP)
+    time.sleep(600)
+
+
+def test_a_closed_terminal_stops_the_exploration_and_keeps_what_it_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(supervise_module, "supervise", functools.partial(
+        supervise_module.supervise, target=_saves_a_finding_then_its_terminal_closes))
+    out = tmp_path / "run"
+    status = main(["explore", "-o", str(out), "--backends", "none", "--time-budget", "300", "-q"])
+    assert status == EXIT_INTERRUPTED
+    report = json.loads((out / "findings.json").read_text())
+    assert report["interrupted"] and report["programs"] == 3
+    assert [f["signature"] for f in report["findings"]] == ["kept"]
+
+
+def test_a_child_that_asks_to_end_with_its_parent_ends_when_the_parent_is_killed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    pid_file = tmp_path / "grandchild"
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import os, signal, time\n"
+        "from conformance.pytest_plugin.serial import end_with_parent\n"
+        "if os.fork() == 0:\n"
+        "    end_with_parent(signal.SIGTERM)\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(600)\n"
+        "time.sleep(600)\n")])
+    deadline = time.monotonic() + 60
+    while not (pid_file.is_file() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    grandchild = int(pid_file.read_text())
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            return  # ended with its parent (it is reaped by init)
+        if Path(f"/proc/{grandchild}/stat").read_text().split()[2] == "Z":
+            return
+        time.sleep(0.1)
+    os.kill(grandchild, signal.SIGKILL)
+    pytest.fail("the child ran on, orphaned, after its parent was killed")
+
+
 def test_a_ctrl_c_while_the_findings_are_written_does_not_stop_the_writing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from conformance.explore import findings

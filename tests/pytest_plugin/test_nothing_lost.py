@@ -239,3 +239,13 @@ def test_an_expectations_file_that_does_not_load_is_a_usage_error_like_the_other
     done = _run(tmp_path, "--expectations", "bad.yaml")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "--conformance-expectations: the file does not load" in done.stdout + done.stderr
+
+
+def test_a_serial_run_finds_the_corpus_as_a_parallel_one_does(tmp_path: Path) -> None:
+    """-n 0 without --cases crashed (a TypeError: the corpus root was the option's None)."""
+    _cases(tmp_path, fine="pass")
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_CONFORMANCE_CASES"}
+    cmd = [sys.executable, "-m", "conformance", "run", "-q", "-n", "0", "--results", "out/r.jsonl"]
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r["case_id"] for r in _records(tmp_path)] == ["runtime_wrapper/fine"]

@@ -21,7 +21,7 @@ import pytest
 from conformance.cli import main
 from conformance.report import merge, write_report
 from conformance.results import ManifestItem, RunManifest, write_manifest
-from tests.helpers.records import full_build, record, write_results
+from tests.helpers.records import changed, full_build, record, write_results
 
 BUILD = "2.13.0+cpu@cf30153c4c13"
 
@@ -119,7 +119,8 @@ def test_compat_json_is_strict_json_and_says_every_run(tmp_path: Path) -> None:
 
 def _with_reproducer(tmp_path: Path, ref: str) -> Path:
     rec = record("runtime_wrapper/a", status="fail", reproducer=ref)
-    return write_results(tmp_path / "run" / "results.jsonl", [*full_build("2.13.0")[2:], rec])
+    others = [r for r in full_build("2.13.0") if r.case_id != rec.case_id]
+    return write_results(tmp_path / "run" / "results.jsonl", [*others, rec])
 
 
 @pytest.mark.parametrize("ref", ["/etc/passwd", "../../../etc/os-release", "reproducers/../../secret.py",
@@ -199,7 +200,7 @@ def test_the_report_refuses_to_write_into_the_folder_of_its_inputs(tmp_path: Pat
 def test_an_output_that_is_a_file_or_expectations_that_are_a_folder_are_usage_errors(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """-o naming a file exited 3 (the full-disk status); --expectations naming a folder said
-    'no such results file'."""
+    'no such results file' (it is an expectations file that is wanted)."""
     results = _with_reproducer(tmp_path, "reproducers/x.py")
     a_file = tmp_path / "report.txt"
     a_file.write_text("mine\n")
@@ -207,7 +208,36 @@ def test_an_output_that_is_a_file_or_expectations_that_are_a_folder_are_usage_er
     assert code == 2 and "a file, not a folder" in out, out
     assert a_file.read_text() == "mine\n"
     code, out = _report(capsys, str(results), "--expectations", str(tmp_path), "-o", str(tmp_path / "out"))
-    assert code == 2 and f"{tmp_path} (a folder, not a results file)" in out, out
+    assert code == 2 and f"--expectations: {tmp_path} (a folder, not an expectations file)" in out, out
+    assert "results file" not in out, out
+
+
+def test_a_record_written_twice_into_one_results_file_is_an_input_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One run writes each item once: a second record of an item in one file means two runs wrote it
+    (or a hand edited it), and the report said nothing and exited 0."""
+    records = full_build("2.13.0")
+    path = write_results(tmp_path / "r.jsonl", [*records, records[3]])
+    code, out = _report(capsys, str(path), "-o", str(tmp_path / "out"))
+    assert code == 2, out
+    assert f"{path}:{len(records) + 1}: a second record of {records[3].case_id} [{records[3].variant}] (the first " \
+           "is line 4)" in out, out
+    assert not (tmp_path / "out").exists()
+    # the same item in two files (two shards, a rerun) is an overlap, not an error: the latest is kept
+    assert main(["report", str(write_results(tmp_path / "a.jsonl", records)),
+                 str(write_results(tmp_path / "b.jsonl", records[3:4])), "-o", str(tmp_path / "out2")]) == 0
+
+
+def test_records_of_two_harness_versions_in_one_build_are_named(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    records = full_build("2.13.0")
+    older = [changed(r, fingerprint={**r.fingerprint.model_dump(), "harness_version": "0.0.9"}) for r in records[:2]]
+    path = write_results(tmp_path / "r.jsonl", [*older, *records[2:]])
+    code, out = _report(capsys, str(path), "-o", str(tmp_path / "out"))
+    assert code == 0, out
+    assert "records of 2 harness versions (0.0.9, 0.1.0)" in out, out
+    problems = json.loads((tmp_path / "out" / "compat.json").read_text())["problems"]
+    assert [p["kind"] for p in problems] == ["mixed-harness"]
 
 
 # ----------------------------------------------------------------------------- manifests
