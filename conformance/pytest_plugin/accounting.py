@@ -158,8 +158,11 @@ class ResultsSink:
             report.longrepr = f"ERROR {report.nodeid}: {reason}"  # shown instead of xdist's "worker crashed"
 
     def record_dead_item(self, nodeid: str, reason: str) -> None:
-        """The `error` record of an item whose process ended while running it."""
-        self._write(nodeid, self._ref(nodeid).record("error", reason).to_json_line())
+        """The `error` record of an item whose process ended while running it, with its reproducer."""
+        ref = self._ref(nodeid)
+        record = with_reproducer(ref.record("error", reason), ref, self.root, self.writer.path,
+                                 cwd=self.config.invocation_params.dir, rootpath=self.config.rootpath)
+        self._write(nodeid, record.to_json_line())
 
     def _write(self, nodeid: str, raw: str) -> None:
         if nodeid in self.written:
@@ -292,6 +295,22 @@ class ItemRef:
             "reason": reason, "case_file": self.case_file, "behavior": self.behavior, "device": self.device,
             "backend": self.backend, "mode": self.mode,
         })
+
+
+def with_reproducer(record: ResultRecord, ref: ItemRef, root: Path, results: Path, *, cwd: Path,
+                    rootpath: Path) -> ResultRecord:
+    """A dead item's record with the script that runs its case as the harness did (a process death that
+    is the build's ends the script the same way); the record unchanged where none can be made."""
+    from conformance.data.variants import variants_of  # lazy: start-up (only a dead item needs it)
+    from conformance.reproducer.write import attach  # lazy: start-up (only a dead item needs it)
+
+    path = next((p for p in (rootpath / ref.case_file, cwd / ref.case_file) if p.is_file()), None)
+    try:
+        lc = load_case(path, root) if path is not None else None
+    except Exception:  # a file that no longer loads: the record says what happened, without a script
+        return record
+    variant = next((v for v in variants_of(lc.case) if v.label == ref.variant), None) if lc is not None else None
+    return attach(record, lc, variant, results, cwd) if lc is not None and variant is not None else record
 
 
 def ref_of_nodeid(nodeid: str, rootpath: Path, root: Path) -> ItemRef:

@@ -15,7 +15,7 @@ import json
 import signal
 from pathlib import Path
 
-from conformance.pytest_plugin.accounting import NOT_RUN, ItemRef, _now, with_corpus
+from conformance.pytest_plugin.accounting import NOT_RUN, ItemRef, _now, with_corpus, with_reproducer
 from conformance.pytest_plugin.guard import ITEMS_FILE, Journal
 from conformance.results import (
     ResultRecord,
@@ -76,7 +76,10 @@ def settle(results: Path, journal_dir: Path, code: int, root: Path) -> int | Non
             else:
                 during = f" during {current.case_id} [{current.variant}]" if current is not None else ""
                 reason = f"{NOT_RUN} (its process ended {ended}{during}) before this item finished"
-            writer.write_line(with_corpus(ref.record("error", reason).to_json_line(), root))
+            record = ref.record("error", reason)
+            if ref is current:
+                record = with_reproducer(record, ref, root, results, cwd=Path.cwd(), rootpath=Path.cwd())
+            writer.write_line(with_corpus(record.to_json_line(), root))
     except ResultsWriteError:
         pass  # a full disk: the records already written stay whole, and the run is not green either way
     write_manifest(results, manifest.model_copy(update={"finished": _now(), "exit_status": 1}))

@@ -114,6 +114,7 @@ def test_a_program_that_ends_the_serial_process_is_the_runs_failure_and_every_it
     by = {r["case_id"].split("/")[1]: r for r in _records(tmp_path)}
     assert sorted(by) == ["a_exits", "b_fine", "c_fine"], result.stderr
     assert by["a_exits"]["status"] == "error" and said in by["a_exits"]["reason"], by["a_exits"]["reason"]
+    assert (tmp_path / by["a_exits"]["reproducer"]).is_file(), by["a_exits"]  # the dead item's script too
     assert all(by[n]["reason"].startswith("not run: the run was stopped") for n in ("b_fine", "c_fine"))
     manifest = json.loads((tmp_path / "out" / "r.manifest.json").read_text())
     assert manifest["finished"] and manifest["exit_status"] == 1

@@ -155,6 +155,11 @@ def test_crashed_worker_costs_only_its_item(pytester: pytest.Pytester) -> None:
     crash = next(r for r in records(pytester) if r["case_id"] == "a/crash")
     assert crash["variant"] == "cpu-aot_eager-inference"
     assert "the worker process ended while running this item" in str(crash["reason"])
+    # its reproducer runs the case as the worker did, and ends as the worker ended
+    script = pytester.path / str(crash["reproducer"])
+    assert script.is_file(), crash
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 3, done.stdout + done.stderr
 
 
 def test_xdist_gives_the_same_verdicts_as_serial(pytester: pytest.Pytester) -> None:
