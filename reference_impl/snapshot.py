@@ -134,7 +134,7 @@ def snapshot(t: torch.Tensor) -> TensorState:
         stride=tuple(t.stride()),
         storage_offset=int(t.storage_offset()),
         storage_ptr=storage_ptr(t),
-        version=t._version,
+        version=-1 if t.is_inference() else t._version,  # an inference tensor has no version counter
         requires_grad=t.requires_grad,
         is_leaf=t.is_leaf,
         grad_fn=t.grad_fn,

@@ -32,7 +32,7 @@ from conformance.core.mismatch import CaseBroken, FeatureUnavailable, exception_
 Spec = dict[str, Any]
 LAYOUT_OFFSET = 3
 CALL_ACTIONS = ("before", "after")
-CALL_KEYS = (*CALL_ACTIONS, "raises")  # a calls entry's own keys; the rest are the inputs it replaces
+CALL_KEYS = (*CALL_ACTIONS, "raises", "fresh")  # a calls entry's own keys; the rest are the inputs it replaces
 
 
 @dataclass
@@ -444,7 +444,8 @@ class CallPoint:
     before: str | None = None
     after: str | None = None
     where: str = ""  # the actions' place in the case file, e.g. calls[0]
-    raises: Spec | None = None  # what this call must raise, in place of expect.raises
+    raises: Spec | None = None  # what this call (or, `at: after`, its after action) must raise, for expect.raises
+    fresh: bool = False  # the compiled side compiles the program afresh before this call
 
 
 def sweep(scalar: Spec) -> tuple[Any, ...]:
@@ -542,10 +543,12 @@ def call_points(case: Spec) -> list[CallPoint]:
         overrides = {k: v for k, v in entry.items() if k not in CALL_KEYS}
         what = [f"{k}: {describe_input(spec)}" for k, spec in overrides.items()]
         what += [f"{a}: {_first_line(entry[a])}" for a in CALL_ACTIONS if entry.get(a)]
-        what += [f"raises {entry['raises']['type']}"] if entry.get("raises") else []
+        what += [f"raises {entry['raises']['type']}" + (" after" if entry["raises"].get("at") == "after" else "")
+                 ] if entry.get("raises") else []
+        what += ["compiled afresh"] if entry.get("fresh") else []
         label = f"call {n + j + 1}" + (f" ({', '.join(what)})" if what else "")
         points.append(CallPoint(dict(points[0].scalars), overrides, label, entry.get("before"), entry.get("after"),
-                                f"calls[{j}]", entry.get("raises")))
+                                f"calls[{j}]", entry.get("raises"), bool(entry.get("fresh"))))
     return points
 
 

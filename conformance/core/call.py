@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.utils._pytree
 
 from conformance.core.build import BuiltInputs, CallPoint, Env, Spec, source_line, tensors_of
 from conformance.core.checks import CHECKS, About
@@ -163,8 +164,22 @@ def around_call(case: Spec, env: Env | None, inputs: BuiltInputs) -> Iterator[No
         entered.enter_context(manager)
     except Exception as exc:
         raise CaseBroken(f"around: {source!r} raised {exception_summary(exc)} as it was entered") from None
-    with entered:
+
+    def exited(*exc_info: Any) -> bool:
+        try:
+            return bool(entered.__exit__(*exc_info))
+        except Exception as exc:
+            if exc is exc_info[1]:  # the body's own exception, passed on: not the manager's
+                raise
+            raise CaseBroken(f"around: {source!r} raised {exception_summary(exc)} as it was exited") from None
+
+    try:
         yield
+    except BaseException as body:  # as a `with` block: the manager sees the body's exception, may swallow it
+        if not exited(type(body), body, body.__traceback__):
+            raise
+        return
+    exited(None, None, None)
 
 
 def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
@@ -195,6 +210,14 @@ def act(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out: Any,
     """Run a caller action (a `before:`/`after:` block) on one side's inputs; rebinding an input's
     name replaces that input (a persisted one for the rest of the pass). The exception it raised,
     summarised, or None."""
+    exc = run_action(inputs, source, filename, env=env, out=out, is_program_exception=is_program_exception)
+    return None if exc is None else exception_summary(exc) + source_line(exc, filename)
+
+
+def run_action(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out: Any,
+               is_program_exception: Callable[[BaseException], bool] = program_raised) -> BaseException | None:
+    """`act`, giving the exception itself: where a statement raises, the rest of the block does not run and
+    no input is rebound."""
     import linecache
 
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
@@ -204,7 +227,7 @@ def act(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out: Any,
     except BaseException as exc:
         if not is_program_exception(exc):
             raise
-        return exception_summary(exc) + source_line(exc, filename)
+        return exc
     for name, value in inputs.named.items():
         if scope.get(name) is not value:
             inputs.named[name] = scope.get(name)
@@ -244,13 +267,34 @@ def backward_outputs(outputs: list[Any], seed: int) -> None:
             torch.autograd.backward(diff, grad_tensors=[tangent(o, gen) for o in diff])
 
 
+def sum_backward(out: Any, once: bool) -> None:
+    """Upstream's backward: `o.sum().backward(retain_graph=True)` for each tensor output `o` that requires grad,
+    in pytree's flattened order (verify_aot_autograd's outs_and_grads); with `once`, one `.backward()` of their
+    sums added (`out.sum().backward()` for one output). Each output's backward gets an expanded stride-0 tangent."""
+    outs = [o for o in torch.utils._pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+    with torch.enable_grad():
+        if not once:
+            for o in outs:
+                o.sum().backward(retain_graph=True)  # type: ignore[no-untyped-call]  # torch leaves it untyped
+        elif outs:
+            total = outs[0].sum()
+            for o in outs[1:]:
+                total = total + o.sum()
+            total.backward()  # type: ignore[no-untyped-call]  # as above
+
+
 def backward(side: Side, case: Spec, is_program_exception: Callable[[BaseException], bool] = program_raised,
              env: Env | None = None) -> None:
-    """The backward of one side's outputs (backward_outputs) inside the case's `around:` context, as a caller's
-    backward inside its `with` block; what it raised kept."""
+    """The backward of one side's outputs inside the case's `around:` context, as a caller's backward inside its
+    `with` block: seeded tangents (backward_outputs), or upstream's sums (sum_backward) where the case's
+    `backward` says; what it raised kept."""
+    mode = case.get("backward", "seeded")
     try:
         with around_call(case, env, side.inputs):
-            backward_outputs(side.outputs, case["seed"] + TANGENT_SEED_OFFSET)
+            if mode == "seeded":
+                backward_outputs(side.outputs, case["seed"] + TANGENT_SEED_OFFSET)
+            else:
+                sum_backward(side.result, once=mode == "sum_once")
     except BaseException as exc:
         if not is_program_exception(exc):
             raise
@@ -312,8 +356,16 @@ def mark_dynamic(inputs: BuiltInputs) -> None:
 
 
 def raises_of(case: Spec, point: CallPoint) -> Spec | None:
-    """What a call must raise: its own `raises`, else the case's expect.raises."""
-    return point.raises if point.raises is not None else case["expect"]["raises"]
+    """What a call must raise: its own `raises`, else the case's expect.raises; nothing where its own is its
+    after action's (`at: after`: the call itself must run)."""
+    if point.raises is not None:
+        return None if after_raises_of(point) is not None else point.raises
+    return case["expect"]["raises"]  # type: ignore[no-any-return]  # the case's validated dict
+
+
+def after_raises_of(point: CallPoint) -> Spec | None:
+    """What the call's after action must raise (its `raises` with `at: after`), else None."""
+    return point.raises if point.raises is not None and point.raises.get("at") == "after" else None
 
 
 def declared_raise(comp: Side, raises: Spec | None) -> bool:
@@ -440,9 +492,10 @@ def _compare_write_through(eager: Side, comp: Side, tol: Tolerance) -> list[Mism
     return out
 
 
-def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, raises: Spec | None) -> list[Mismatch]:
+def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, raises: Spec | None, *,
+                 writes: bool = True) -> list[Mismatch]:
     """Everything one call left behind, compiled against eager (the caller places it in its call); `raises`
-    is what this call must raise (raises_of)."""
+    is what this call must raise (raises_of); `writes`, whether the write-through pass ran for it."""
     found = _compare_exceptions(eager, comp, raises, prefix)
     if eager.exc is None and comp.exc is None:
         expect = case["expect"]
@@ -453,6 +506,6 @@ def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, raises: Spec 
         assert eager.ambient is not None
         found += compare_ambient(comp.ambient, eager.ambient)
         found += _compare_grads(eager, comp, tol)
-        if expect["write_through"]:
+        if expect["write_through"] and writes:
             found += _compare_write_through(eager, comp, tol)
     return found

@@ -8,15 +8,26 @@ self-check: faults), without the loop knowing of any of it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.core.build import BuiltInputs, CallPoint, Env, Spec, build_inputs, call_points, load_classes
+from conformance.core.build import (
+    BuiltInputs,
+    CallPoint,
+    Env,
+    Spec,
+    build_inputs,
+    call_points,
+    load_classes,
+    source_line,
+)
 from conformance.core.call import (
     Side,
     act,
+    after_raises_of,
     backward,
     call,
     compare_call,
@@ -25,11 +36,14 @@ from conformance.core.call import (
     mark_dynamic,
     program_raised,
     raises_of,
+    release_frames,
+    run_action,
     snapshot,
     undo_write_through,
     write_through,
 )
 from conformance.core.checks import CHECKS, allowance_for
+from conformance.core.compare import matches_exception
 from conformance.core.compile import (
     CountingBackend,
     fresh_compile_caches,
@@ -115,15 +129,17 @@ def compile_count_mismatch(case: Spec, target: Target, pass_name: str, calls: in
                                               source="expect.compiles")
 
 
-def recompile_note(case: Spec, target: Target, per_call: list[int]) -> str | None:
+def recompile_note(case: Spec, target: Target, per_call: list[int], fresh: tuple[bool, ...] = ()) -> str | None:
     """Graphs compiled after the first call of the cold pass, where the case does not say how
-    many to expect: never a silent pass (the record and the report show it), never a verdict."""
-    later = sum(per_call[1:])
+    many to expect: never a silent pass (the record and the report show it), never a verdict. A call
+    compiled afresh (`fresh`, per call) compiles a first time again: no recompile."""
+    counts = [n for i, n in enumerate(per_call) if i and not (i < len(fresh) and fresh[i])]
+    later = sum(counts)
     if case["expect"]["compiles"] is not None or not counts_graphs(target.backend) or not later:
         return None
-    every = all(n > 0 for n in per_call[1:])
+    every = all(n > 0 for n in counts)
     return (f"{sum(per_call)} graph(s) over {len(per_call)} calls, {later} of them after the first call"
-            + (" (a recompile on every call)" if every and len(per_call) > 2 else "")
+            + (" (a recompile on every call)" if every and len(counts) > 1 else "")
             + "; expect.compiles is not set")
 
 
@@ -155,18 +171,33 @@ def run_passes(case: Spec, target: Target, callbacks: LoopCallbacks | None = Non
                 outcome.mismatches += _run_pass(
                     case, target, callbacks, eager_fn=eager_fn, compiled=callbacks.compiled(compiled), counter=counter,
                     points=points, warm_prefix="warm rerun, " if p else "", envs=(Env(classes), Env(classes)),
-                    per_call=per_call, raised=outcome.raised)
+                    per_call=per_call, raised=outcome.raised,
+                    anew=functools.partial(compile_anew, case, target, classes, callbacks, counter))
             outcome.calls += len(points)
             outcome.compile_counts[f"{pass_name}_graphs"] = counter.count
             outcome.compile_counts[f"{pass_name}_backend_calls"] = counter.backend_calls
             if p == 0:
-                outcome.recompiles = recompile_note(case, target, per_call)
+                outcome.recompiles = recompile_note(case, target, per_call, tuple(p.fresh for p in points))
                 outcome.compile_counts["cold_first_call"] = per_call[0] if per_call else 0
             callbacks.pass_done(p, counter)
             miscount = compile_count_mismatch(case, target, pass_name, len(points), counter.count)
             if miscount is not None:
                 outcome.mismatches.append(miscount)
     return _allow(outcome, target.backend)
+
+
+def compile_anew(case: Spec, target: Target, classes: dict[str, Any], callbacks: LoopCallbacks,
+                 counter: CountingBackend) -> Callable[..., Any]:
+    """The program compiled afresh for a call that asks for it (`fresh`), as upstream compiles anew: a new
+    function object through the same entry point, after torch._dynamo.reset() for torch.compile so that no
+    cached frame is reused; its graphs count with the pass's (the same counter)."""
+    import torch._dynamo
+
+    if target.backend not in WITHOUT_DYNAMO:
+        torch._dynamo.reset()
+    fn = make_function(target.program, target.function, target.filename, classes)
+    compiled, _ = make_compiled(fn, case, target.backend, target.kiim, lambda _inner, _aot: counter)
+    return callbacks.compiled(compiled)
 
 
 def _allow(outcome: Outcome, backend: str) -> Outcome:
@@ -189,7 +220,7 @@ def _actions(target: Target, callbacks: LoopCallbacks, point: CallPoint, which: 
     source = getattr(point, which)
     if source is None:
         return []
-    filename = f"<{point.where}.{which} of {target.filename.removeprefix('<program of ').rstrip('>')}>"
+    filename = _action_file(target, point, which)
     raised = []
     for side, env in sides:
         if side.exc is None:
@@ -205,10 +236,54 @@ def _actions(target: Target, callbacks: LoopCallbacks, point: CallPoint, which: 
     return []
 
 
+def _action_file(target: Target, point: CallPoint, which: str) -> str:
+    return f"<{point.where}.{which} of {target.filename.removeprefix('<program of ').rstrip('>')}>"
+
+
+# Note [A raise after the call]: upstream asserts that what the caller does with the compiled output raises
+# (`out = compiled(x)`, then `assertRaises` around `out.sum().backward()`) where eager's runs. A call's
+# `raises` with `at: after` says so: its `after:` block must raise as declared on the sides listed and not on
+# the others. A block that raised stops there, so after it the two sides differ by construction (eager's
+# gradients, an input it rebound or zeroed, where compiled's has none). Such a call is therefore compared as the
+# call (and its backward, in training) left it: both sides are snapshotted before the block runs, and its
+# write-through pass is not run (its writes would move the version counters the block's backward checks; after
+# the block the states differ by construction). The block is judged by its raise alone; the calls after it see
+# what each side's block left.
+def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoint, declared: Spec, *,
+                       sides: list[tuple[Side, Env]], prefix: str, raised: list[str], label: str) -> list[Mismatch]:
+    """The call's `after` block where its `raises` says `at: after` (Note [A raise after the call]): on a side
+    that `sides` lists it must raise as declared (the rest of the block then does not run), on the other it must
+    not raise. Eager otherwise breaks the case; compiled otherwise is a mismatch, saying what it raised against
+    what the case declares. What compiled raised as declared goes to `raised` (the record's `raised:`)."""
+    filename, where = _action_file(target, point, "after"), f"{point.where}.after"
+    want = declared["type"] + (f" matching {declared['match']!r}" if declared["match"] else "")
+    found: list[Mismatch] = []
+    for name, (side, env) in zip(("eager", "compiled"), sides, strict=True):
+        if side.exc is not None:  # the call itself raised: its exception is compared, there is no `out` to act on
+            continue
+        exc = run_action(side.inputs, point.after or "", filename, env=env, out=side.result,
+                         is_program_exception=callbacks.program_exception)
+        got = "no exception" if exc is None else exception_summary(exc) + source_line(exc, filename)
+        listed = name in declared["sides"]
+        if matches_exception(exc, declared["type"], declared["match"]) if listed else exc is None:
+            if listed and name == "compiled":
+                raised.append(f"{label}: {exception_summary(exc)}")
+        elif name == "eager":
+            raise CaseBroken(f"{prefix}{where}: eager gives {got}, but {point.where}.raises expects "
+                             + (want if listed else "no exception on the eager side") + "; fix the case")
+        elif listed:
+            found.append(CHECKS["exception"].mismatch(where, want, got, source=f"{point.where}.raises"))
+        else:
+            found.append(CHECKS["exception"].mismatch(where, "no exception", got))
+        if exc is not None:
+            release_frames(exc)
+    return found
+
+
 def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn: Callable[..., Any],
               compiled: Callable[..., Any],
               counter: CountingBackend, points: list[CallPoint], warm_prefix: str, envs: tuple[Env, Env],
-              per_call: list[int], raised: list[str]) -> list[Mismatch]:
+              per_call: list[int], raised: list[str], anew: Callable[[], Callable[..., Any]]) -> list[Mismatch]:
     """Each call: both sides' inputs (fresh, or persisted), the `before` actions, eager then
     compiled, the backward (training), the `after` actions, then everything compared."""
     training = target.mode == "training"
@@ -229,6 +304,8 @@ def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn:
         if target.backend not in WITHOUT_DYNAMO:
             mark_dynamic(c_in)
         before = counter.count
+        if point.fresh:  # this call and the later ones call the program compiled afresh
+            compiled = anew()
         comp = _compiled_call(case, callbacks, compiled, counter, inputs=c_in, env=c_env,
                               first=i == 0 and not warm_prefix)
         per_call.append(counter.count - before)
@@ -237,16 +314,26 @@ def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn:
                 _each([eager], lambda side: backward(side, case, callbacks.program_exception, e_env))
             with callbacks.timed("compiled_calls"):
                 _each([comp], lambda side: backward(side, case, callbacks.program_exception, c_env))
-        pending += _actions(target, callbacks, point, "after", sides=[(eager, e_env), (comp, c_env)], prefix=prefix)
-        with callbacks.timed("oracles"):
+        declared = after_raises_of(point)
+        if declared is None:
+            pending += _actions(target, callbacks, point, "after", sides=[(eager, e_env), (comp, c_env)],
+                                prefix=prefix)
+        else:  # compared as the call left it, before the action (Note [A raise after the call])
             _each([eager, comp], snapshot)
-            if case["expect"]["write_through"]:
+            pending += _after_as_declared(target, callbacks, point, declared, sides=[(eager, e_env), (comp, c_env)],
+                                          prefix=prefix, raised=raised, label=f"{warm_prefix}call {i + 1} after")
+        writes = case["expect"]["write_through"] and declared is None
+        with callbacks.timed("oracles"):
+            if declared is None:
+                _each([eager, comp], snapshot)
+            if writes:
                 _each([eager, comp], write_through)
             several = len(points) > 1
             found += [m.located(call=i + 1 if several else None, call_label=point.label if several else "",
                                 warm=bool(warm_prefix))
-                      for m in [*pending, *compare_call(eager, comp, case, prefix, raises_of(case, point))]]
-            if case["expect"]["write_through"]:
+                      for m in [*pending, *compare_call(eager, comp, case, prefix, raises_of(case, point),
+                                                            writes=writes)]]
+            if writes:
                 _each([eager, comp], undo_write_through)
         e_env.out, c_env.out = eager.result, comp.result
         if declared_raise(comp, raises_of(case, point)):

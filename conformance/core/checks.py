@@ -241,6 +241,8 @@ CHECKS: dict[str, Check] = {c.id: c for c in (
     Check("shape", "sizes (a jagged dim's nested int without its number)", "dims(t.shape)", behaviors=(_ME, _SW)),
     Check("stride", "strides of the dims longer than 1 (None for a dim of size 1: it has no layout)",
           "significant_strides(dims(t.shape), dims(t.stride()))", behaviors=(_ME, _SW)),
+    Check("stride (every dim)", "strides of every dim, a size-1 dim's too (expect.strides: all, as upstream's "
+          "assertEqual(out.stride(), ref.stride()))", "dims(t.stride())", behaviors=(_ME, _SW)),
     Check("storage_offset", "storage offset", "t.storage_offset()", behaviors=(_ME,)),
     Check("requires_grad", "requires_grad", "t.requires_grad", behaviors=(_ME,)),
     Check("is_leaf", "is_leaf", "t.is_leaf", behaviors=(_ME,)),

@@ -60,12 +60,13 @@ def compare_state(
     expected: TensorState,
     tol: Tolerance,
     *,
-    strides: bool = True,
+    strides: bool | str = True,
     grad_fields: bool = True,
     storage: bool = True,
     of: About = NOTHING_IN_PARTICULAR,
 ) -> list[Mismatch]:
-    """Metadata, values (and the whole storage's values) of one tensor, recursing into subclasses."""
+    """Metadata, values (and the whole storage's values) of one tensor, recursing into subclasses; `strides`: those
+    of dims longer than 1 (true), of every dim ("all"), or none (false)."""
     out: list[Mismatch] = []
 
     def field(check: Check, a: Any, e: Any) -> None:
@@ -80,9 +81,12 @@ def compare_state(
     field(CHECKS["negative bit"], actual.neg, expected.neg)
     field(CHECKS["inference tensor"], actual.inference, expected.inference)
     field(CHECKS["shape"], actual.shape, expected.shape)
-    if strides:
+    if strides == "all":  # expect.strides: all, as upstream's assertEqual(out.stride(), ref.stride())
+        field(CHECKS["stride (every dim)"], actual.stride, expected.stride)
+    elif strides:
         field(CHECKS["stride"], significant_strides(actual.shape, actual.stride),
               significant_strides(expected.shape, expected.stride))
+    if strides:
         field(CHECKS["storage_offset"], actual.storage_offset, expected.storage_offset)
     if grad_fields:
         field(CHECKS["requires_grad"], actual.requires_grad, expected.requires_grad)

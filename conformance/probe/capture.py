@@ -313,6 +313,17 @@ def capture_generated_sources(
             )
 
 
+def arrived() -> int:
+    """How many generated functions the outermost capture that keeps the calling thread's records
+    holds so far (0 where none is active): where a later compile's sources start in it."""
+    ident = threading.get_ident()
+    sink = next((s for s in _ATTACHMENT.handler.sinks if s.threads is None or ident in s.threads), None)
+    if sink is None:
+        return 0
+    with sink.lock:
+        return len(sink.result.artifacts)
+
+
 def capturing() -> bool:
     """Whether a capture that keeps the calling thread's records is active right now.
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from conformance.core.compare import matches_exception
 from conformance.core.mismatch import short
 from conformance.core.state import refusal
 
@@ -51,6 +52,18 @@ def raised(exc: BaseException) -> str:
     if isinstance(inner, BaseException) and inner is not exc:
         text += f" (caused by {type(inner).__name__}: {str(inner).strip()})"
     return text
+
+
+def as_declared(exc: BaseException | None, listed: bool, type_name: str, pattern: str | None) -> str | None:
+    """What a caller's action whose raise the case declares (a call's `raises` with `at: after`) shows on one
+    side: None where it did as declared (raised that where the side is `listed`, nothing where it is not),
+    else what it did, against the declaration where the side is listed."""
+    if listed and matches_exception(exc, type_name, pattern):
+        return None
+    if not listed:
+        return None if exc is None else raised(exc)
+    did = "no exception" if exc is None else raised(exc)
+    return f"{did} (the case declares {type_name}" + (f" matching {pattern!r})" if pattern else ")")
 
 
 def shown(value: Any) -> str:

@@ -14,6 +14,7 @@ from conformance.core.entry import (
     AOT_MODULE,
     AOT_MODULE_SIMPLIFIED,
     MAKE_FX,
+    WITHOUT_DYNAMO,
 )
 
 _PROGRAM_MODULE = [
@@ -115,3 +116,15 @@ def config_lines(config: dict[str, Any]) -> list[str]:
     """The case's config overrides, set as the harness patches them."""
     imports = dict.fromkeys(f"import {split_config_key(key)[0]}" for key in config)
     return [*imports, *(f"{key} = {value!r}" for key, value in config.items())]
+
+
+def anew_lines(compile_lines: list[str], backend: str) -> list[str]:
+    """`compiled_anew()`: the program compiled afresh for a call that asks for it (a `fresh` call), as the harness
+    does it (conformance/core/check.py compile_anew): torch.compile after torch._dynamo.reset(), aot_function anew,
+    a module entry traced again on its next call; `compile_lines` are the script's first compile."""
+    if backend in MODULE_ENTRY_LINES:
+        body = ["made.clear()  # traced again on the next call", "return compiled_f"]
+    else:
+        body = [*([] if backend in WITHOUT_DYNAMO else ["torch._dynamo.reset()  # no cached frame reused"]),
+                "return " + compile_lines[-1].split(" = ", 1)[1]]
+    return ["def compiled_anew():  # a fresh compile, as upstream's", *(f"    {line}" for line in body), ""]

@@ -36,7 +36,10 @@ from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO
 from conformance.core.mismatch import WRITE_THROUGH, CaseBroken
 from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
 from conformance.reproducer.applied import WRITE_THROUGH_CHECK, Applied, applied_checks
-from conformance.reproducer.entry_lines import MODULE_ENTRY_LINES, aot_function_lines, config_lines
+from conformance.reproducer.calls import loop as _loop
+from conformance.reproducer.calls import runs as _runs
+from conformance.reproducer.calls import unnamed_leaves as _unnamed_leaves
+from conformance.reproducer.entry_lines import MODULE_ENTRY_LINES, anew_lines, aot_function_lines, config_lines
 from conformance.results import ResultRecord
 
 if TYPE_CHECKING:
@@ -106,95 +109,7 @@ def _plain(fn: Any, name: str | None = None, *, plain: bool = False) -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-_NON_LEAF = re.compile(r"(\w+) = non_leaf\((\w+_leaf)\)")
-
-
-def _unnamed_leaves(calls: list[list[str]]) -> list[list[str]]:
-    """The calls' lines with a leaf that is named only to make a non-leaf input built inside that
-    input's line (`b = non_leaf(torch.randn(...).requires_grad_())`): the same objects, one line fewer."""
-    out = []
-    for k, lines in enumerate(calls):
-        kept: list[str] = []
-        for i, line in enumerate(lines):
-            m = _NON_LEAF.fullmatch(line)
-            later = [lines[i + 1:], *calls[k + 1:]]
-            if m and kept and kept[-1].startswith(f"{m[2]} = ") and not _read_later(m[2], later):
-                kept[-1] = f"{m[1]} = non_leaf({kept[-1].split(' = ', 1)[1]})"
-                continue
-            kept.append(line)
-        out.append(kept)
-    return out
-
-
-def _read_later(name: str, blocks: list[list[str]]) -> bool:
-    """Whether `name` is read in these lines before it is bound again."""
-    for line in (x.strip() for block in blocks for x in block):
-        if line.startswith(f"{name} = "):
-            return False
-        if re.search(rf"\b{name}\b", line):
-            return True
-    return False
-
-
 _SUBCLASS_DEF = re.compile(r"class\s+\w+\s*\([^)]*\bTensor\b")  # a class deriving from torch.Tensor
-_ASSIGN = re.compile(r"(\w+) = (.+)")
-_FLOAT = re.compile(r"float\('[-+a-z]+'\)")
-
-
-def _literal(text: str) -> bool:
-    if _FLOAT.fullmatch(text):
-        return True
-    try:
-        ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    return True
-
-
-def _varying(a: list[str], b: list[str]) -> list[int] | None:
-    """The lines at which two calls' code differs, where they differ only in the literal a name is
-    given (a float sweep's value); None where they differ otherwise."""
-    if len(a) != len(b):
-        return None
-    at = []
-    for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        if x == y:
-            continue
-        mx, my = _ASSIGN.fullmatch(x), _ASSIGN.fullmatch(y)
-        if not (mx and my and mx[1] == my[1] and _literal(mx[2]) and _literal(my[2])):
-            return None
-        at.append(i)
-    return at
-
-
-def _unlabelled(lines: list[str]) -> list[str]:
-    return lines[1:] if lines and lines[0].startswith("# call ") else lines
-
-
-def _runs(calls: list[list[str]]) -> list[tuple[int, list[list[str]]]]:
-    """Consecutive calls whose code differs from the first's only in literals given to names,
-    grouped as (index of the first, the calls)."""
-    groups: list[tuple[int, list[list[str]]]] = []
-    for i, lines in enumerate(calls):
-        if groups and _varying(_unlabelled(groups[-1][1][0]), _unlabelled(lines)) is not None:
-            groups[-1][1].append(lines)
-        else:
-            groups.append((i, [lines]))
-    return groups
-
-
-def _loop(first: int, run: list[list[str]]) -> list[str]:
-    """Calls that differ only in some names' values, as one loop over those values."""
-    bodies = [_unlabelled(lines) for lines in run]
-    at = sorted({i for body in bodies[1:] for i in _varying(bodies[0], body) or []})
-    span = f"  # calls {first + 1} to {first + len(run)}"
-    if not at:
-        return [f"for _ in range({len(run)}):{span}", *(f"    {line}" for line in bodies[0])]
-    names = [_ASSIGN.fullmatch(bodies[0][i])[1] for i in at]  # type: ignore[index]  # _varying matched each
-    values = [[_ASSIGN.fullmatch(body[i])[2] for i in at] for body in bodies]  # type: ignore[index]  # as above
-    items = ", ".join(v[0] if len(v) == 1 else f"({', '.join(v)})" for v in values)
-    body = [f"    {line}" for i, line in enumerate(bodies[0]) if i not in at]
-    return [f"for {', '.join(names)} in [{items}]:{span}", *body]
 
 
 def _plain_tensors(lc: LoadedCase) -> bool:
@@ -341,6 +256,8 @@ class _Render:
         if point.before:
             lines += self._action(point, "before")
         lines += self._dynamic(point)
+        lines += ["if compiled:  # compiled afresh from here on, as upstream compiles anew", "    fn = compiled_anew()"
+                  ] if point.fresh else []
         if block.before:
             lines.append("version_before = {" + ", ".join(f"{n!r}: {exprs.get(n, n)}._version"
                                                           for n in sorted(block.before)) + "}")
@@ -349,7 +266,8 @@ class _Render:
         lines += self._call(i)
         if self.variant.mode == "training" and block.backward and self.kinds[i] != "no tensor":
             lines += self._backward(i)
-        if point.after:
+        declared = call.after_raises_of(point)
+        if point.after and declared is None:
             lines += self._action(point, "after")
         if block.relations:
             lines.append("tensors = {" + ", ".join(f"{n!r}: {e}" for n, e in exprs.items()) + "}")
@@ -358,7 +276,23 @@ class _Render:
             s.need(call.write_through_outputs)
             lines.append("written = write_through_outputs(outs)  # in place, through each output")
             lines += [self._observation(key, group, i, exprs) for key, group in block.written.items()]
+        if declared is not None:  # observed as the call left it, then the action (Note [A raise after the call])
+            lines += self._declared_after(point, declared)
         return lines
+
+    def _declared_after(self, point: CallPoint, declared: dict[str, Any]) -> list[str]:
+        """The caller's after action whose raise the case declares: judged against that declaration on each side."""
+        source = (point.after or "").strip("\n").splitlines()
+        key = f"{point.where}.after"
+        self.compared.setdefault("exception", Applied("exception", key, "", "", (), 0, "", str))
+        _carry(carried.as_declared, self.s)
+        sides = declared["sides"]
+        listed = "True" if len(sides) > 1 else "compiled" if sides[0] == "compiled" else "not compiled"
+        judge = [f"as_declared({e}, {listed}, {declared['type']!r}, {declared['match']!r})" for e in ("None", "exc")]
+        return ["try:", f"    # the caller, after the call: it raises {declared['type']} on the {' and '.join(sides)} "
+                "side, as upstream asserts", *(f"    {x}" for x in source),
+                f"    seen[{key!r}] = {{'exception': {judge[0]}}}", "except Exception as exc:",
+                f"    seen[{key!r}] = {{'exception': {judge[1]}}}"]
 
     def _action(self, point: CallPoint, which: str) -> list[str]:
         """A caller's action, what it raises on the compiled side being a difference the harness reports."""
@@ -398,13 +332,18 @@ class _Render:
                 "outs = flatten_outputs(out)"]
 
     def _backward(self, i: int) -> list[str]:
-        seed = self.lc.data["seed"] + call.TANGENT_SEED_OFFSET
+        seed, mode = self.lc.data["seed"] + call.TANGENT_SEED_OFFSET, self.lc.data["backward"]
         self.s.plain = _plain_tensors(self.lc)
-        self.s.need(call.tangent)
-        if self.kinds[i] == "one":  # what backward_outputs does with one output
+        if mode != "seeded":  # upstream's sums (call.sum_backward)
+            retain = "retain_graph=True" if mode == "sum" else ""
+            step = (["if out.requires_grad:", f"    out.sum().backward({retain})"] if self.kinds[i] == "one"
+                    else [f"sum_backward(out, once={mode == 'sum_once'})"])
+            self.s.need(*([call.sum_backward] if self.kinds[i] != "one" else []))
+        elif self.kinds[i] == "one":  # what backward_outputs does with one output
+            self.s.need(call.tangent)
             step = ["if out.requires_grad:", f"    out.backward(tangent(out, torch.Generator().manual_seed({seed})))"]
         else:
-            self.s.need(call.backward_outputs)
+            self.s.need(call.tangent, call.backward_outputs)
             step = [f"backward_outputs(outs, {seed})"]
         if self.lc.data["around"] is not None:  # the backward inside the case's context too, as the harness runs it
             step = [f"with {self.lc.data['around']}:", *(f"    {x}" for x in step)]
@@ -468,7 +407,7 @@ class _Render:
         """OBSERVE, JUDGES, ALLOWED (and SHOW), TOL: the checks' declarations as the script's data."""
         s, lines = self.s, []
         if self.tensor_checks:
-            if {"shape", "stride"} & set(self.tensor_checks):
+            if {"shape", "stride", "stride (every dim)"} & set(self.tensor_checks):
                 _carry(checks.dims, s)
             if "stride" in self.tensor_checks:
                 _carry(checks.significant_strides, s)
@@ -583,7 +522,7 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
         "def run(fn, compiled):  # every call; what each shows, check by check",
         *((f"    {line}" if line else "") for line in out),
         "    return calls", "",
-        *compile_lines, "",
+        *compile_lines, "", *(anew_lines(compile_lines, variant.backend) if any(p.fresh for p in points) else []),
         f"# {'-' * 20} how the harness reads and judges each check (torch-conformance's own functions)",
         *(f"{k} = {v}" for k, v in s.constants.items()), *([""] if s.constants else []),
         *s.helper_source(),

@@ -32,8 +32,10 @@ class CompiledRegion:
     """One graph dynamo handed the backend, in the program's terms: the call that compiled it, its
     inputs (see GraphValue), its outputs' symbolic dims and requires_grad as traced, samples of
     what it returned on its first call, whether the program also ran outside it during that call
-    (`partial`), the sources generated while it compiled (`capture`, when a capture is active), and
-    whether the backend raised (`failed`: dynamo retries such a compile differently)."""
+    (`partial`), the sources generated while it compiled (`capture`, when a capture is active), where
+    its sources start in the whole capture (`arrived`: an entry without dynamo generates its wrapper
+    after the backend returns), and whether the backend raised (`failed`: dynamo retries such a
+    compile differently)."""
 
     call: int
     inputs: tuple[GraphValue, ...]
@@ -43,6 +45,7 @@ class CompiledRegion:
     output_samples: tuple[Any, ...] | None = None
     partial: bool = False
     capture: Any = None
+    arrived: int = 0
     failed: bool = False
 
 
@@ -94,7 +97,7 @@ class CompileCounter(CountingBackend):
         return out
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
-        from conformance.probe.capture import capture_generated_sources, capturing  # lazy: imports torch
+        from conformance.probe.capture import arrived, capture_generated_sources, capturing  # lazy: imports torch
 
         self.backend_calls += 1
         k = len(self.regions)
@@ -120,7 +123,7 @@ class CompileCounter(CountingBackend):
             g = self._describe(e)
             fake = placeholders[i].meta.get("example_value") if i < len(placeholders) else None
             described.append(g.model_copy(update={"symbolic": self._symbolic(fake)}))
-        region = CompiledRegion(call_index, (*lifted, *described), partial=partial)
+        region = CompiledRegion(call_index, (*lifted, *described), partial=partial, arrived=arrived())
         self.regions.append(region)
         fakes = [p.meta.get("example_value") for p in placeholders]
         outs = [n for n in nodes if n.op == "output"]
@@ -385,14 +388,18 @@ def _subclasses(outputs: list[Any]) -> dict[int, Any]:
 
 class _AotCounter(CompileCounter):
     """aot_function's forward compiler sees the flattened program inputs in order. It runs
-    inside AOTAutograd, before the wrappers are generated: no per-compile capture here."""
+    inside AOTAutograd, before the wrappers are generated: no per-compile capture here, only where
+    the compile's sources start in the whole capture (`arrived`)."""
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         self.count += 1
         self.backend_calls += 1
+        from conformance.probe.capture import arrived  # lazy: imports torch
+
         args = self.current.args if self.current is not None else []
         self.regions.append(CompiledRegion(max(self.calls - 1, 0), tuple(GraphValue(kind="input", index=i)
-                                                                          for i in range(len(args)))))
+                                                                          for i in range(len(args))),
+                                           arrived=arrived()))
         return self.inner(gm, example_inputs, **kwargs)
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import torch
 
 from conformance.behaviors import BEHAVIORS
-from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, tensors_of
-from conformance.core.call import act, around_call, backward, call, case_modes
+from conformance.core.build import BuiltInputs, CallPoint, Env, build_inputs, call_points, source_line, tensors_of
+from conformance.core.call import after_raises_of, around_call, backward, call, case_modes, run_action
+from conformance.core.compare import matches_exception
 from conformance.core.compile import make_function
 from conformance.core.entry import AOT_EXPORT_MODULE, AOT_MODULE, AOT_MODULE_SIMPLIFIED, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.mismatch import exception_summary
@@ -53,11 +54,17 @@ def _inputs_for(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any
 
 
 def _act(lc: LoadedCase, point: CallPoint, which: str, *, inputs: BuiltInputs, env: Env, out: Any) -> None:
+    """A caller's action on the probe's eager copy; an `after` the call's `raises` declares eager raises (`at:
+    after`) may raise that, and stops there as it does in the harness."""
     source = getattr(point, which)
     if source is not None:
-        raised = act(inputs, source, f"<{point.where}.{which} of {lc.display_path}>", env=env, out=out)
-        if raised is not None:
-            raise RuntimeError(f"{point.where}.{which} raised {raised} on the probe's copy")
+        filename = f"<{point.where}.{which} of {lc.display_path}>"
+        exc = run_action(inputs, source, filename, env=env, out=out)
+        declared = after_raises_of(point) if which == "after" else None
+        if exc is not None and not (declared is not None and "eager" in declared["sides"]
+                                    and matches_exception(exc, declared["type"], declared["match"])):
+            raise RuntimeError(f"{point.where}.{which} raised {exception_summary(exc)}{source_line(exc, filename)} "
+                               "on the probe's copy")
 
 
 def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) -> Any:
@@ -210,6 +217,18 @@ def _signature(region: CompiledRegion, obs: Any, frozen: frozenset[int]) -> tupl
     return signature, None if outputs is None else list(outputs)
 
 
+def _entry_compiles(regions: Sequence[CompiledRegion], capture: CaptureResult) -> list[tuple[int, CaptureResult]]:
+    """An entry without dynamo's compiles, each with the call that made it and what it generated: one
+    compile (the whole capture), or, where calls compiled afresh (`fresh`), the capture cut where each
+    compile began (its wrapper comes after its graph reaches the backend, before the next compile)."""
+    if len(regions) < 2 or len({r.call for r in regions}) < len(regions):
+        return [(regions[0].call if regions else 0, capture)]
+    starts = [r.arrived for r in regions]
+    ends = [*starts[1:], len(capture.artifacts)]
+    return [(r.call, CaptureResult(artifacts=capture.artifacts[a:b], graphs=capture.graphs))
+            for r, a, b in zip(regions, starts, ends, strict=True)]
+
+
 def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter: CompileCounter,
               classes: dict[str, Any] | None = None) -> ProbeRecord:
     """Compare what the build generated during the cold pass with the reference (never raises).
@@ -240,10 +259,10 @@ def run_probe(lc: LoadedCase, variant: Variant, capture: CaptureResult, counter:
         compiles: list[tuple[Any, Any, Any]] = []
         graph_outputs: list[list[dict[str, Any]]] = []
         if variant.backend in WITHOUT_DYNAMO:
-            obs = observation(counter.regions[0].call if counter.regions else 0)
-            inputs = _module_entry_inputs(obs) if variant.backend in MODULE_ENTRIES else _aot_function_inputs(obs)
-            region = GraphSignature(inputs, tuple(range(len(obs.raw_outputs))))
-            compiles.append((capture, obs, region))
+            for call, part in _entry_compiles(counter.regions, capture):
+                obs = observation(call)
+                inputs = _module_entry_inputs(obs) if variant.backend in MODULE_ENTRIES else _aot_function_inputs(obs)
+                compiles.append((part, obs, GraphSignature(inputs, tuple(range(len(obs.raw_outputs))))))
         else:
             # compile k's wrapper is captures[k]; a compile that failed generated none in use
             regions = counter.regions

@@ -20,6 +20,7 @@ from conformance.schema.common import (
     SINCE,
     V2,
     Backend,
+    BackwardMode,
     Behavior,
     JSONScalar,
     Mode,
@@ -94,6 +95,16 @@ class RaisesSpec(Strict):
         return check_regex(value)
 
 
+class CallRaisesSpec(RaisesSpec):
+    """What one call must raise: the call itself (at: call), or the caller's `after:` action (at: after)."""
+
+    at: Literal["call", "after"] = Field(
+        "call", json_schema_extra=V2,
+        description="Where it raises: call (the call itself, in place of expect.raises), or after (the call's "
+        "after: action, on the listed sides, and nowhere on the others; the call itself must not raise; "
+        "the comparison then compares what the call left, before that action).")
+
+
 class ExpectSpec(Strict):
     """What must hold besides 'compiled behaves exactly like eager'."""
 
@@ -101,8 +112,10 @@ class ExpectSpec(Strict):
         None, description="Relative tolerance; default torch.testing.assert_close's for the dtype."
     )
     atol: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
-    strides: bool = Field(True, description="Compare strides (and storage offsets) with eager: those of dims "
-                          "longer than 1, as a size-1 dim's stride has no layout.")
+    strides: bool | Literal["all"] = Field(
+        True, description="Compare the outputs' strides (and storage offsets) with eager: true, those of dims longer "
+        "than 1, as a size-1 dim's stride has no layout; all, every dim's, size-1 dims included (upstream's "
+        "assertEqual(out.stride(), ref.stride())); false, none.")
     version: VersionMode | dict[str, VersionMode] = Field(
         "moved",
         description="Input _version: moved compares whether it changed; exact compares the delta; ignore does "
@@ -124,6 +137,14 @@ class ExpectSpec(Strict):
     )
     raises: RaisesSpec | None = None
 
+    @field_validator("strides", mode="before")
+    @classmethod
+    def _strides(cls, value: Any) -> Any:
+        if not isinstance(value, bool) and value != "all":  # one message, not one per member of the union
+            raise ValueError(f"give true (the strides of dims longer than 1), all (every dim's) or false; got "
+                             f"{value!r}")
+        return value
+
 
 class CallSpec(BaseModel):
     """A further call: the inputs it replaces (by name), and what the caller does around it."""
@@ -140,10 +161,16 @@ class CallSpec(BaseModel):
         None, max_length=10_000, json_schema_extra=V2,
         description="Statements run after this call (and its backward, in training) and before the comparison; "
         "out is this call's return value.")
-    raises: RaisesSpec | None = Field(
+    raises: CallRaisesSpec | None = Field(
         None, json_schema_extra=V2,
         description="What this call must raise, in place of expect.raises for this call (a later call that an "
-        "entry without guards refuses, where the first one runs).")
+        "entry without guards refuses, where the first one runs); with at: after, what its after: action raises "
+        "(upstream's assertRaises around what the caller does with the output, e.g. its backward).")
+    fresh: bool = Field(
+        False, json_schema_extra=V2,
+        description="The compiled side compiles the program afresh for this call and the calls after it (a new "
+        "torch.compile after torch._dynamo.reset(), a new aot_function, a module entry traced again), as upstream "
+        "compiles anew; its graphs count in expect.compiles. The eager side is unchanged.")
 
     @field_validator("before", "after")
     @classmethod
@@ -153,6 +180,13 @@ class CallSpec(BaseModel):
                 ast.parse(value)
             except SyntaxError as exc:
                 raise ValueError(f"line {exc.lineno}: {exc.msg}") from None  # see loader._source_line
+        return value
+
+    @field_validator("raises")
+    @classmethod
+    def _raises_after(cls, value: CallRaisesSpec | None, info: ValidationInfo) -> CallRaisesSpec | None:
+        if value is not None and value.at == "after" and info.data.get("after") is None:
+            raise ValueError("at: after declares what the call's after: action raises; the call has no after:")
         return value
 
     @property
@@ -232,6 +266,12 @@ class Case(Strict):
         description="inference: built with no input requiring grad; training: as declared, "
         "then backward through the outputs.",
     )
+    backward: BackwardMode = Field(
+        "seeded", json_schema_extra=V2,
+        description="training's backward on both sides: seeded, one backward through every differentiable output "
+        "with seeded tangents; sum, out.sum().backward(retain_graph=True) per output that requires grad in "
+        "flattened order (verify_aot_autograd's); sum_once, one backward of those outputs' sums added "
+        "(out.sum().backward() for one output). sum and sum_once hand the backward an expanded stride-0 tangent.")
     grad_enabled: bool = Field(True, description="Grad mode around the call.")
     inference_mode: bool = Field(False, description="torch.inference_mode() around the call (inside its grad mode).")
     around: str | None = Field(
@@ -386,6 +426,15 @@ class Case(Strict):
             raise ValueError("training needs at least one input with requires_grad: true")
         return value
 
+    @field_validator("backward")
+    @classmethod
+    def _backward(cls, value: str, info: ValidationInfo) -> str:
+        modes = info.data.get("modes")
+        if value != "seeded" and modes is not None and "training" not in modes:
+            raise ValueError(f"{value} is how training runs its backward; the modes ({', '.join(modes)}) run none: "
+                             "add training, or leave backward out")
+        return value
+
     @field_validator("expect")
     @classmethod
     def _expect(cls, value: ExpectSpec, info: ValidationInfo) -> ExpectSpec:
@@ -494,6 +543,8 @@ def newer_keys(model: BaseModel, loc: Loc) -> Iterator[tuple[Loc, str]]:
             yield (*loc, info.alias or name), f"{info.alias or name}"
     if isinstance(model, ExpectSpec) and isinstance(model.version, dict):
         yield (*loc, "version"), "version as a mapping"
+    if isinstance(model, ExpectSpec) and model.strides == "all":
+        yield (*loc, "strides"), "strides: all"
     for where, child in _children(model):
         yield from newer_keys(child, (*loc, *where))
 

@@ -29,6 +29,10 @@ classes: |
       entered.append(1)
       random.seed(1)
       yield
+  @contextlib.contextmanager
+  def breaks_as_it_exits():
+      yield
+      raise ValueError("the manager's own exit failed")
 inputs: {x: {tensor: {shape: [4]}}}
 program: |
   def f(x):
@@ -62,6 +66,13 @@ def test_an_expression_that_is_no_context_manager_is_a_case_error(tmp_path: Path
     ((_, _, record),) = _records(tmp_path, around)
     assert record.status == "error"
     assert "around:" in record.reason
+
+
+def test_a_manager_whose_exit_raises_is_a_case_error_not_the_harnesss(tmp_path: Path) -> None:
+    ((_, _, record),) = _records(tmp_path, "breaks_as_it_exits()")
+    assert record.status == "error"
+    assert "around: 'breaks_as_it_exits()' raised ValueError" in record.reason, record.reason
+    assert "as it was exited" in record.reason and "harness" not in record.reason, record.reason
 
 
 def test_the_reproducer_enters_it_around_the_call(tmp_path: Path) -> None:

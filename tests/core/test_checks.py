@@ -26,6 +26,7 @@ PAIRS: dict[str, tuple[tuple[Any, Any], tuple[Any, Any]]] = {
     "inference tensor": ((True, True), (False, True)),
     "shape": (((2, 3), (2, 3)), ((3, 2), (2, 3))),
     "stride": (((3, 1), (3, 1)), ((1, 2), (3, 1))),
+    "stride (every dim)": (((4, 1), (4, 1)), ((4, 4), (4, 1))),
     "storage_offset": ((0, 0), (1, 0)),
     "requires_grad": ((True, True), (False, True)),
     "is_leaf": ((False, False), (True, False)),
