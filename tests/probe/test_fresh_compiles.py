@@ -5,11 +5,9 @@ the fresh compile for a non-leaf input read as a divergence (the leaf's requires
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from conformance.data.loader import load_case
 from conformance.data.variants import variants_of
 from conformance.run.runner import run_variant
+from tests.helpers.cases import CaseFactory
 
 CASE = """\
 behavior: mutation_epilogue
@@ -29,11 +27,8 @@ modes: [training]
 """
 
 
-def test_each_fresh_compile_is_probed_against_its_own_call(tmp_path: Path) -> None:
-    path = tmp_path / "mutation_epilogue" / "c.yaml"
-    path.parent.mkdir()
-    path.write_text(CASE)
-    lc = load_case(path, tmp_path)
+def test_each_fresh_compile_is_probed_against_its_own_call(make_case: CaseFactory) -> None:
+    lc = make_case(CASE, name="mutation_epilogue/c.yaml")
     ((variant),) = variants_of(lc.case, devices=["cpu"])
     record = run_variant(lc, variant)
     assert record.status == "pass", record.reason
