@@ -11,8 +11,13 @@ An assertion is told from the cold pass's capture (conformance/probe/capture.py)
   upstream's test would on that build.
 
 A traced graph is compared as statements (:func:`graph_statements`): the build logs a graph's readable
-form (type annotations, a comment per value, one argument per line), upstream writes ``gm.code``; both
-are reduced to the same statements, and a difference is shown as a diff of them.
+form (type annotations, a comment per value, one argument per line), upstream writes either ``gm.code``
+or that readable form; both are reduced to statements in the form upstream wrote, and a difference is
+shown as a diff of them. What upstream's text carries counts (:class:`GraphForm`): where it annotates
+values, the annotations are compared (a tensor's strides and device, which the build's log adds and
+``print_readable``'s default leaves out, aside); where it carries a comment after a value (the AOT
+descriptors of ``expanded_def``), those comments are compared, in order. Comments on lines of their own
+(``# File: ...``, which upstream's ``normalize_gm`` removes) never count.
 """
 
 from __future__ import annotations
@@ -23,21 +28,42 @@ import re
 import textwrap
 import tokenize
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from conformance.probe.capture import CaptureResult
 from conformance.results import GeneratedRecord, GeneratedStatus
 from conformance.schema.generated import TEXT_ARTIFACTS, TRACED_ARTIFACTS, GeneratedAssertion, is_graph
 
-__all__ = ["graph_statements", "judge"]
+__all__ = ["GraphForm", "graph_form", "graph_statements", "judge"]
 
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
 _MODULE_HEADER = re.compile(r"^class .+ \( torch \. nn \. Module \) :$")
 _DELETION = re.compile(r"^\w+( = \w+)* = None$")
 
 
-def _logical_lines(text: str) -> list[list[tokenize.TokenInfo]]:
+# a tensor's annotation as the build logs it, "f32[s47, s16][s16, 1]cpu": its strides and device go
+_TENSOR_ANNOTATION = re.compile(r'^"(?P<kept>[a-z0-9]+\[[^\]]*\])(?:\[[^\]]*\])?[a-z]*(?::\d+)?"$')
+
+
+@dataclass(frozen=True)
+class GraphForm:
+    """What of a graph's readable form counts: what the expected text itself carries (see the Note above)."""
+
+    annotations: bool = False
+    comments: bool = False
+
+
+def _tokens(text: str) -> list[tokenize.TokenInfo]:
+    return list(tokenize.generate_tokens(io.StringIO(textwrap.dedent(text).strip() + "\n").readline))
+
+
+def _trailing(tok: tokenize.TokenInfo) -> bool:
+    return tok.type == tokenize.COMMENT and bool(tok.line[:tok.start[1]].strip())
+
+
+def _logical_lines(tokens: list[tokenize.TokenInfo]) -> list[list[tokenize.TokenInfo]]:
     lines: list[list[tokenize.TokenInfo]] = [[]]
-    for tok in tokenize.generate_tokens(io.StringIO(textwrap.dedent(text).strip() + "\n").readline):
+    for tok in tokens:
         if tok.type == tokenize.NEWLINE:
             lines.append([])
         elif tok.type not in _SKIP:
@@ -45,17 +71,24 @@ def _logical_lines(text: str) -> list[list[tokenize.TokenInfo]]:
     return [line for line in lines if line]
 
 
-def _unannotated(line: list[tokenize.TokenInfo]) -> list[str]:
-    """The line's tokens without `name: "type"` annotations (followed by =, a comma or a parenthesis)."""
+def _is_annotation(line: list[tokenize.TokenInfo], k: int) -> bool:
+    """`name: "type"` followed by =, a comma or a parenthesis."""
+    return (line[k].string == ":" and k > 0 and line[k - 1].type == tokenize.NAME and k + 2 < len(line)
+            and line[k + 1].type == tokenize.STRING and line[k + 2].string in ("=", ",", ")"))
+
+
+def _unannotated(line: list[tokenize.TokenInfo], keep: bool) -> list[str]:
+    """The line's tokens; its annotations dropped, or (``keep``) kept with a tensor's strides and device cut."""
     out: list[str] = []
     k = 0
     while k < len(line):
-        tok = line[k]
-        if (tok.string == ":" and out and line[k - 1].type == tokenize.NAME and k + 2 < len(line)
-                and line[k + 1].type == tokenize.STRING and line[k + 2].string in ("=", ",", ")")):
+        if _is_annotation(line, k):
+            if keep:
+                said = line[k + 1].string
+                out += [":", (m["kept"].join('""') if (m := _TENSOR_ANNOTATION.match(said)) else said)]
             k += 2
             continue
-        out.append(tok.string)
+        out.append(line[k].string)
         k += 1
     return out
 
@@ -88,14 +121,27 @@ def _statements(tokens: list[str]) -> list[str]:
     return said
 
 
-def graph_statements(text: str) -> list[str]:
-    """A graph's code as statements, one string each, tokens separated by one space: the same for the
-    readable form a build logs and the `gm.code` upstream writes inline (see the Note above)."""
+def graph_form(text: str) -> GraphForm:
+    """What a graph's text carries: annotations, comments after values (see the Note above)."""
     try:
-        lines = _logical_lines(text)
+        tokens = _tokens(text)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return GraphForm()
+    return GraphForm(annotations=any(_is_annotation(line, k) for line in _logical_lines(tokens)
+                                     for k in range(len(line))),
+                     comments=any(_trailing(t) for t in tokens))
+
+
+def graph_statements(text: str, form: GraphForm = GraphForm()) -> list[str]:
+    """A graph's code as statements, one string each, tokens separated by one space: the same for the
+    readable form a build logs and the `gm.code` upstream writes inline (see the Note above); with ``form``,
+    its annotations and then the comments after its values (one line each, after the statements) too."""
+    try:
+        tokens = _tokens(text)
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
-    return [s for line in lines for s in _statements(_unannotated(line))]
+    said = [s for line in _logical_lines(tokens) for s in _statements(_unannotated(line, form.annotations))]
+    return said + ([t.string for t in tokens if _trailing(t)] if form.comments else [])
 
 
 def _problems(a: GeneratedAssertion, source: str) -> list[str]:
@@ -103,7 +149,8 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
     out += [f"holds {s!r}, which upstream asserts is absent" for s in a.lacks if s in source]
     out += [f"no match for /{p}/" for p in a.matches if not re.search(p, source, re.MULTILINE)]
     if a.graph is not None:
-        want, got = graph_statements(a.graph), graph_statements(source)
+        form = graph_form(a.graph)
+        want, got = graph_statements(a.graph, form), graph_statements(source, form)
         if want != got:
             diff = difflib.unified_diff(want, got, "upstream's graph", "the build's graph", lineterm="", n=1)
             out.append("the graph differs:\n" + "\n".join(list(diff)[2:40]))

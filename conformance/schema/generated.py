@@ -53,8 +53,10 @@ class GeneratedAssertion(Strict):
     lacks: tuple[_Snippet, ...] = Field((), description="Substrings it does not hold (upstream's assertNotIn).")
     matches: tuple[_Snippet, ...] = Field((), description="Regular expressions searched in it (multi-line).")
     graph: Annotated[str, Field(min_length=1, max_length=20_000)] | None = Field(
-        None, description="A traced graph's expected code (upstream's inline graph), compared normalised: type "
-        "annotations, comments, `x = None` deletions and line breaks inside a statement do not count.")
+        None, description="A traced graph's expected code (upstream's inline graph), compared normalised: "
+        "`x = None` deletions, line breaks inside a statement and comments on lines of their own do not count; "
+        "type annotations (a tensor's strides and device aside) and comments after values count where this "
+        "text carries them (upstream's print_readable), not where it has none (upstream's gm.code).")
     instance: Instance = Field(
         "every", description="Which emitted instances must satisfy contains/lacks/matches/graph: every one, the "
         "first, the last, or any one (where the pass compiled several times and upstream reads one).")

@@ -12,7 +12,7 @@ from conformance.data.loader import CaseLoadError, load_case
 from conformance.data.parity import asserted
 from conformance.data.variants import variants_of
 from conformance.probe.capture import CapturedArtifact, CaptureResult, capture_generated_sources
-from conformance.probe.generated import graph_statements, judge
+from conformance.probe.generated import GraphForm, graph_form, graph_statements, judge
 from conformance.results import GeneratedRecord, ResultRecord
 from conformance.run.runner import run_variant
 from conformance.schema.generated import GeneratedAssertion
@@ -61,6 +61,46 @@ def test_a_logged_graph_and_upstreams_inline_code_are_the_same_statements() -> N
 ])
 def test_a_graph_that_differs_in_one_operand_differs(change: tuple[str, str]) -> None:
     assert graph_statements(INLINE.replace(*change)) != graph_statements(READABLE)
+
+
+# upstream's print_readable(expanded_def=True) of the same graph, normalize_gm'd: no strides, device or File lines
+EXPANDED = '''\
+class GraphModule(torch.nn.Module):
+    def forward(
+        self,
+        primals_1: "f32[3]",  # PlainAOTInput(idx=0)
+        primals_2: "f32[3]",  # PlainAOTInput(idx=1)
+    ):
+        mul: "f32[3]" = torch.ops.aten.mul.Tensor(primals_1, 2);  primals_1 = None
+        add: "f32[3]" = torch.ops.aten.add.Tensor(mul, primals_2);  primals_2 = None
+        return (
+            mul,  # InputMutationAOTOutput(mutated_input=PlainAOTInput(idx=0))
+            add,  # PlainAOTOutput(idx=0)
+        )
+'''
+
+
+def test_upstreams_readable_form_compares_annotations_and_descriptors_but_not_strides_devices_or_file_lines() -> None:
+    form = graph_form(EXPANDED)
+    assert form == GraphForm(annotations=True, comments=True) and graph_form(INLINE) == GraphForm()
+    assert graph_statements(READABLE, form) == graph_statements(EXPANDED, form)
+    assert "# PlainAOTOutput(idx=0)" in graph_statements(READABLE, form)
+    assert 'mul : "f32[3]" = torch . ops . aten . mul . Tensor ( primals_1 , 2 )' in graph_statements(READABLE, form)
+
+
+@pytest.mark.parametrize("change", [
+    ("# PlainAOTOutput(idx=0)", "# PlainAOTOutput(idx=1)"),  # a descriptor
+    ('add: "f32[3]"', 'add: "f64[3]"'),  # a dtype
+    ('primals_2: "f32[3]"', 'primals_2: "f32[s0]"'),  # a size
+    ("mul,  # InputMutationAOTOutput(mutated_input=PlainAOTInput(idx=0))", "mul,"),  # a descriptor left out
+])
+def test_a_readable_graph_that_differs_in_an_annotation_or_a_descriptor_fails(change: tuple[str, str]) -> None:
+    cap = _capture(graphs=(("aot_forward_graph", READABLE),))
+    assert _said(cap, artifact="aot_forward_graph", graph=EXPANDED).status == "holds"
+    assert _said(cap, artifact="aot_forward_graph", graph=EXPANDED.replace(*change)).status == "fails"
+    # upstream's gm.code carries neither: the same changes on the build's side do not count there
+    other = _capture(graphs=(("aot_forward_graph", READABLE.replace("[3][1]cpu", "[3]").replace(*change)),))
+    assert _said(other, artifact="aot_forward_graph", graph=INLINE).status == "holds"
 
 
 def _capture(*sources: tuple[str, str], graphs: tuple[tuple[str, str], ...] = ()) -> CaptureResult:
