@@ -164,7 +164,8 @@ def direction(m: Located) -> str:  # noqa: PLR0911  # one return per kind of che
         return "compiled raises otherwise" if actual != "no exception" else "compiled does not raise"
     if m.check == "graphs compiled":
         try:
-            return "more graphs than expected" if int(actual) > int(expected) else "fewer graphs than expected"
+            return ("more graphs than expected" if int(actual) > int(expected.removeprefix("at most "))
+                    else "fewer graphs than expected")
         except ValueError:
             return "another number of graphs"
     if m.check in _FLAGS:
