@@ -32,7 +32,13 @@ from dataclasses import dataclass
 
 from conformance.probe.capture import CaptureResult
 from conformance.results import GeneratedRecord, GeneratedStatus
-from conformance.schema.generated import TEXT_ARTIFACTS, TRACED_ARTIFACTS, GeneratedAssertion, is_graph
+from conformance.schema.generated import (
+    NODE_META_ARTIFACTS,
+    TEXT_ARTIFACTS,
+    TRACED_ARTIFACTS,
+    GeneratedAssertion,
+    is_graph,
+)
 
 __all__ = ["GraphForm", "graph_form", "graph_statements", "judge"]
 
@@ -148,6 +154,8 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
     out = [f"lacks {s!r}" for s in a.contains if s not in source]
     out += [f"holds {s!r}, which upstream asserts is absent" for s in a.lacks if s in source]
     out += [f"no match for /{p}/" for p in a.matches if not re.search(p, source, re.MULTILINE)]
+    out += [f"/{p}/ matches {m[0]!r}, which upstream asserts nothing does" for p in a.no_match
+            if (m := re.search(p, source, re.MULTILINE))]
     if a.graph is not None:
         form = graph_form(a.graph)
         want, got = graph_statements(a.graph, form), graph_statements(source, form)
@@ -157,16 +165,19 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
     return out
 
 
+def _family(artifact: str) -> str:
+    return ("guard text" if artifact in TEXT_ARTIFACTS else "forward compiler's node meta"
+            if artifact in NODE_META_ARTIFACTS else "traced graph")
+
+
 def _one(index: int, a: GeneratedAssertion, capture: CaptureResult) -> GeneratedRecord:
     graph = a.artifact in TRACED_ARTIFACTS or is_graph(a.artifact)
     pool = capture.graphs if graph else capture.artifacts
-    family = "traced graph" if graph else "generated function"
-    # guard text and graphs are told apart: a pass that logged only guards (the eager backend) traced no graph,
-    # and one that logged graphs but no guard text cannot tell of guards
-    text = a.artifact in TEXT_ARTIFACTS
+    family = _family(a.artifact) if graph else "generated function"
+    # guard text, node meta and graphs are told apart: a pass that logged only guards (the eager backend) traced
+    # no graph, and one that logged graphs but no guard text cannot tell of guards
     if graph:
-        pool = [x for x in pool if (x.name in TEXT_ARTIFACTS) == text]
-        family = "guard text" if text else family
+        pool = [x for x in pool if _family(x.name) == family]
 
     def said(status: GeneratedStatus, detail: str) -> GeneratedRecord:
         return GeneratedRecord(index=index, artifact=a.artifact, status=status, detail=detail)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,9 +15,11 @@ import torch
 
 from conformance.core.build import BuiltInputs, tensors_of
 from conformance.core.compile import CountingBackend
+from conformance.core.entries import TRACED_GRAPH_LOG, TRACED_GRAPH_MESSAGE
 from conformance.core.state import is_subclass
 from conformance.probe.region import TraceFacts
 from conformance.results import GraphValue, Symbolic
+from conformance.schema.generated import NODE_META_ARTIFACTS
 from reference_impl.subclass_wrapper import subclass_meta_of
 
 
@@ -400,6 +403,9 @@ class _AotCounter(CompileCounter):
         self.regions.append(CompiledRegion(max(self.calls - 1, 0), tuple(GraphValue(kind="input", index=i)
                                                                           for i in range(len(args))),
                                            arrived=arrived()))
+        if TRACED_GRAPH_LOG.isEnabledFor(logging.DEBUG):  # only while a capture listens
+            meta = "\n".join(f"{n.op} {n.name}: {', '.join(sorted(map(str, n.meta)))}" for n in gm.graph.nodes)
+            TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, NODE_META_ARTIFACTS[0], meta)
         return self.inner(gm, example_inputs, **kwargs)
 
 

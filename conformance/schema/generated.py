@@ -25,7 +25,11 @@ GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_gra
 # tree, each guard's code part with it (check_overlapping(...) for AOTAutograd's StorageOverlap guard), what
 # upstream's assertions on installed guards read. Kept apart with the graphs; no `graph:` form.
 TEXT_ARTIFACTS = ("dynamo_cpp_guards_str", "shape_env_guards")
-TRACED_ARTIFACTS = GRAPH_ARTIFACTS + TEXT_ARTIFACTS
+# Each node of a graph an entry without dynamo compiles (the graph aot_function's, aot_module's,
+# aot_module_simplified's forward compiler is handed; make_fx's trace), one line each,
+# "<op> <name>: <its meta keys>": what upstream's fw_compiler asserts on node.meta.
+NODE_META_ARTIFACTS = ("fw_compiler_node_meta",)
+TRACED_ARTIFACTS = GRAPH_ARTIFACTS + TEXT_ARTIFACTS + NODE_META_ARTIFACTS
 # an exported graph's subgraphs (cond branches, map bodies) by their module path: aot_export_graph.true_graph_0
 SUBGRAPH_OF = "aot_export_graph."
 
@@ -45,13 +49,18 @@ class GeneratedAssertion(Strict):
         description="The artifact's name as the build publishes it: a generated function "
         "(runtime_wrapper_orchestration, mutation_epilogue, output_alias_wrapper, ...), a traced graph "
         f"({', '.join(GRAPH_ARTIFACTS)}; an exported graph's subgraph as {SUBGRAPH_OF}<module path>, e.g. "
-        f"{SUBGRAPH_OF}true_graph_0) or guards ({', '.join(TEXT_ARTIFACTS)}).")
+        f"{SUBGRAPH_OF}true_graph_0), guards ({', '.join(TEXT_ARTIFACTS)}) or the nodes' meta keys of each graph "
+        f"an entry's forward compiler is handed ({', '.join(NODE_META_ARTIFACTS)}: a line per node, "
+        "'<op> <name>: <keys>').")
     emitted: bool = Field(True, description="Whether the pass emitted it at all (false: it must not be).")
     count: Annotated[StrictInt, Field(ge=1, le=1000)] | None = Field(
         None, description="How many instances the pass emitted, exactly (upstream's len(captured) == N).")
     contains: tuple[_Snippet, ...] = Field((), description="Substrings the source holds (upstream's assertIn).")
     lacks: tuple[_Snippet, ...] = Field((), description="Substrings it does not hold (upstream's assertNotIn).")
     matches: tuple[_Snippet, ...] = Field((), description="Regular expressions searched in it (multi-line).")
+    no_match: tuple[_Snippet, ...] = Field(
+        (), description="Regular expressions found nowhere in it (multi-line): upstream's assertNotRegex, or an "
+        "assertion on every line (a line that breaks it must not match).")
     graph: Annotated[str, Field(min_length=1, max_length=20_000)] | None = Field(
         None, description="A traced graph's expected code (upstream's inline graph), compared normalised: "
         "`x = None` deletions, line breaks inside a statement and comments on lines of their own do not count; "
@@ -72,7 +81,7 @@ class GeneratedAssertion(Strict):
     note: Annotated[str, Field(min_length=1, max_length=400)] | None = Field(
         None, description="How this departs from upstream's assertion, if at all.")
 
-    @field_validator("matches")
+    @field_validator("matches", "no_match")
     @classmethod
     def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for pattern in value:
@@ -81,7 +90,7 @@ class GeneratedAssertion(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> GeneratedAssertion:
-        said = [k for k in ("count", "contains", "lacks", "matches", "graph") if getattr(self, k)]
+        said = [k for k in ("count", "contains", "lacks", "matches", "no_match", "graph") if getattr(self, k)]
         if not self.emitted and said:
             raise ValueError(f"an artifact that must not be emitted has no {', '.join(said)}")
         if self.graph is not None and not is_graph(self.artifact):

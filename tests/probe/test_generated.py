@@ -323,3 +323,47 @@ def test_dynamos_guards_are_text_an_assertion_reads_and_an_entry_without_dynamo_
         assert "check_overlapping(" in said.detail
     (said,) = records["aot_function"].generated
     assert said.status == "not observable", said.detail  # no dynamo, no guards: it cannot tell
+
+
+EVERY_NODE_HAS_TENSOR_META = r"^(?!output )\S+ \S+:(?!.*\btensor_meta\b)"
+
+
+@pytest.mark.parametrize(("meta", "status"), [
+    ("placeholder x: tensor_meta, val\ncall_function mul: seq_nr, tensor_meta, val\noutput output: desc", "holds"),
+    ("placeholder x: tensor_meta, val\ncall_function mul_: seq_nr, val\noutput output: desc", "fails"),
+    ("placeholder x: val\noutput output: desc", "fails"),
+])
+def test_an_assertion_on_every_node_s_meta_fails_on_the_node_that_breaks_it(meta: str, status: str) -> None:
+    cap = _capture(graphs=(("fw_compiler_node_meta", meta), ("aot_forward_graph", READABLE)))
+    said = _said(cap, artifact="fw_compiler_node_meta", no_match=[EVERY_NODE_HAS_TENSOR_META])
+    assert said.status == status, said.detail
+    if status == "fails":
+        assert "which upstream asserts nothing does" in said.detail
+    # a pass whose forward compiler is not the harness's (torch.compile's backends) cannot tell
+    alone = _capture(graphs=(("aot_forward_graph", READABLE), ("dynamo_cpp_guards_str", "TREE_GUARD_MANAGER:")))
+    assert _said(alone, artifact="fw_compiler_node_meta", no_match=[EVERY_NODE_HAS_TENSOR_META]).status == (
+        "not observable")
+
+
+def test_the_entry_s_forward_compiler_lists_each_node_s_meta_keys(tmp_path: Path) -> None:
+    records = _records(tmp_path, """\
+behavior: runtime_wrapper
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/181271]
+devices: [cpu]
+backends: [aot_function]
+modes: [training]
+inputs:
+  x: {tensor: {shape: [3], requires_grad: true}}
+program: |
+  def f(x):
+      return x.sin() * 2
+generated:
+  - artifact: fw_compiler_node_meta
+    count: 1
+    no_match: ['^(?!output )\\S+ \\S+:(?!.*\\btensor_meta\\b)']
+    matches: ['^call_function sin: .*\\bval\\b', '^placeholder primals_1: ', '^output output: ']
+  - artifact: fw_compiler_node_meta
+    no_match: ['^call_function sin: .*\\bval\\b']
+""")
+    assert [g.status for g in records["aot_function"].generated] == ["holds", "fails"], records
