@@ -205,23 +205,25 @@ def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
     return side
 
 
-def act(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out: Any,
+def act(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out: Any, compiled: bool = False,
         is_program_exception: Callable[[BaseException], bool] = program_raised) -> str | None:
     """Run a caller action (a `before:`/`after:` block) on one side's inputs; rebinding an input's
     name replaces that input (a persisted one for the rest of the pass). The exception it raised,
     summarised, or None."""
-    exc = run_action(inputs, source, filename, env=env, out=out, is_program_exception=is_program_exception)
+    exc = run_action(inputs, source, filename, env=env, out=out, compiled=compiled,
+                     is_program_exception=is_program_exception)
     return None if exc is None else exception_summary(exc) + source_line(exc, filename)
 
 
-def run_action(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out: Any,
+def run_action(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out: Any, compiled: bool = False,
                is_program_exception: Callable[[BaseException], bool] = program_raised) -> BaseException | None:
     """`act`, giving the exception itself: where a statement raises, the rest of the block does not run and
-    no input is rebound."""
+    no input is rebound. `compiled` tells the block which side it acts on (an assertion upstream makes on the
+    compiled side only)."""
     import linecache
 
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    scope: dict[str, Any] = {"torch": torch, **env.classes, **inputs.named, "out": out}
+    scope: dict[str, Any] = {"torch": torch, **env.classes, **inputs.named, "out": out, "compiled": compiled}
     try:
         exec(compile(source, filename, "exec"), scope)
     except BaseException as exc:

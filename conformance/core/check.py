@@ -231,10 +231,10 @@ def _actions(target: Target, callbacks: LoopCallbacks, point: CallPoint, which: 
         return []
     filename = _action_file(target, point, which)
     raised = []
-    for side, env in sides:
+    for k, (side, env) in enumerate(sides):
         if side.exc is None:
             out = side.result if which == "after" else env.out
-            raised.append(act(side.inputs, source, filename, env=env, out=out,
+            raised.append(act(side.inputs, source, filename, env=env, out=out, compiled=k == 1,
                               is_program_exception=callbacks.program_exception))
         else:
             raised.append(None)
@@ -271,7 +271,7 @@ def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoin
         if side.exc is not None:  # the call itself raised: its exception is compared, there is no `out` to act on
             continue
         exc = run_action(side.inputs, point.after or "", filename, env=env, out=side.result,
-                         is_program_exception=callbacks.program_exception)
+                         compiled=name == "compiled", is_program_exception=callbacks.program_exception)
         got = "no exception" if exc is None else exception_summary(exc) + source_line(exc, filename)
         listed = name in declared["sides"]
         if matches_exception(exc, declared["type"], declared["match"]) if listed else exc is None:

@@ -500,9 +500,10 @@ class Case(Strict):
                 if head not in self.inputs:
                     found.append((("expect", "version", key), f"{key!r} does not name an input or a tensor under "
                                   f"one (inputs: {', '.join(self.inputs)})"))
-        if "out" in self.inputs:
-            found += [((*loc, action), "an input named out hides the call's return value (out) from the caller's "
-                       "actions; rename the input") for loc, action in self._actions()]
+        for name, what in (("out", "the call's return value (out)"), ("compiled", "which side acts (compiled)")):
+            if name in self.inputs:
+                found += [((*loc, action), f"an input named {name} hides {what} from the caller's actions; rename "
+                           "the input") for loc, action in self._actions()]
         if self.version == 1:
             found += [(loc, f"{what} is schema version 2; write version: 2 (or leave version out)")
                       for loc, what in newer_keys(self, ())]

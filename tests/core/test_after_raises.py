@@ -140,3 +140,34 @@ def test_the_short_reproducer_checks_the_declaration(tmp_path: Path) -> None:
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert ("MISMATCH: call 2: calls[0].after: exception is AssertionError: the compiled backward (the case "
             "declares ValueError matching 'compiled backward')") in proc.stdout, proc.stdout
+
+
+# `compiled` in a caller action: an assertion upstream makes on the compiled side alone (what the compiled
+# backward was handed, counted by the case's own op) is stated there, and eager's side never runs it.
+@pytest.mark.parametrize(("check", "status"), [
+    ("assert not compiled or out.sum().item() > 1e9, 'the compiled side only'", "fail"),
+    ("assert not compiled or out.sum().item() < 1e9, 'the compiled side only'", "pass"),
+    ("assert compiled or out.sum().item() > 1e9, 'the eager side only'", "error"),
+])
+def test_a_caller_action_knows_which_side_it_acts_on(tmp_path: Path, check: str, status: str) -> None:
+    lc, record = _item(tmp_path, check=check)
+    assert record.status == status, record.reason
+    if status == "fail":
+        (m,) = [m for m in record.mismatches if m.check == "exception"]  # and what the block then left undone
+        assert m.expected == "no exception" and "the compiled side only" in m.actual
+        script = render_short(lc, variants_of(lc.case, devices=["cpu"])[0], record)
+        assert script is not None
+        path = tmp_path / "repro.py"
+        path.write_text(script)
+        done = subprocess.run([sys.executable, str(path)], check=False, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 3 and "the compiled side only" in done.stdout, done.stdout + done.stderr
+    if status == "error":
+        assert "eager raised AssertionError: the eager side only" in record.reason
+
+
+def test_an_input_named_compiled_would_hide_the_side_from_the_actions(tmp_path: Path) -> None:
+    path = tmp_path / "backward_unwrap" / "c.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(CASE.format(backend="aot_eager", check="pass", raises="").replace("  gx:", "  compiled:"))
+    with pytest.raises(Exception, match="an input named compiled hides which side acts"):
+        load_case(path, tmp_path)
