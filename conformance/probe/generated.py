@@ -156,6 +156,10 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
     out += [f"no match for /{p}/" for p in a.matches if not re.search(p, source, re.MULTILINE)]
     out += [f"/{p}/ matches {m[0]!r}, which upstream asserts nothing does" for p in a.no_match
             if (m := re.search(p, source, re.MULTILINE))]
+    lines = source.splitlines()
+    for p, n in a.line_counts.items():
+        if (seen := sum(1 for line in lines if re.search(p, line))) != n:
+            out.append(f"{seen} line(s) match /{p}/, upstream asserts {n}")
     if a.graph is not None:
         form = graph_form(a.graph)
         want, got = graph_statements(a.graph, form), graph_statements(source, form)
@@ -165,17 +169,21 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
     return out
 
 
+# What a pass logs in kinds it may log apart: a pass that logged one kind cannot tell of another (the eager
+# backend logs dynamo's graph and guards, no AOTAutograd graph; an entry without dynamo, no dynamo graph).
+_FAMILIES = {**dict.fromkeys(TEXT_ARTIFACTS, "guard text"), "dynamo_output_graph": "dynamo graph",
+             **dict(zip(NODE_META_ARTIFACTS, ("node of an entry's forward graph", "node of dynamo's graphs"),
+                        strict=True))}
+
+
 def _family(artifact: str) -> str:
-    return ("guard text" if artifact in TEXT_ARTIFACTS else "forward compiler's node meta"
-            if artifact in NODE_META_ARTIFACTS else "traced graph")
+    return _FAMILIES.get(artifact, "traced graph")
 
 
 def _one(index: int, a: GeneratedAssertion, capture: CaptureResult) -> GeneratedRecord:
     graph = a.artifact in TRACED_ARTIFACTS or is_graph(a.artifact)
     pool = capture.graphs if graph else capture.artifacts
     family = _family(a.artifact) if graph else "generated function"
-    # guard text, node meta and graphs are told apart: a pass that logged only guards (the eager backend) traced
-    # no graph, and one that logged graphs but no guard text cannot tell of guards
     if graph:
         pool = [x for x in pool if _family(x.name) == family]
 

@@ -22,6 +22,8 @@ from conformance.results import GraphValue, Symbolic
 from conformance.schema.generated import NODE_META_ARTIFACTS
 from reference_impl.subclass_wrapper import subclass_meta_of
 
+FW_COMPILER_NODE_META, DYNAMO_GRAPH_NODE_META = NODE_META_ARTIFACTS
+
 
 def _version(t: torch.Tensor) -> int | None:
     try:
@@ -111,6 +113,7 @@ class CompileCounter(CountingBackend):
             r.partial = True
         partial = bool(same_call) or self._input_states() != self._states
         nodes = list(gm.graph.nodes) if hasattr(gm, "graph") else []
+        _log_nodes(DYNAMO_GRAPH_NODE_META, gm)
         placeholders = [n for n in nodes if n.op == "placeholder"]
         lifted: list[GraphValue] = []
         lifted_values: list[Any] = []
@@ -403,10 +406,15 @@ class _AotCounter(CompileCounter):
         self.regions.append(CompiledRegion(max(self.calls - 1, 0), tuple(GraphValue(kind="input", index=i)
                                                                           for i in range(len(args))),
                                            arrived=arrived()))
-        if TRACED_GRAPH_LOG.isEnabledFor(logging.DEBUG):  # only while a capture listens
-            meta = "\n".join(f"{n.op} {n.name}: {', '.join(sorted(map(str, n.meta)))}" for n in gm.graph.nodes)
-            TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, NODE_META_ARTIFACTS[0], meta)
+        _log_nodes(FW_COMPILER_NODE_META, gm)
         return self.inner(gm, example_inputs, **kwargs)
+
+
+def _log_nodes(artifact: str, gm: Any) -> None:
+    """Each node of the graph a wrapped compiler is handed, as the capture keeps it (NODE_META_ARTIFACTS)."""
+    if TRACED_GRAPH_LOG.isEnabledFor(logging.DEBUG) and hasattr(gm, "graph"):  # only while a capture listens
+        nodes = "\n".join(f"{n.op} {n.name}: {', '.join(sorted(map(str, n.meta)))}" for n in gm.graph.nodes)
+        TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, artifact, nodes)
 
 
 def counting(inner: Callable[..., Any], aot: bool) -> CompileCounter:

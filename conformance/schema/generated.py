@@ -9,6 +9,7 @@ parity table's "as upstream asserts" column counts (conformance/data/parity.py).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field, StrictInt, field_validator, model_validator
@@ -20,15 +21,16 @@ from conformance.schema.common import Backend, Mode, Strict, check_regex
 # conformance/core/entries.py); every other name is a generated function's artifact
 # (conformance/probe/capture.py).
 GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_graph", "aot_joint_graph",
-                   "make_fx_graph", "aot_export_graph", "aot_export_readable")
+                   "dynamo_output_graph", "make_fx_graph", "aot_export_graph", "aot_export_readable")
 # Text a build logs as a structured-trace record that is neither a graph nor generated source: dynamo's guard
 # tree, each guard's code part with it (check_overlapping(...) for AOTAutograd's StorageOverlap guard), what
 # upstream's assertions on installed guards read. Kept apart with the graphs; no `graph:` form.
 TEXT_ARTIFACTS = ("dynamo_cpp_guards_str", "shape_env_guards")
-# Each node of a graph an entry without dynamo compiles (the graph aot_function's, aot_module's,
-# aot_module_simplified's forward compiler is handed; make_fx's trace), one line each,
-# "<op> <name>: <its meta keys>": what upstream's fw_compiler asserts on node.meta.
-NODE_META_ARTIFACTS = ("fw_compiler_node_meta",)
+# Each node of a graph a compiler the harness wraps is handed, one line each, "<op> <name>: <its meta keys>":
+# the graph of an entry without dynamo (aot_function's, aot_module's, aot_module_simplified's forward compiler;
+# make_fx's trace), what upstream's fw_compiler asserts on node.meta; and each graph dynamo hands the backend,
+# whose call nodes are what upstream's CompileCounter counts as op_count.
+NODE_META_ARTIFACTS = ("fw_compiler_node_meta", "dynamo_graph_node_meta")
 TRACED_ARTIFACTS = GRAPH_ARTIFACTS + TEXT_ARTIFACTS + NODE_META_ARTIFACTS
 # an exported graph's subgraphs (cond branches, map bodies) by their module path: aot_export_graph.true_graph_0
 SUBGRAPH_OF = "aot_export_graph."
@@ -58,6 +60,9 @@ class GeneratedAssertion(Strict):
     contains: tuple[_Snippet, ...] = Field((), description="Substrings the source holds (upstream's assertIn).")
     lacks: tuple[_Snippet, ...] = Field((), description="Substrings it does not hold (upstream's assertNotIn).")
     matches: tuple[_Snippet, ...] = Field((), description="Regular expressions searched in it (multi-line).")
+    line_counts: dict[_Snippet, Annotated[StrictInt, Field(ge=0, le=100_000)]] = Field(
+        default_factory=dict, description="How many of its lines match each regular expression, exactly: "
+        "upstream's op_count == N on dynamo_graph_node_meta is {'^call_(function|method|module) ': N}.")
     no_match: tuple[_Snippet, ...] = Field(
         (), description="Regular expressions found nowhere in it (multi-line): upstream's assertNotRegex, or an "
         "assertion on every line (a line that breaks it must not match).")
@@ -81,16 +86,17 @@ class GeneratedAssertion(Strict):
     note: Annotated[str, Field(min_length=1, max_length=400)] | None = Field(
         None, description="How this departs from upstream's assertion, if at all.")
 
-    @field_validator("matches", "no_match")
+    @field_validator("matches", "no_match", "line_counts")
     @classmethod
-    def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+    def _regexes(cls, value: Sequence[str] | dict[str, int]) -> Sequence[str] | dict[str, int]:
         for pattern in value:
             check_regex(pattern)
         return value
 
     @model_validator(mode="after")
     def _consistent(self) -> GeneratedAssertion:
-        said = [k for k in ("count", "contains", "lacks", "matches", "no_match", "graph") if getattr(self, k)]
+        said = [k for k in ("count", "contains", "lacks", "matches", "no_match", "line_counts", "graph")
+                if getattr(self, k)]
         if not self.emitted and said:
             raise ValueError(f"an artifact that must not be emitted has no {', '.join(said)}")
         if self.graph is not None and not is_graph(self.artifact):

@@ -367,3 +367,58 @@ generated:
     no_match: ['^call_function sin: .*\\bval\\b']
 """)
     assert [g.status for g in records["aot_function"].generated] == ["holds", "fails"], records
+
+
+@pytest.mark.parametrize(("counts", "status"), [
+    ({"^call_(function|method|module) ": 2}, "holds"),
+    ({"^call_(function|method|module) ": 3}, "fails"),
+    ({"^placeholder ": 1, "^output ": 1}, "holds"),
+])
+def test_line_counts_count_the_lines_each_pattern_matches_exactly(counts: dict[str, int], status: str) -> None:
+    nodes = "placeholder l_x_: example_value\ncall_method sin: example_value\ncall_function mul: example_value\n" \
+            "output output: creation_timestamp"
+    cap = _capture(graphs=(("dynamo_graph_node_meta", nodes),))
+    said = _said(cap, artifact="dynamo_graph_node_meta", line_counts=counts)
+    assert said.status == status, said.detail
+    # the nodes of an entry's forward graph are another family: a pass that logged only those cannot tell
+    other = _capture(graphs=(("fw_compiler_node_meta", nodes),))
+    assert _said(other, artifact="dynamo_graph_node_meta", line_counts=counts).status == "not observable"
+
+
+def test_dynamos_graphs_are_read_as_upstreams_compile_counter_reads_them(tmp_path: Path) -> None:
+    records = _records(tmp_path, """\
+behavior: runtime_wrapper
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/181271]
+devices: [cpu]
+backends: [eager]
+modes: [inference]
+inputs:
+  x: {tensor: {shape: [3]}}
+program: |
+  def f(x):
+      return x.sin() * 2
+generated:
+  - artifact: dynamo_graph_node_meta
+    count: 1
+    line_counts: {'^call_(function|method|module) ': 2}
+  - artifact: dynamo_graph_node_meta
+    line_counts: {'^call_(function|method|module) ': 1}
+  - artifact: dynamo_output_graph
+    graph: |
+      class GraphModule(torch.nn.Module):
+          def forward(self, L_x_: "f32[3]"):
+              l_x_ = L_x_
+              sin: "f32[3]" = l_x_.sin();  l_x_ = None
+              mul: "f32[3]" = sin * 2;  sin = None
+              return (mul,)
+  - artifact: dynamo_output_graph
+    graph: |
+      class GraphModule(torch.nn.Module):
+          def forward(self, L_x_: "f32[3]"):
+              l_x_ = L_x_
+              sin: "f32[3]" = l_x_.sin();  l_x_ = None
+              mul: "f32[3]" = sin * 3;  sin = None
+              return (mul,)
+""")
+    assert [g.status for g in records["eager"].generated] == ["holds", "fails", "holds", "fails"], records
