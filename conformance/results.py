@@ -26,7 +26,16 @@ RESULT_SCHEMA = "torch-conformance.result/2"
 TORCH_BUCKETS = ("eager", "compile", "compiled_calls")
 HARNESS_BUCKETS = ("build_inputs", "oracles", "probe")
 Status = Literal["pass", "fail", "xfail", "xpass", "skip", "error"]
-STATUSES: tuple[str, ...] = get_args(Status)
+STATUSES: tuple[Status, ...] = get_args(Status)
+# The groupings of statuses every reader uses, each said once (a reader never spells a set of its own).
+RAN: frozenset[Status] = frozenset(STATUSES) - {"skip"}
+NOT_PASSING: frozenset[Status] = RAN - {"pass"}  # every item a reader lists: a failure, known or not, or news
+COMPARED: frozenset[Status] = frozenset({"pass", "fail", "xfail", "xpass"})  # compiled was compared with eager
+HOLDS: frozenset[Status] = frozenset({"pass", "xpass"})  # the contract holds there
+BROKEN: frozenset[Status] = frozenset({"fail", "xfail", "error"})  # it does not (known or not, bug or not)
+FAILING: frozenset[Status] = frozenset({"fail", "error", "xpass"})  # the run is red: untriaged
+UNEXPLAINED: frozenset[Status] = frozenset({"fail", "error"})  # broken, and no known failure says why
+DIFFERED: frozenset[Status] = frozenset({"fail", "xfail"})  # a check of compiled differed from eager's
 
 
 class _Record(BaseModel):

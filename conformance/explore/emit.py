@@ -16,6 +16,7 @@ from conformance.explore.engine import Explorer, Finding, Ran
 from conformance.explore.registry import real_code_of
 from conformance.files import write_atomic
 from conformance.reproducer.full import render_full
+from conformance.results import UNEXPLAINED
 
 
 def _slug(signature: str) -> str:
@@ -44,7 +45,7 @@ def emit(explorer: Explorer, finding: Finding) -> Finding:
     reproduces = finding.signature in Ran(finding.program, "", [r for _, r in ran]).discrepancies()
     script = ""
     for v, r in ran:
-        if r.status in ("fail", "error"):
+        if r.status in UNEXPLAINED:
             script = render_short(lc, v, r) or render_full(lc, v, r)
             break
     repro_path = folder / f"{name}.py"

@@ -20,6 +20,7 @@ from conformance.files import write_atomic
 from conformance.report.causes import read_again, same_cause
 from conformance.report.read import ReportInputError, read_results
 from conformance.report.words import fenced
+from conformance.results import DIFFERED
 
 
 @dataclass
@@ -293,7 +294,7 @@ def mark_known(report: dict[str, Any], known: Path) -> list[str]:
                         f"({report['torch']}); matched all the same")
     by_where: dict[str, set[str]] = {}
     for r in records:
-        if r.status in ("xfail", "fail") and r.mismatches:
+        if r.status in DIFFERED and r.mismatches:
             for sig in signatures_of(r):
                 by_where.setdefault(sig, set()).add(r.case_id)
     for f in report["findings"]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from conformance.data.loader import case_id_for
 from conformance.report.causes import same_cause
-from conformance.results import ResultRecord
+from conformance.results import UNEXPLAINED, ResultRecord
 from conformance.versions import version_key
 
 TORCH_ENVS = Path(".nox") / "_torch"  # where `nox -s matrix` keeps each build's environment
@@ -68,7 +68,7 @@ def outcome(signature: str, records: list[Any]) -> str:
 
     if not records:
         return "not run"
-    seen = [sig for r in records if r.status in ("fail", "error") for sig in signatures_of(r)]
+    seen = [sig for r in records if r.status in UNEXPLAINED for sig in signatures_of(r)]
     if any(same_cause(signature, s) for s in seen):
         return FAILS
     if seen:

@@ -25,9 +25,8 @@ from conformance.report.gather import merge
 from conformance.report.kinds import counts_against
 from conformance.report.model import Report
 from conformance.report.read import Sourced
+from conformance.results import UNEXPLAINED
 from conformance.versions import torch_release
-
-BAD = ("fail", "error")  # a new item in these fails
 
 
 @dataclass(frozen=True)
@@ -122,12 +121,12 @@ def diff_pair(a: Report, b: Report, build_a: str, build_b: str) -> PairDiff:  # 
                             "—" if sb is None else present.record.status)
             # a new item that fails is a regression; one that went missing is shown, and the
             # report's "no case ran" check catches a whole cell lost
-            (out.regressions if sb is not None and sb.record.status in BAD else out.other).append(change)
+            (out.regressions if sb is not None and sb.record.status in UNEXPLAINED else out.other).append(change)
             continue
         ra, rb = sa.record, sb.record
         if ra.status != rb.status:
             change = Change(f"{ra.status}->{rb.status}", *key, ra.status, rb.status,
-                            rb.reason.splitlines()[0] if rb.status in BAD and rb.reason else "")
+                            rb.reason.splitlines()[0] if rb.status in UNEXPLAINED and rb.reason else "")
             # as the report's history: what counts against a build (Note [A difference is not a failure])
             if counts_against(rb) and not counts_against(ra) and ra.status != "skip":
                 out.regressions.append(change)

@@ -21,6 +21,7 @@ from conformance.report.history import in_release_order
 from conformance.report.scripts import reproducer_text
 from conformance.report.words import fenced, inert
 from conformance.reproducer import VERDICT_LINE
+from conformance.results import BROKEN
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -42,7 +43,7 @@ def needs_draft(s: Sourced, m: MismatchRecord | None) -> bool:
     file: it fails untriaged, or a known failure of a kind a draft is written for (compiled's bug or
     eager's) covers it, and no upstream issue describes it. A benign or by-design difference never is."""
     status = s.record.status
-    if status not in ("fail", "error", "xfail") or s.record.reason.startswith("case error"):
+    if status not in BROKEN or s.record.reason.startswith("case error"):
         return False  # a case error is the case's own, nothing to file upstream
     known = s.record.known_of(m) if m is not None else s.record.known_failure
     if known is None:

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING
 from packaging.version import Version
 
 from conformance.report.kinds import counts_against
+from conformance.results import BROKEN, HOLDS
 from conformance.versions import version_key
 
 if TYPE_CHECKING:
     from conformance.report.model import Build, Report
 
-BAD = frozenset({"fail", "xfail", "error"})  # the contract does not hold there (known or not, bug or not)
-GOOD = frozenset({"pass", "xpass"})
 
 
 def release_key(build: Build) -> tuple[int, Version | str, str]:
@@ -61,7 +60,7 @@ class Row:
 
     @property
     def changes(self) -> bool:
-        seen = {s in BAD for s in self.statuses if s is not None}
+        seen = {s in BROKEN for s in self.statuses if s is not None}
         return len(seen) > 1
 
 
@@ -90,7 +89,7 @@ def moves(bad: Sequence[bool | None], ids: Sequence[str]) -> tuple[str | None, s
 
 def timeline(statuses: Sequence[str | None], ids: Sequence[str]) -> tuple[str | None, str | None, tuple[str, ...]]:
     """(first failing, first fixed after it, regressions) over statuses in release order."""
-    first_failing, first_fixed, regressions, _ = moves([None if s is None else s in BAD for s in statuses], ids)
+    first_failing, first_fixed, regressions, _ = moves([None if s is None else s in BROKEN for s in statuses], ids)
     return first_failing, first_fixed, regressions
 
 
@@ -170,7 +169,7 @@ def mechanism_history(report: Report) -> list[tuple[str, list[str]]]:
     passing: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     failing: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for s in report.records:
-        into = passing if s.record.status in GOOD else failing
+        into = passing if s.record.status in HOLDS else failing
         for res in s.record.probes.results:
             into[(s.build, res.behavior)]["declared" if res.declared else res.status] += 1
     return [(beh, [mechanism_word(passing[(b.id, beh)], failing[(b.id, beh)]) for b in builds])

@@ -25,7 +25,6 @@ from conformance.data.parity import ASSERTED
 from conformance.report.causes import causes_of
 from conformance.report.history import environment_changes, history, labels, mechanism_history, release_key
 from conformance.report.model import (
-    FAILING,
     FOLD_AT,
     NO_DEVICE,
     SHADES,
@@ -37,7 +36,7 @@ from conformance.report.read import Sourced
 from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text, within_text
 from conformance.report.trend import svg as trend_svg
 from conformance.report.words import link_label, verdict_line
-from conformance.results import STATUSES, undeclared
+from conformance.results import DIVERGING, FAILING, NOT_PASSING, STATUSES, undeclared
 
 MISMATCHES_COMPACT = 3
 COMPACT_CHARS = 240  # a published page's text per field; every character is in compat.json.gz
@@ -113,15 +112,14 @@ def _item(report: Report, s: Sourced, shared: _Tables, *, compact: bool = False)
     for p in r.probes.results:
         if compact and p.status in ("absent", "conforms"):
             continue
-        diverges = p.status in ("diverges", "unknown-form")
+        diverges = p.status in DIVERGING
         note = f"declared: {p.declared}; {p.note}" if p.declared else p.note
         probe: dict[str, Any] = {"behavior": p.behavior, "status": p.status, "note": text(note), "diff": text(p.diff)}
         if (diverges or failing) and (p.build_source or p.reference_source) and not compact:
             probe["sources"] = [clip(p.build_source), clip(p.reference_source)]  # compat.json keeps every one
         probes.append(probe)
     kf = r.known_failure
-    causes = list(dict.fromkeys(c.key() for c, _ in causes_of(r))) if r.status in (
-        "fail", "xfail", "error", "xpass") else []
+    causes = list(dict.fromkeys(c.key() for c, _ in causes_of(r))) if r.status in NOT_PASSING else []
     path, _, line = s.source.rpartition(":")
     if compact:  # a published page names the input by its folder and file, not by a machine's path
         path = "/".join(Path(path).parts[-2:])
@@ -155,7 +153,7 @@ def notable(report: Report) -> list[Sourced]:
     an internals probe that diverges (the rest are counted in the matrix and kept in compat.json)."""
     changing = {(r.case_id, r.variant) for r in history(report)[1] if r.changes}
     return [s for s in report.records
-            if s.record.status not in ("pass", "skip") or (s.record.case_id, s.record.variant) in changing
+            if s.record.status in NOT_PASSING or (s.record.case_id, s.record.variant) in changing
             or any(p.status in ("diverges", "unknown-form") for p in s.record.probes.results)]
 
 
@@ -268,7 +266,7 @@ def _causes(report: Report) -> list[dict[str, Any]]:
         draft_of.setdefault(key, []).append(path)
     first_link: dict[str, list[tuple[str, str]]] = {}
     for s in report.records:
-        if s.record.status in ("fail", "xfail", "error", "xpass") and report.key(s) in report.links:
+        if s.record.status in NOT_PASSING and report.key(s) in report.links:
             for cause, _ in causes_of(s.record):
                 first_link.setdefault(cause.key(), [(s.record.case_id, report.links[report.key(s)])])
     out = []

@@ -12,8 +12,13 @@ import xml.etree.ElementTree as ET
 
 from conformance.report.model import NO_DEVICE, Report, behavior_of
 from conformance.report.read import Sourced
+from conformance.results import Status
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+# how JUnit readers see each status: an unexpected pass fails the suite, a known failure is skipped
+JUNIT_ELEMENT: dict[Status, str] = {"pass": "", "fail": "failure", "xpass": "failure", "error": "error",
+                                    "skip": "skipped", "xfail": "skipped"}
 
 
 def _clean(text: str) -> str:
@@ -49,15 +54,16 @@ def render_junit(report: Report) -> str:
                 "time": f"{r.durations.get('total', 0.0):.3f}",
             })
             counts["tests"] += 1
-            if r.status in ("fail", "xpass"):
+            element = JUNIT_ELEMENT[r.status]
+            if element == "failure":
                 counts["failures"] += 1
                 ET.SubElement(case, "failure", {"message": _clean((r.reason.splitlines() or [r.status])[0][:500]),
                                                 "type": r.status}).text = _text(s)
-            elif r.status == "error":
+            elif element == "error":
                 counts["errors"] += 1
                 ET.SubElement(case, "error", {"message": _clean((r.reason.splitlines() or ["error"])[0][:500]),
                                               "type": "error"}).text = _text(s)
-            elif r.status in ("skip", "xfail"):
+            elif element == "skipped":
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", {"message": _clean(f"{r.status}: {r.reason}"[:500])})
         for cell in report.empty_cells():

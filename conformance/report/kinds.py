@@ -10,7 +10,7 @@ from typing import get_args
 
 from conformance.report.causes import causes_of
 from conformance.report.read import Sourced
-from conformance.results import KnownFailureRef, ResultRecord
+from conformance.results import UNEXPLAINED, KnownFailureRef, ResultRecord
 from conformance.schema.known import KnownFailureKind
 
 KNOWN_KINDS: tuple[str, ...] = get_args(KnownFailureKind)
@@ -50,7 +50,7 @@ def counts_against(record: ResultRecord) -> bool:
     """Whether the item counts against its build: it fails untriaged, or as a known bug (the build's or
     eager's). A difference by design or benign never does (Note [A difference is not a failure])."""
     kind = known_kind(record)
-    return record.status in ("fail", "error") or (kind is not None and kind not in NOT_BUGS)
+    return record.status in UNEXPLAINED or (kind is not None and kind not in NOT_BUGS)
 
 
 # Note [A difference is not a failure]

@@ -40,18 +40,22 @@ from conformance.report.read import (
 from conformance.report.speed import speed
 from conformance.report.words import cause_words, corpora_words
 from conformance.results import (
+    COMPARED,
+    FAILING,
+    HOLDS,
+    NOT_PASSING,
+    RAN,
     STATUSES,
+    UNEXPLAINED,
     Fingerprint,
     ProbeStatus,
     ResultRecord,
+    Status,
     undeclared,
 )
 from conformance.versions import version_key
 
 T = TypeVar("T")
-FAILING = ("fail", "error", "xpass")
-COMPARED = ("pass", "fail", "xfail", "xpass")  # the item compared compiled with eager
-RAN = ("pass", "fail", "xfail", "xpass", "error")
 PROBE_STATUSES: tuple[str, ...] = get_args(ProbeStatus)
 NO_DEVICE = "case file"  # the column of records that belong to no device (a case file that does not load)
 
@@ -112,7 +116,7 @@ class Cell:
     behavior: str
     build: str
     device: str
-    counts: dict[str, int]
+    counts: dict[Status, int]
     selected: bool = True
     unavailable: bool = False
     kinds: dict[str, int] = field(default_factory=dict)  # xfail items by the kind they count as (known_kind)
@@ -141,7 +145,7 @@ class Cell:
     def shade(self) -> str:
         """What the cell holds, worst first (SHADES): an untriaged failure, a newly failing item, a known
         failure that passes, known bugs, only differences by design or benign, all pass; or why no case ran."""
-        if self.verdict not in ("pass", "xpass"):
+        if self.verdict not in HOLDS:
             return self.verdict
         if self.new:
             return "new"
@@ -158,7 +162,7 @@ class Cell:
     def parts(self) -> list[tuple[str, str]]:
         """(status, text) per count the cell shows: items per status, the known failures by kind, the
         newly failing."""
-        out = []
+        out: list[tuple[str, str]] = []
         for st in STATUSES:
             if st == "xfail":
                 out += [(st, f"{self.kinds[k]} {KIND_SHORT[k]}") for k in KNOWN_KINDS if self.kinds.get(k)]
@@ -326,7 +330,7 @@ class Report:
         return Cell(behavior, build, device, counts, self._selected(behavior, build, device, counts), unavailable,
                     dict(kinds), new)
 
-    def _selected(self, behavior: str, build: str, device: str, counts: dict[str, int]) -> bool:
+    def _selected(self, behavior: str, build: str, device: str, counts: dict[Status, int]) -> bool:
         """Whether the cell was meant to run: it has items, or some run of the build did not narrow
         its selection (then every behaviour should have had cases), or no run says (no manifest)."""
         runs = [r.manifest for r in self.runs if r.build == build]
@@ -377,7 +381,7 @@ class Report:
                      else "after passing on the release before")
             out.append({"case_id": r.case_id, "variant": r.variant, "on": on, "builds": list(r.regressions),
                         "words": regression_words(self, r), "after": after,
-                        "untriaged": bool(statuses & {"fail", "error"}),
+                        "untriaged": bool(statuses & UNEXPLAINED),
                         "first_failing": label.get(r.first_failing or "", "—"),
                         "first_fixed": label.get(r.first_fixed or "", "—"), "item": last})
         return out
@@ -489,7 +493,7 @@ class Report:
 
         groups: dict[str, dict[str, Any]] = {}
         for s in self.records:
-            if s.record.status not in ("fail", "xfail", "error", "xpass"):
+            if s.record.status not in NOT_PASSING:
                 continue
             counted: set[str] = set()  # an item counts once per cause, however many of its mismatches show it
             for cause, m in causes_of(s.record):
@@ -570,7 +574,7 @@ class Report:
     def cause_text(self, key: str, code: Callable[[str], str]) -> str:
         """A cause's words (causes()) with its exception through `code`."""
         objects = self.cached("cause_objects", lambda: {
-            c.key(): c for s in self.records if s.record.status in ("fail", "xfail", "error", "xpass")
+            c.key(): c for s in self.records if s.record.status in NOT_PASSING
             for c, _ in causes_of(s.record)})
         return cause_words(objects[key], code)
 

@@ -19,7 +19,7 @@ import math
 import pprint
 from typing import TYPE_CHECKING, Any
 
-from conformance.results import ResultRecord
+from conformance.results import COMPARED, ResultRecord
 
 if TYPE_CHECKING:
     from conformance.data.loader import LoadedCase
@@ -34,7 +34,7 @@ VERDICT_LINE = "# the verdict: what it printed, as the exit status"
 
 def wanted(record: ResultRecord) -> bool:
     """Whether the record gets a reproducer: a failure that a script can show, a known one too."""
-    if record.status in ("fail", "xfail", "xpass"):
+    if record.status in COMPARED - {"pass"}:
         return True
     return record.status == "error" and record.variant != "schema"
 

@@ -13,7 +13,7 @@ from conformance.core.checks import CHECKS
 from conformance.core.entry import entry_of
 from conformance.core.mismatch import Mismatch
 from conformance.data.expectations import BuildFacts, condition_matches
-from conformance.results import DIVERGING, KnownFailureRef, ProbeRecord, ProbeResult
+from conformance.results import DIVERGING, KnownFailureRef, ProbeRecord, ProbeResult, Status
 from conformance.schema import Covers, Divergence, KnownFailure
 
 STRICT_SOURCE = "--strict-internals"
@@ -21,7 +21,7 @@ STRICT_SOURCE = "--strict-internals"
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str
+    status: Status
     reason: str = ""
     known_failures: tuple[KnownFailureRef, ...] = ()
     covered_by: tuple[int | None, ...] = ()  # per mismatch: the index in known_failures of the entry covering it

@@ -19,7 +19,7 @@ from typing import Any
 
 from conformance.data.loader import LoadedCase
 from conformance.data.variants import Variant
-from conformance.results import ResultRecord
+from conformance.results import FAILING, ResultRecord
 from conformance.run.runner import RunOptions, run_variant
 from conformance.selftest.codegen import codegen_exec_targets
 from conformance.selftest.faults import FAULTS, Fault
@@ -153,7 +153,7 @@ def run_selftest(
         record = run_variant(lc, variant, RunOptions())
         if record.status == "pass":
             clean.append((lc, variant))
-        elif record.status in ("fail", "error", "xpass"):
+        elif record.status in FAILING:
             false_alarms.append({"case_id": lc.id, "variant": variant.label, "status": record.status,
                                  "reason": record.reason.splitlines()[0] if record.reason else ""})
     say(f"clean build: {len(clean)} of {len(items)} items pass, {len(false_alarms)} false alarm(s)")
