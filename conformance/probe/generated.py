@@ -201,7 +201,7 @@ def _one(index: int, a: GeneratedAssertion, capture: CaptureResult) -> Generated
         return said("fails", f"not emitted; the pass emitted: {', '.join(emitted)}")
     if a.count is not None and len(sources) != a.count:
         return said("fails", f"emitted {len(sources)} time(s), upstream asserts {a.count}")
-    chosen = {"first": sources[:1], "last": sources[-1:]}.get(a.instance, sources)
+    chosen = {"first": sources[:1], "last": sources[-1:], "all": ["\n".join(sources)]}.get(a.instance, sources)
     problems = [(k, _problems(a, s)) for k, s in enumerate(chosen)]
     bad = [(k, p) for k, p in problems if p]
     ok = not bad if a.instance != "any" else len(bad) < len(problems)

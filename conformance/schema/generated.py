@@ -41,7 +41,7 @@ def is_graph(artifact: str) -> bool:
     return artifact in GRAPH_ARTIFACTS or artifact.startswith(SUBGRAPH_OF)
 
 _Snippet = Annotated[str, Field(min_length=1, max_length=2000)]
-Instance = Literal["every", "first", "last", "any"]
+Instance = Literal["every", "first", "last", "any", "all"]
 
 
 class GeneratedAssertion(Strict):
@@ -73,7 +73,8 @@ class GeneratedAssertion(Strict):
         "text carries them (upstream's print_readable), not where it has none (upstream's gm.code).")
     instance: Instance = Field(
         "every", description="Which emitted instances must satisfy contains/lacks/matches/graph: every one, the "
-        "first, the last, or any one (where the pass compiled several times and upstream reads one).")
+        "first, the last, or any one (where the pass compiled several times and upstream reads one); or all "
+        "together, their texts as one (upstream's sum over graphs: CompileCounter's op_count).")
     backends: tuple[Backend, ...] | None = Field(
         None, min_length=1, description="The variants' backends it is checked on (default every one): a graph "
         "upstream reads from aot_function is not the one inductor's decompositions make.")
@@ -99,6 +100,8 @@ class GeneratedAssertion(Strict):
                 if getattr(self, k)]
         if not self.emitted and said:
             raise ValueError(f"an artifact that must not be emitted has no {', '.join(said)}")
+        if self.graph is not None and self.instance == "all":
+            raise ValueError("graph: compares one graph; instance: all reads every instance's text as one")
         if self.graph is not None and not is_graph(self.artifact):
             raise ValueError(f"graph: is compared with a traced graph ({', '.join(GRAPH_ARTIFACTS)}), "
                              f"not {self.artifact!r}")

@@ -180,7 +180,7 @@ def test_an_assertion_is_checked_only_on_the_variants_it_names() -> None:
     ("- {artifact: runtime_wrapper_orchestration, graph: 'def forward(self): pass'}", "compared with a traced graph"),
     ("- {artifact: x, matches: ['(']}", "not a regular expression"),
     ("- {artifact: x, count: 0}", "greater than or equal to 1"),
-    ("- {artifact: x, instance: second}", "'every', 'first', 'last' or 'any'"),
+    ("- {artifact: x, instance: second}", "'every', 'first', 'last', 'any' or 'all'"),
     ("- {artifact: x, contain: [a]}", "unknown key 'contain'"),
 ])
 def test_a_malformed_assertion_names_its_line_and_field(tmp_path: Path, text: str, message: str) -> None:
@@ -422,3 +422,17 @@ generated:
               return (mul,)
 """)
     assert [g.status for g in records["eager"].generated] == ["holds", "fails", "holds", "fails"], records
+
+
+def test_instance_all_reads_every_instance_as_one_text() -> None:
+    one = "placeholder x: val\ncall_function mul: val\noutput output: x"
+    two = "placeholder x: val\ncall_function sin: val\ncall_method cos: val\noutput output: x"
+    cap = _capture(graphs=(("dynamo_graph_node_meta", one), ("dynamo_graph_node_meta", two)))
+    calls = "^call_(function|method|module) "
+    assert _said(cap, artifact="dynamo_graph_node_meta", instance="all", line_counts={calls: 3}).status == "holds"
+    said = _said(cap, artifact="dynamo_graph_node_meta", instance="all", line_counts={calls: 2})
+    assert said.status == "fails" and "3 line(s) match" in said.detail
+    # per instance, no one graph holds 3
+    assert _said(cap, artifact="dynamo_graph_node_meta", instance="any", line_counts={calls: 3}).status == "fails"
+    with pytest.raises(ValueError, match="instance: all reads every instance's text as one"):
+        GeneratedAssertion.model_validate({"artifact": "aot_forward_graph", "instance": "all", "graph": "x"})
