@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.helpers.cases import CaseFactory, case_factory
+from tests.helpers.real_run import real_run  # noqa: F401  # the fixture, for every folder
 
 _SLOW_DATA = [HealthCheck.too_slow, HealthCheck.data_too_large]
 settings.register_profile(

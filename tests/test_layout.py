@@ -78,3 +78,24 @@ def test_each_limit_is_found_where_it_is_broken(tmp_path: Path) -> None:
     assert [b.where for b in found] == ["pkg", "pkg/m0.py", "pkg/m1.py", "pkg/m2.py:4", "pkg/m3.py:5"], found
     assert "9 modules directly under it" in found[0].what and "long is 81 lines" in found[3].what
 
+
+
+def rooms_without_tests(root: Path, package: str = "conformance") -> list[str]:
+    """Each room of the package (a folder holding modules) whose tests have no folder of its name under tests/."""
+    rooms = sorted(p.parent.name for p in (root / package).glob("*/__init__.py"))
+    return [room for room in rooms if not (root / "tests" / room / "__init__.py").is_file()
+            or not any((root / "tests" / room).glob("test_*.py"))]
+
+
+def test_each_room_has_its_test_room() -> None:
+    assert rooms_without_tests(REPO) == []
+
+
+def test_a_room_without_tests_is_named(tmp_path: Path) -> None:
+    for room in ("core", "report"):
+        (tmp_path / "conformance" / room).mkdir(parents=True)
+        (tmp_path / "conformance" / room / "__init__.py").write_text("")
+    (tmp_path / "tests" / "core").mkdir(parents=True)
+    (tmp_path / "tests" / "core" / "__init__.py").write_text("")
+    (tmp_path / "tests" / "core" / "test_x.py").write_text("")
+    assert rooms_without_tests(tmp_path) == ["report"]
