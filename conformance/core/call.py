@@ -18,7 +18,7 @@ import torch
 import torch.utils._pytree
 
 from conformance.core.build import BuiltInputs, CallPoint, Env, Spec, source_line, tensors_of
-from conformance.core.checks import CHECKS, About
+from conformance.core.checks import About, C
 from conformance.core.compare import (
     compare_ambient,
     compare_change,
@@ -393,8 +393,8 @@ def _compare_exceptions(eager: Side, comp: Side, raises: Spec | None, prefix: st
             got = exception_summary(side.exc)
             if name == "eager":
                 raise CaseBroken(f"{prefix}expect.raises: eager gives {got}, but the case expects {want}")
-            out.append(CHECKS["exception"].mismatch("call", want, got, source="expect.raises"))
-        elif name == "compiled" and (m := CHECKS["exception"].judged("call", side.exc, None,
+            out.append(C.EXCEPTION.mismatch("call", want, got, source="expect.raises"))
+        elif name == "compiled" and (m := C.EXCEPTION.judged("call", side.exc, None,
                                                                      show=exception_summary)) is not None:
             out.append(m)  # against no exception: eager raising where no raise is declared broke the case
     return out
@@ -402,9 +402,9 @@ def _compare_exceptions(eager: Side, comp: Side, raises: Spec | None, prefix: st
 
 def _compare_outputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list[Mismatch]:
     out: list[Mismatch] = []
-    if (m := CHECKS["structure"].judged("outputs", comp.structure, eager.structure, show=str)) is not None:
+    if (m := C.STRUCTURE.judged("outputs", comp.structure, eager.structure, show=str)) is not None:
         out.append(m)
-    if (m := CHECKS["number of outputs"].judged("outputs", len(comp.outputs), len(eager.outputs),
+    if (m := C.NUMBER_OF_OUTPUTS.judged("outputs", len(comp.outputs), len(eager.outputs),
                                                 show=str)) is not None:
         return [*out, m]
     for k, (a, e) in enumerate(zip(comp.outputs, eager.outputs, strict=True)):
@@ -416,7 +416,7 @@ def _compare_outputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> lis
             out += compare_state(f"out[{k}]", sa, se, tol, strides=case["expect"]["strides"], storage=shared,
                                  of=About("output", f"out[{k}]"))
         elif (sa is None) != (se is None):
-            out.append(CHECKS["type"].mismatch(f"out[{k}]", type(e).__name__, type(a).__name__,
+            out.append(C.TYPE.mismatch(f"out[{k}]", type(e).__name__, type(a).__name__,
                                                of=About("output", f"out[{k}]")))  # a tensor on one side only
         else:
             out += compare_plain(f"out[{k}]", a, e, tol, of=About("output", f"out[{k}]"))
@@ -445,7 +445,7 @@ def _compare_inputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list
     for name in [*eager.after, *(n for n in comp.after if n not in eager.after)]:
         se, sa = eager.after.get(name), comp.after.get(name)
         if se is None or sa is None:  # e.g. optimizer state that one side's step created
-            out.append(CHECKS["exists"].mismatch(f"input {name}", str(se is not None), str(sa is not None),
+            out.append(C.EXISTS.mismatch(f"input {name}", str(se is not None), str(sa is not None),
                                                  of=About("input", name)))
             continue
         out += compare_state(f"input {name}", sa, se, tol, of=About("input", name))
@@ -455,7 +455,7 @@ def _compare_inputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list
             ce = input_change(_as_state(eager.before[name]), se)
             ca = input_change(_as_state(comp.before[name]), sa)
             out += compare_change(f"input {name}", ca, ce, version_mode(case, name), of=About("input", name))
-        shared = CHECKS["shares storage with"].judged(f"input {name}", list(comp.sharing.get(name, ())),
+        shared = C.SHARES_STORAGE_WITH.judged(f"input {name}", list(comp.sharing.get(name, ())),
                                                        list(eager.sharing.get(name, ())), show=str,
                                                        of=About("input", name))
         out += [shared] if shared is not None else []
@@ -464,12 +464,12 @@ def _compare_inputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list
 
 def _compare_grads(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
     out: list[Mismatch] = []
-    if (m := CHECKS["exception"].judged("backward", comp.backward_exc, eager.backward_exc,
+    if (m := C.EXCEPTION.judged("backward", comp.backward_exc, eager.backward_exc,
                                         show=exception_summary)) is not None:
         out.append(m)
     for name, ge in eager.grads.items():
         ga = comp.grads.get(name)
-        if (m := CHECKS[".grad"].judged(f"grad of {name}", ga is not None, ge is not None,
+        if (m := C.GRAD.judged(f"grad of {name}", ga is not None, ge is not None,
                                         show=lambda has: "a tensor" if has else "None",
                                         of=About("grad", name))) is not None:
             out.append(m)
@@ -481,7 +481,7 @@ def _compare_grads(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
 
 def _compare_write_through(eager: Side, comp: Side, tol: Tolerance) -> list[Mismatch]:
     out: list[Mismatch] = []
-    if (m := CHECKS["in-place write through outputs"].judged("outputs", comp.write_errors, eager.write_errors,
+    if (m := C.WRITE_THROUGH.judged("outputs", comp.write_errors, eager.write_errors,
                                                              show=str)) is not None:
         out.append(m)
     outputs = {f"out[{k}]" for k in range(len(eager.outputs))}

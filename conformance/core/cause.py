@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args
 
+from conformance.core.checks import C
+
 # a summary may be cut before its closing parenthesis
 _CAUSED_BY = re.compile(r"\(caused by (?P<type>[\w.]+): (?P<message>.*?)\)?\s*$", re.DOTALL)
 _TYPE = re.compile(r"^(?P<type>[\w.]+): ?(?P<message>.*)$", re.DOTALL)
@@ -112,7 +114,7 @@ def place_of(m: Located) -> Place:
         return m.role  # type: ignore[return-value]  # narrowed by the membership test
     if m.path.startswith("calls["):
         return "caller action"
-    if m.check == "graphs compiled":
+    if m.check == C.GRAPHS_COMPILED.id:
         return "pass"
     if m.path in _PATHS:
         return _PATHS[m.path]
@@ -135,18 +137,19 @@ def place_words(m: Located) -> str:
     return (f"{base}, after writing through the outputs" if m.phase else base) + (" (warm rerun)" if m.warm else "")
 
 
-_FLAGS = ("_version moved", "storage swapped (set_)", "requires_grad", "is_leaf", "grad mode", "inference mode",
-          "exists", "conjugate bit", "negative bit", "inference tensor", "retains_grad")
+_FLAGS = (C.VERSION_MOVED.id, C.STORAGE_SWAPPED.id, C.REQUIRES_GRAD.id, C.IS_LEAF.id, C.GRAD_MODE.id,
+          C.INFERENCE_MODE.id, C.EXISTS.id, C.CONJUGATE_BIT.id, C.NEGATIVE_BIT.id, C.INFERENCE_TENSOR.id,
+          C.RETAINS_GRAD.id)
 _VIEWS = ("not a view", "a view of an intermediate", "a view of an input")
 
 
 _DIRECTIONS: dict[str, tuple[str, ...]] = {
-    "exception": ("compiled raises where eager does not", "compiled raises otherwise", "compiled does not raise"),
-    "graphs compiled": ("more graphs than expected", "fewer graphs than expected", "another number of graphs"),
+    C.EXCEPTION.id: ("compiled raises where eager does not", "compiled raises otherwise", "compiled does not raise"),
+    C.GRAPHS_COMPILED.id: ("more graphs than expected", "fewer graphs than expected", "another number of graphs"),
     **dict.fromkeys(_FLAGS, ("compiled True, eager False", "compiled False, eager True", "differs")),
-    ".grad": ("compiled has a tensor, eager None", "compiled has None, eager a tensor"),
-    "view of (_base)": tuple(f"compiled {a}, eager {b}" for a in _VIEWS for b in _VIEWS),
-    "_version delta": ("more bumps", "fewer bumps"),
+    C.GRAD.id: ("compiled has a tensor, eager None", "compiled has None, eager a tensor"),
+    C.VIEW_OF.id: tuple(f"compiled {a}, eager {b}" for a in _VIEWS for b in _VIEWS),
+    C.VERSION_DELTA.id: ("more bumps", "fewer bumps"),
 }
 
 
@@ -158,11 +161,11 @@ def directions(check: str) -> tuple[str, ...]:
 def direction(m: Located) -> str:  # noqa: PLR0911  # one return per kind of check
     """Which way compiled differs from eager (or from the case's expectation)."""
     actual, expected = m.actual.strip(), m.expected.strip()
-    if m.check == "exception":
+    if m.check == C.EXCEPTION.id:
         if expected == "no exception":
             return "compiled raises where eager does not"
         return "compiled raises otherwise" if actual != "no exception" else "compiled does not raise"
-    if m.check == "graphs compiled":
+    if m.check == C.GRAPHS_COMPILED.id:
         try:
             return ("more graphs than expected" if int(actual) > int(expected.removeprefix("at most "))
                     else "fewer graphs than expected")
@@ -171,11 +174,11 @@ def direction(m: Located) -> str:  # noqa: PLR0911  # one return per kind of che
     if m.check in _FLAGS:
         a, e = actual.split(" ", 1)[0], expected.split(" ", 1)[0]
         return f"compiled {a}, eager {e}" if {a, e} == {"True", "False"} else "differs"  # a side that could not read it
-    if m.check == ".grad":
+    if m.check == C.GRAD.id:
         return f"compiled has {actual}, eager {expected}"
-    if m.check == "view of (_base)":
+    if m.check == C.VIEW_OF.id:
         return f"compiled {_view(actual)}, eager {_view(expected)}"
-    if m.check == "_version delta":
+    if m.check == C.VERSION_DELTA.id:
         return "more bumps" if _int(actual) > _int(expected) else "fewer bumps"
     return "differs"
 
@@ -206,7 +209,7 @@ class Cause:
 
     def words(self) -> str:
         """The cause as a phrase for a title: what goes wrong, where, which way."""
-        thing = {"exception": "raises", "graphs compiled": "compiles"}.get(self.check, self.check)
+        thing = {C.EXCEPTION.id: "raises", C.GRAPHS_COMPILED.id: "compiles"}.get(self.check, self.check)
         text = f"{thing} at {self.place}: {self.direction}"
         return text + (f" ({self.exception})" if self.exception else "")
 
@@ -214,7 +217,7 @@ class Cause:
 def cause(m: Located, entry: str) -> Cause:
     """The cause of one mismatch seen through `entry` (torch.compile or aot_function)."""
     exception = ""
-    if m.check == "exception":
+    if m.check == C.EXCEPTION.id:
         kind, message = innermost(raised(m))
         exception = f"{kind}: {message}" if kind else message
     return Cause(m.check, place_words(m), entry, direction(m), exception)

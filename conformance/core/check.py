@@ -42,7 +42,7 @@ from conformance.core.call import (
     undo_write_through,
     write_through,
 )
-from conformance.core.checks import CHECKS, allowance_for
+from conformance.core.checks import C, allowance_for
 from conformance.core.compare import matches_exception
 from conformance.core.compile import (
     CountingBackend,
@@ -126,7 +126,7 @@ def compile_count_mismatch(case: Spec, target: Target, pass_name: str, calls: in
     if not counts_graphs(target.backend) or within:
         return None
     key = "compiles" if exact is not None else "compiles_at_most"
-    return CHECKS["graphs compiled"].mismatch(f"{pass_name} pass over {calls} call(s)", expected_compiles(case),
+    return C.GRAPHS_COMPILED.mismatch(f"{pass_name} pass over {calls} call(s)", expected_compiles(case),
                                               str(count), "a recompile per value" if count >= calls > 1 else "",
                                               source=f"expect.{key}")
 
@@ -241,7 +241,7 @@ def _actions(target: Target, callbacks: LoopCallbacks, point: CallPoint, which: 
     if raised[0] is not None:
         raise CaseBroken(f"{prefix}{point.where}.{which}: eager raised {raised[0]}; fix the case")
     if len(raised) > 1 and raised[1] is not None:
-        return [CHECKS["exception"].mismatch(f"{point.where}.{which}", "no exception", raised[1])]
+        return [C.EXCEPTION.mismatch(f"{point.where}.{which}", "no exception", raised[1])]
     return []
 
 
@@ -281,9 +281,9 @@ def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoin
             raise CaseBroken(f"{prefix}{where}: eager gives {got}, but {point.where}.raises expects "
                              + (want if listed else "no exception on the eager side") + "; fix the case")
         elif listed:
-            found.append(CHECKS["exception"].mismatch(where, want, got, source=f"{point.where}.raises"))
+            found.append(C.EXCEPTION.mismatch(where, want, got, source=f"{point.where}.raises"))
         else:
-            found.append(CHECKS["exception"].mismatch(where, "no exception", got))
+            found.append(C.EXCEPTION.mismatch(where, "no exception", got))
         if exc is not None:
             release_frames(exc)
     return found

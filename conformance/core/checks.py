@@ -1,17 +1,16 @@
-"""Every oracle check, declared once: its id (the word a mismatch carries), what it compares, its
-judge (compiled's observation against eager's: agree, or differ with a detail), and how a
-reproducer observes the same thing in plain torch code.
+"""Every oracle check, declared once: its id (the word a mismatch carries), what it compares, its judge
+(compiled's observation against eager's: agree, or differ with a detail), and how a reproducer observes the
+same thing in plain torch code.
 
-The core judges every difference through this table (`CHECKS[id].judged(...)`), and makes a
-mismatch only through a declared check (`Check.mismatch`), so a check cannot be judged one way and
-rendered another. A reproducer (conformance/reproducer/short.py) renders the failing check from it:
-`observe` is a Python expression of what one side shows, in the names a reproducer has (`t`: the
-tensor the mismatch's subject names; `out`: the call's return value; `outs`: it flattened;
-`tensors`: the call's input tensors by name; `v0`/`s0`: the subject's version and storage before
-the call; `modes`: grad mode, inference mode and autocast on the CPU and CUDA right after the
-call), and `compare` how the script holds the two sides' observations together: equal, close
-(assert_close within the case's tolerance), moved (both changed or neither), or special (the
-script's own code: exceptions, compile counts, the write-through).
+The core judges every difference through this registry (`C.VALUES.judged(...)`; `CHECKS` by id, for the ids
+records carry), and makes a mismatch only through a declared check (`Check.mismatch`), so a check cannot be
+judged one way and rendered another. A reproducer (conformance/reproducer/short.py) renders the failing check
+from it: `observe` is a Python expression of what one side shows, in the names a reproducer has (`t`: the
+tensor the mismatch's subject names; `out`: the call's return value; `outs`: it flattened; `tensors`: the
+call's input tensors by name; `v0`/`s0`: the subject's version and storage before the call; `modes`: grad
+mode, inference mode and autocast on the CPU and CUDA right after the call), and `compare` how the script
+holds the two sides' observations together: equal, close (assert_close within the case's tolerance), moved
+(both changed or neither), or special (the script's own code: exceptions, compile counts, the write-through).
 """
 
 from __future__ import annotations
@@ -227,65 +226,153 @@ class Check:
 _ME, _RW, _SW = "mutation_epilogue", "runtime_wrapper", "subclass_wrapper"
 _BU, _SR = "backward_unwrap", "scalar_recompile"
 
-CHECKS: dict[str, Check] = {c.id: c for c in (
-    Check("type", "the tensor's class", "f'{type(t).__module__}.{type(t).__qualname__}'", behaviors=(_SW, _BU)),
-    Check("dtype", "dtype", "t.dtype"),
-    Check("device", "device", "str(t.device)"),
-    Check("layout", "layout (strided, sparse, jagged)", "str(t.layout)"),
-    Check("conjugate bit", "whether the tensor is a lazily conjugated view (view_as_real refuses one)", "t.is_conj()",
-          behaviors=(_RW, _SW)),
-    Check("negative bit", "whether the tensor is a lazily negated view (an imag of a conjugate)", "t.is_neg()",
-          behaviors=(_RW, _SW)),
-    Check("inference tensor", "whether the tensor is an inference tensor (autograd and in-place writes outside "
-          "inference mode refuse one)", "t.is_inference()", behaviors=(_RW,)),
-    Check("shape", "sizes (a jagged dim's nested int without its number)", "dims(t.shape)", behaviors=(_ME, _SW)),
-    Check("stride", "strides of the dims longer than 1 (None for a dim of size 1: it has no layout)",
-          "significant_strides(dims(t.shape), dims(t.stride()))", behaviors=(_ME, _SW)),
-    Check("stride (every dim)", "strides of every dim, a size-1 dim's too (expect.strides: all, as upstream's "
-          "assertEqual(out.stride(), ref.stride()))", "dims(t.stride())", behaviors=(_ME, _SW)),
-    Check("storage_offset", "storage offset", "t.storage_offset()", behaviors=(_ME,)),
-    Check("requires_grad", "requires_grad", "t.requires_grad", behaviors=(_ME,)),
-    Check("is_leaf", "is_leaf", "t.is_leaf", behaviors=(_ME,)),
-    Check("retains_grad", "whether a non-leaf keeps its .grad (retain_grad())", "t.retains_grad",
-          behaviors=(_RW, _BU)),
-    Check("values", "values, within the case's tolerance", "t.detach()", "close", close,
-          behaviors=(_ME, _SW, _BU, _SR)),
-    Check("storage size", "elements in the storage the tensor lives in",
-          "t.untyped_storage().nbytes() // t.element_size()", behaviors=(_ME,)),
-    Check("storage contents", "every value in the storage the tensor lives in (writes outside its geometry)",
-          "torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage()).detach()", "close", close,
-          behaviors=(_ME,)),
-    Check("inner tensors", "a subclass's inner tensors", "sorted(type(t).__tensor_flatten__(t)[0])", behaviors=(_SW,)),
-    Check("value", "a non-tensor output", "t", judge=close_number),
-    Check("_version moved", "whether the version counter moved during the call", "t._version - v0", "moved", moved,
-          behaviors=(_ME,)),
-    Check("_version delta", "how far the version counter moved during the call", "t._version - v0", behaviors=(_ME,)),
-    Check("storage swapped (set_)", "whether the tensor lives in another storage after the call",
-          "t.untyped_storage() is not s0", behaviors=(_ME,)),
-    Check("shares storage with", "the other inputs and outputs living in the same storage",
-          "sorted(n for n, x in tensors.items() if x is not t and storage_key(x) is not None "
-          "and storage_key(x) == storage_key(t))", behaviors=(_ME, _RW)),
-    Check("is the input object", "whether an output is an input object itself",
-          "next((n for n, x in tensors.items() if x is t), None)", behaviors=(_RW,)),
-    Check("view of (_base)", "which input an output is an autograd view of",
-          "None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), "
-          "'<intermediate>')", judge=same_base, behaviors=(_RW,)),
-    Check("exists", "whether a tensor exists after the call (optimizer state)", "t is not None", behaviors=(_RW,)),
-    Check(".grad", "whether a leaf has a gradient after the backward", "t.grad is not None", behaviors=(_BU,)),
-    Check("grad mode", "grad mode right after the call", "modes[0]", behaviors=(_RW,)),
-    Check("inference mode", "inference mode right after the call", "modes[1]", behaviors=(_RW,)),
-    Check("autocast", "autocast right after the call", "modes[2]", behaviors=(_RW,)),
-    Check("dispatch keys", "the thread's dispatch keys (included, excluded) right after the call: one left "
-          "behind breaks every later compile", "modes[3]", judge=same_keys, behaviors=(_RW,)),
-    Check("structure", "the containers around the outputs", "structure(out)", "special", behaviors=(_RW,)),
-    Check("number of outputs", "how many outputs", "len(outs)", behaviors=(_RW,)),
-    Check("exception", "what the call (or its backward, or a caller action) raised", "raised", "special", one_raised,
-          behaviors=(_RW, _BU)),
-    Check("in-place write through outputs", "whether writing through each output works", "written", "special",
-          behaviors=(_RW,)),
-    Check("graphs compiled", "graphs the backend compiled over the pass", "len(graphs)", "special", behaviors=(_SR,)),
-    Check("internals probe", "the generated wrapper against the reference (--strict-internals)", "", "special"),
-)}
+
+class C:
+    """The registry: one attribute per check, so that code names a check it means, never a string."""
+
+    TYPE = Check("type", "the tensor's class", "f'{type(t).__module__}.{type(t).__qualname__}'", behaviors=(_SW, _BU))
+    DTYPE = Check("dtype", "dtype", "t.dtype")
+    DEVICE = Check("device", "device", "str(t.device)")
+    LAYOUT = Check("layout", "layout (strided, sparse, jagged)", "str(t.layout)")
+    CONJUGATE_BIT = Check(
+        "conjugate bit",
+        "whether the tensor is a lazily conjugated view (view_as_real refuses one)",
+        "t.is_conj()",
+        behaviors=(_RW, _SW),
+    )
+    NEGATIVE_BIT = Check(
+        "negative bit",
+        "whether the tensor is a lazily negated view (an imag of a conjugate)",
+        "t.is_neg()",
+        behaviors=(_RW, _SW),
+    )
+    INFERENCE_TENSOR = Check(
+        "inference tensor",
+        "whether the tensor is an inference tensor (autograd and in-place writes outside inference mode refuse one)",
+        "t.is_inference()",
+        behaviors=(_RW,),
+    )
+    SHAPE = Check(
+        "shape", "sizes (a jagged dim's nested int without its number)", "dims(t.shape)", behaviors=(_ME, _SW)
+    )
+    STRIDE = Check(
+        "stride",
+        "strides of the dims longer than 1 (None for a dim of size 1: it has no layout)",
+        "significant_strides(dims(t.shape), dims(t.stride()))",
+        behaviors=(_ME, _SW),
+    )
+    STRIDE_EVERY_DIM = Check(
+        "stride (every dim)",
+        "strides of every dim, a size-1 dim's too (expect.strides: all, as upstream's "
+        "assertEqual(out.stride(), ref.stride()))",
+        "dims(t.stride())",
+        behaviors=(_ME, _SW),
+    )
+    STORAGE_OFFSET = Check("storage_offset", "storage offset", "t.storage_offset()", behaviors=(_ME,))
+    REQUIRES_GRAD = Check("requires_grad", "requires_grad", "t.requires_grad", behaviors=(_ME,))
+    IS_LEAF = Check("is_leaf", "is_leaf", "t.is_leaf", behaviors=(_ME,))
+    RETAINS_GRAD = Check(
+        "retains_grad", "whether a non-leaf keeps its .grad (retain_grad())", "t.retains_grad", behaviors=(_RW, _BU)
+    )
+    VALUES = Check(
+        "values", "values, within the case's tolerance", "t.detach()", "close", close, behaviors=(_ME, _SW, _BU, _SR)
+    )
+    STORAGE_SIZE = Check(
+        "storage size",
+        "elements in the storage the tensor lives in",
+        "t.untyped_storage().nbytes() // t.element_size()",
+        behaviors=(_ME,),
+    )
+    STORAGE_CONTENTS = Check(
+        "storage contents",
+        "every value in the storage the tensor lives in (writes outside its geometry)",
+        "torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage()).detach()",
+        "close",
+        close,
+        behaviors=(_ME,),
+    )
+    INNER_TENSORS = Check(
+        "inner tensors", "a subclass's inner tensors", "sorted(type(t).__tensor_flatten__(t)[0])", behaviors=(_SW,)
+    )
+    VALUE = Check("value", "a non-tensor output", "t", judge=close_number)
+    VERSION_MOVED = Check(
+        "_version moved",
+        "whether the version counter moved during the call",
+        "t._version - v0",
+        "moved",
+        moved,
+        behaviors=(_ME,),
+    )
+    VERSION_DELTA = Check(
+        "_version delta", "how far the version counter moved during the call", "t._version - v0", behaviors=(_ME,)
+    )
+    STORAGE_SWAPPED = Check(
+        "storage swapped (set_)",
+        "whether the tensor lives in another storage after the call",
+        "t.untyped_storage() is not s0",
+        behaviors=(_ME,),
+    )
+    SHARES_STORAGE_WITH = Check(
+        "shares storage with",
+        "the other inputs and outputs living in the same storage",
+        "sorted(n for n, x in tensors.items() if x is not t and storage_key(x) is not None "
+        "and storage_key(x) == storage_key(t))",
+        behaviors=(_ME, _RW),
+    )
+    IS_THE_INPUT_OBJECT = Check(
+        "is the input object",
+        "whether an output is an input object itself",
+        "next((n for n, x in tensors.items() if x is t), None)",
+        behaviors=(_RW,),
+    )
+    VIEW_OF = Check(
+        "view of (_base)",
+        "which input an output is an autograd view of",
+        "None if t._base is None else next((n for n, x in tensors.items() if x is t._base or x._base is t._base), "
+        "'<intermediate>')",
+        judge=same_base,
+        behaviors=(_RW,),
+    )
+    EXISTS = Check(
+        "exists", "whether a tensor exists after the call (optimizer state)", "t is not None", behaviors=(_RW,)
+    )
+    GRAD = Check(".grad", "whether a leaf has a gradient after the backward", "t.grad is not None", behaviors=(_BU,))
+    GRAD_MODE = Check("grad mode", "grad mode right after the call", "modes[0]", behaviors=(_RW,))
+    INFERENCE_MODE = Check("inference mode", "inference mode right after the call", "modes[1]", behaviors=(_RW,))
+    AUTOCAST = Check("autocast", "autocast right after the call", "modes[2]", behaviors=(_RW,))
+    DISPATCH_KEYS = Check(
+        "dispatch keys",
+        "the thread's dispatch keys (included, excluded) right after the call: one left "
+        "behind breaks every later compile",
+        "modes[3]",
+        judge=same_keys,
+        behaviors=(_RW,),
+    )
+    STRUCTURE = Check("structure", "the containers around the outputs", "structure(out)", "special", behaviors=(_RW,))
+    NUMBER_OF_OUTPUTS = Check("number of outputs", "how many outputs", "len(outs)", behaviors=(_RW,))
+    EXCEPTION = Check(
+        "exception",
+        "what the call (or its backward, or a caller action) raised",
+        "raised",
+        "special",
+        one_raised,
+        behaviors=(_RW, _BU),
+    )
+    WRITE_THROUGH = Check(
+        "in-place write through outputs",
+        "whether writing through each output works",
+        "written",
+        "special",
+        behaviors=(_RW,),
+    )
+    GRAPHS_COMPILED = Check(
+        "graphs compiled", "graphs the backend compiled over the pass", "len(graphs)", "special", behaviors=(_SR,)
+    )
+    INTERNALS_PROBE = Check(
+        "internals probe", "the generated wrapper against the reference (--strict-internals)", "", "special"
+    )
+
+CHECKS: dict[str, Check] = {c.id: c for c in vars(C).values() if isinstance(c, Check)}
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ from typing import Any
 import torch
 
 from conformance.core.checks import (
-    CHECKS,
     NOTHING_IN_PARTICULAR,
     About,
+    C,
     Check,
     dims,
     is_ndarray,
@@ -40,7 +40,7 @@ from conformance.core.state import Ambient, Relation, TensorState, same_storage
 
 def compare_values(
     where: str, actual: torch.Tensor | None, expected: torch.Tensor | None, tol: Tolerance,
-    check: Check = CHECKS["values"], *, of: About = NOTHING_IN_PARTICULAR,
+    check: Check = C.VALUES, *, of: About = NOTHING_IN_PARTICULAR,
 ) -> list[Mismatch]:
     """`of`: what the tensor is (see Mismatch)."""
     if actual is None or expected is None:
@@ -73,38 +73,38 @@ def compare_state(
         if (m := check.judged(where, a, e, of=of)) is not None:
             out.append(m)
 
-    field(CHECKS["type"], actual.type, expected.type)
-    field(CHECKS["dtype"], actual.dtype, expected.dtype)
-    field(CHECKS["device"], actual.device, expected.device)
-    field(CHECKS["layout"], actual.layout, expected.layout)
-    field(CHECKS["conjugate bit"], actual.conj, expected.conj)
-    field(CHECKS["negative bit"], actual.neg, expected.neg)
-    field(CHECKS["inference tensor"], actual.inference, expected.inference)
-    field(CHECKS["shape"], actual.shape, expected.shape)
+    field(C.TYPE, actual.type, expected.type)
+    field(C.DTYPE, actual.dtype, expected.dtype)
+    field(C.DEVICE, actual.device, expected.device)
+    field(C.LAYOUT, actual.layout, expected.layout)
+    field(C.CONJUGATE_BIT, actual.conj, expected.conj)
+    field(C.NEGATIVE_BIT, actual.neg, expected.neg)
+    field(C.INFERENCE_TENSOR, actual.inference, expected.inference)
+    field(C.SHAPE, actual.shape, expected.shape)
     if strides == "all":  # expect.strides: all, as upstream's assertEqual(out.stride(), ref.stride())
-        field(CHECKS["stride (every dim)"], actual.stride, expected.stride)
+        field(C.STRIDE_EVERY_DIM, actual.stride, expected.stride)
     elif strides:
-        field(CHECKS["stride"], significant_strides(actual.shape, actual.stride),
+        field(C.STRIDE, significant_strides(actual.shape, actual.stride),
               significant_strides(expected.shape, expected.stride))
     if strides:
-        field(CHECKS["storage_offset"], actual.storage_offset, expected.storage_offset)
+        field(C.STORAGE_OFFSET, actual.storage_offset, expected.storage_offset)
     if grad_fields:
-        field(CHECKS["requires_grad"], actual.requires_grad, expected.requires_grad)
-        field(CHECKS["is_leaf"], actual.is_leaf, expected.is_leaf)
-        field(CHECKS["retains_grad"], actual.retains_grad, expected.retains_grad)
+        field(C.REQUIRES_GRAD, actual.requires_grad, expected.requires_grad)
+        field(C.IS_LEAF, actual.is_leaf, expected.is_leaf)
+        field(C.RETAINS_GRAD, actual.retains_grad, expected.retains_grad)
     if out:
         return out
     out += compare_values(where, actual.values, expected.values, tol, of=of)
     if storage and not out and actual.storage_values is not None and expected.storage_values is not None:
         if actual.storage_values.shape != expected.storage_values.shape:
-            field(CHECKS["storage size"], tuple(actual.storage_values.shape), tuple(expected.storage_values.shape))
+            field(C.STORAGE_SIZE, tuple(actual.storage_values.shape), tuple(expected.storage_values.shape))
         else:
             out += compare_values(where, actual.storage_values, expected.storage_values, tol,
-                                  CHECKS["storage contents"], of=of)
+                                  C.STORAGE_CONTENTS, of=of)
     for name in sorted(set(actual.inner) | set(expected.inner)):
         a, e = actual.inner.get(name), expected.inner.get(name)
         if a is None or e is None:
-            field(CHECKS["inner tensors"], sorted(actual.inner), sorted(expected.inner))
+            field(C.INNER_TENSORS, sorted(actual.inner), sorted(expected.inner))
             break
         out += compare_state(f"{where}.{name}", a, e, tol, strides=strides, grad_fields=False, storage=storage,
                              of=dataclasses.replace(of, inner=(*of.inner, name)))
@@ -118,9 +118,9 @@ def compare_plain(where: str, actual: Any, expected: Any, tol: Tolerance, *,
     if isinstance(actual, torch.SymInt) and isinstance(expected, torch.SymInt):
         actual, expected = dims((actual,))[0], dims((expected,))[0]
     # the type is judged every time, not only where it differs: a reproducer reads what the core judges
-    m = CHECKS["type"].judged(where, type(actual), type(expected), show=lambda t: t.__name__, of=of)
+    m = C.TYPE.judged(where, type(actual), type(expected), show=lambda t: t.__name__, of=of)
     if m is None:
-        m = CHECKS["value"].judged(where, actual, expected, tol, show=show_plain, of=of)
+        m = C.VALUE.judged(where, actual, expected, tol, show=show_plain, of=of)
     return [] if m is None else [m]
 
 
@@ -149,14 +149,14 @@ def input_change(before: TensorState, after: TensorState) -> InputChange:
 
 def compare_change(where: str, actual: InputChange, expected: InputChange, version: str, *,
                    of: About = NOTHING_IN_PARTICULAR) -> list[Mismatch]:
-    found = [CHECKS["storage swapped (set_)"].judged(where, actual.storage_swapped, expected.storage_swapped,
+    found = [C.STORAGE_SWAPPED.judged(where, actual.storage_swapped, expected.storage_swapped,
                                                       show=str, of=of)]
     a, e = actual.version_delta, expected.version_delta
     if version != "ignore" and a is not None and e is not None:
         if version == "exact":
-            found.append(CHECKS["_version delta"].judged(where, a, e, show=str, of=of))
+            found.append(C.VERSION_DELTA.judged(where, a, e, show=str, of=of))
         else:
-            found.append(CHECKS["_version moved"].judged(where, a, e, show=lambda d: f"{d > 0} (delta {d})", of=of))
+            found.append(C.VERSION_MOVED.judged(where, a, e, show=lambda d: f"{d > 0} (delta {d})", of=of))
     return [m for m in found if m is not None]
 
 
@@ -168,20 +168,20 @@ def compare_relations(actual: Sequence[Relation | None], expected: Sequence[Rela
             continue
         where = f"out[{k}]"
         of = About("output", where)
-        out.append(CHECKS["is the input object"].judged(where, a.is_input, e.is_input, of=of))
+        out.append(C.IS_THE_INPUT_OBJECT.judged(where, a.is_input, e.is_input, of=of))
         if e.requires_grad:
-            out.append(CHECKS["view of (_base)"].judged(where, a.view_of_input, e.view_of_input, of=of))
-        out.append(CHECKS["shares storage with"].judged(where, list(a.shares_storage_with),
+            out.append(C.VIEW_OF.judged(where, a.view_of_input, e.view_of_input, of=of))
+        out.append(C.SHARES_STORAGE_WITH.judged(where, list(a.shares_storage_with),
                                                         list(e.shares_storage_with), of=of))
     return [m for m in out if m is not None]
 
 
 def compare_ambient(actual: Ambient, expected: Ambient) -> list[Mismatch]:
-    found = [CHECKS["grad mode"].judged("after the call", actual.grad_enabled, expected.grad_enabled, show=str),
-             CHECKS["inference mode"].judged("after the call", actual.inference_mode, expected.inference_mode,
+    found = [C.GRAD_MODE.judged("after the call", actual.grad_enabled, expected.grad_enabled, show=str),
+             C.INFERENCE_MODE.judged("after the call", actual.inference_mode, expected.inference_mode,
                                              show=str),
-             CHECKS["autocast"].judged("after the call", actual.autocast, expected.autocast),
-             CHECKS["dispatch keys"].judged("after the call", actual.dispatch, expected.dispatch, show=show_keys)]
+             C.AUTOCAST.judged("after the call", actual.autocast, expected.autocast),
+             C.DISPATCH_KEYS.judged("after the call", actual.dispatch, expected.dispatch, show=show_keys)]
     return [m for m in found if m is not None]
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from conformance.core.checks import C
 from conformance.data.loader import load_model
 from conformance.results import FAILING
 from conformance.results import HOLDS as CONTRACT_HOLDS
@@ -194,7 +195,7 @@ def _source(ran: list[ResultRecord]) -> Asserted:
 
 def _part(part: str, ran: list[ResultRecord]) -> Asserted:
     """Whether one thing upstream asserts holds over the items that ran."""
-    raised = [m.actual for r in ran for m in r.mismatches if m.check == "exception" and m.actual != "no exception"]
+    raised = [m.actual for r in ran for m in r.mismatches if m.check == C.EXCEPTION.id and m.actual != "no exception"]
     raised += [said.split(": ", 1)[-1] for r in ran for said in r.raised]  # as the case declares it
     if part == "eager":
         return HOLDS if all(r.status in CONTRACT_HOLDS for r in ran) else FAILS

@@ -25,6 +25,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from conformance.core.checks import C
 from conformance.core.entry import counts_graphs
 from conformance.data.loader import CaseLoadError, LoadedCase, load_case
 from conformance.data.variants import Variant, variants_of
@@ -52,7 +53,7 @@ def signatures_of(record: ResultRecord) -> list[str]:
     but none of a call after one whose compiled side raised where eager did not: what the later
     calls and their caller actions do follows from that (`out` is None there), it is no cause."""
     found = causes_of(record)
-    raised = [m.call or 0 for c, m in found if m is not None and c.check == "exception"
+    raised = [m.call or 0 for c, m in found if m is not None and c.check == C.EXCEPTION.id
               and c.direction == "compiled raises where eager does not" and c.place == "the call"]
     last = min(raised) if raised else None
     keys = list(dict.fromkeys(c.key() for c, m in found

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from conformance.core.checks import C
 from conformance.core.entry import in_user_words
 from conformance.report.causes import Cause, causes_of, innermost_as_raised
 from conformance.report.draft_output import Captured
@@ -87,39 +88,39 @@ _FLAG_WORDS = {"storage swapped (set_)": "{where} ends in another storage", "req
 def _effect(cause: Cause, where: str) -> str:  # noqa: PLR0911  # one phrase per kind of check
     """What goes wrong, in plain words, for each check."""
     check, direction = cause.check, cause.direction
-    if check == "exception":
+    if check == C.EXCEPTION.id:
         return _exception_title(cause)
-    if check == "graphs compiled":
+    if check == C.GRAPHS_COMPILED.id:
         return f"compiles {direction.replace(' than expected', '')} than the contract allows"
-    if check == "_version moved" and direction != "differs":
+    if check == C.VERSION_MOVED.id and direction != "differs":
         return f"{where}'s version counter " + ("moves where eager's stays" if direction.startswith("compiled True")
                                                  else "stays where eager's moves")
-    if check in ("grad mode", "inference mode") and direction != "differs":
+    if check in (C.GRAD_MODE.id, C.INFERENCE_MODE.id) and direction != "differs":
         on = direction.startswith("compiled True")
         return f"{check} is {'on' if on else 'off'} after the call where eager's is {'off' if on else 'on'}"
     if check in _FLAG_WORDS and direction != "differs":
         what = _FLAG_WORDS[check].format(where=where)
         return f"{what} where eager's does not" if direction.startswith("compiled True") else (
             f"{what} in eager but not compiled")
-    if check == ".grad":
+    if check == C.GRAD.id:
         return ("an input's leaf gets a .grad where eager leaves it None" if "has a tensor" in direction.split(",")[0]
                 else "an input's leaf gets no .grad where eager computes one")
-    if check == "view of (_base)":
+    if check == C.VIEW_OF.id:
         return f"{where} is {direction.removeprefix('compiled ').replace(', eager ', ' where eager gives ')}"
-    if check == "_version delta":
+    if check == C.VERSION_DELTA.id:
         return f"{where}'s version counter moves {'further' if direction == 'more bumps' else 'less far'} than eager's"
     return {
-        "values": f"wrong values in {where}",
-        "storage contents": f"wrong values beside {where} in its storage",
-        "structure": "the outputs come back in other containers than eager's",
-        "number of outputs": "returns another number of outputs than eager",
-        "shares storage with": f"{where} shares its storage with other tensors than eager's does",
-        "is the input object": f"{where} is not the same object as in eager",
-        "in-place write through outputs": f"writing in place through {where} behaves otherwise than in eager",
-        "value": f"{where} (a Python number) differs from eager's",
-        "inner tensors": f"{where} has other inner tensors than eager's",
-        "storage size": f"{where}'s storage has another size than eager's",
-        "autocast": "the autocast state after the call differs from eager's",
+        C.VALUES.id: f"wrong values in {where}",
+        C.STORAGE_CONTENTS.id: f"wrong values beside {where} in its storage",
+        C.STRUCTURE.id: "the outputs come back in other containers than eager's",
+        C.NUMBER_OF_OUTPUTS.id: "returns another number of outputs than eager",
+        C.SHARES_STORAGE_WITH.id: f"{where} shares its storage with other tensors than eager's does",
+        C.IS_THE_INPUT_OBJECT.id: f"{where} is not the same object as in eager",
+        C.WRITE_THROUGH.id: f"writing in place through {where} behaves otherwise than in eager",
+        C.VALUE.id: f"{where} (a Python number) differs from eager's",
+        C.INNER_TENSORS.id: f"{where} has other inner tensors than eager's",
+        C.STORAGE_SIZE.id: f"{where}'s storage has another size than eager's",
+        C.AUTOCAST.id: "the autocast state after the call differs from eager's",
     }.get(check, f"{where} has another {check} than eager's")
 
 

@@ -104,6 +104,7 @@ def differences(eager: list[dict[str, dict[str, Any]]], compiled: list[dict[str,
                 if detail is not None:
                     found += 1
                     # an exception in full: its innermost message is what a maintainer needs
+                    # a check by its id: this function runs inside the standalone script, without the registry
                     sides = (c, e) if check == "exception" else (shown(c), shown(e))
                     print(f"MISMATCH: {where_call}{where}: {check} is {sides[0]}, but eager gives {sides[1]}"
                           + (f" ({detail})" if detail else ""))

@@ -31,7 +31,7 @@ import torch
 from conformance.core import build, call, checks, mismatch, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
 from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, expected_compiles
-from conformance.core.checks import CHECKS
+from conformance.core.checks import CHECKS, C
 from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.mismatch import WRITE_THROUGH, CaseBroken
 from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
@@ -219,14 +219,14 @@ class _Block:
     def of(cls, applied: list[Applied]) -> _Block:
         block = cls()
         for a in applied:
-            if a.check == "exception" and a.path in ("call", "backward"):
+            if a.check == C.EXCEPTION.id and a.path in ("call", "backward"):
                 block.backward |= a.path == "backward"
                 continue  # the script's try around the call and the backward observes these
             key = WRITE_THROUGH if a.check == WRITE_THROUGH_CHECK else a.path
             target = block.written if a.phase or a.check == WRITE_THROUGH_CHECK else block.groups
             target.setdefault(key if not a.phase else f"{a.phase}: {a.path}", []).append(a)
             block.relations |= a.check in RELATIONS
-            if a.check in ("_version moved", "_version delta", "storage swapped (set_)"):
+            if a.check in (C.VERSION_MOVED.id, C.VERSION_DELTA.id, C.STORAGE_SWAPPED.id):
                 block.before.add(a.subject)
         return block
 
@@ -284,7 +284,7 @@ class _Render:
         """The caller's after action whose raise the case declares: judged against that declaration on each side."""
         source = (point.after or "").strip("\n").splitlines()
         key = f"{point.where}.after"
-        self.compared.setdefault("exception", Applied("exception", key, "", "", (), 0, "", str))
+        self.compared.setdefault(C.EXCEPTION.id, Applied(C.EXCEPTION.id, key, "", "", (), 0, "", str))
         _carry(carried.as_declared, self.s)
         sides = declared["sides"]
         listed = "True" if len(sides) > 1 else "compiled" if sides[0] == "compiled" else "not compiled"
@@ -298,7 +298,7 @@ class _Render:
         """A caller's action, what it raises on the compiled side being a difference the harness reports."""
         source = getattr(point, which).strip("\n").splitlines()
         key = f"{point.where}.{which}"
-        self.compared.setdefault("exception", Applied("exception", key, "", "", (), 0, "", str))
+        self.compared.setdefault(C.EXCEPTION.id, Applied(C.EXCEPTION.id, key, "", "", (), 0, "", str))
         return ["try:", f"    # the caller, {which} the call", *(f"    {x}" for x in source),
                 f"    seen[{key!r}] = {{'exception': None}}", "except Exception as exc:",
                 f"    seen[{key!r}] = {{'exception': raised(exc)}}"]
@@ -324,7 +324,7 @@ class _Render:
         if not case["grad_enabled"] or any(w in self.lc.case.program for w in GRAD_MODE_WORDS):
             # the call in the case's grad mode, restored after it, as the harness does
             lines = [f"with torch.set_grad_enabled({case['grad_enabled']}):", *(f"    {x}" for x in lines)]
-        self.compared.setdefault("exception", Applied("exception", "call", "", "", (), 0, "", str))
+        self.compared.setdefault(C.EXCEPTION.id, Applied(C.EXCEPTION.id, "call", "", "", (), 0, "", str))
         self.s.need(state.flatten_outputs)
         _carry(state.dispatch_keys, self.s)
         return ["try:", *(f"    {x}" for x in lines), "    seen['call'] = {'exception': None}",
@@ -358,7 +358,7 @@ class _Render:
             names = list(self.lc.data["inputs"])
             leaf = (leaf_var(a.subject[: -len(".leaf")], names) if a.subject.endswith(".leaf")
                     else exprs.get(a.subject, a.subject))
-            expr = leaf + ("" if a.check == ".grad" else ".grad")
+            expr = leaf + ("" if a.check == C.GRAD.id else ".grad")
         else:
             expr = exprs.get(a.subject, a.subject)
         return expr + "".join(f".{name}" for name in a.inner)
@@ -382,17 +382,17 @@ class _Render:
         return f"seen[{key!r}] = observed(lambda: {text})"
 
     def _in_context(self, a: Applied, observe: str, i: int, exprs: dict[str, str]) -> str:
-        if a.check == "structure":
+        if a.check == C.STRUCTURE.id:
             self.s.need(state.output_structure)
             return "output_structure(out)"
         if a.check in MODES:
             return observe
-        if a.check == "shares storage with":
+        if a.check == C.SHARES_STORAGE_WITH.id:
             self.s.need(state.is_subclass, state.storage_key)
         subject = self._subject(a, i, exprs) if a.subject else ""
         names = {"v0": f"version_before[{a.subject!r}]", "s0": f"storage_before[{a.subject!r}]", "t": subject}
         text = re.sub(r"\b(v0|s0|t)\b", lambda m: names[m[1]], observe)  # one pass: a subject may be named s0
-        if a.check == "shares storage with" and a.role == "output":  # and the outputs before it
+        if a.check == C.SHARES_STORAGE_WITH.id and a.role == "output":  # and the outputs before it
             k = int(a.subject[4:-1])
             earlier = [f"'out[{j}]': outs[{j}]" for j in range(k) if self._is_tensor_output(j, i)]
             if earlier:
@@ -400,7 +400,7 @@ class _Render:
         return text
 
     def _is_tensor_output(self, j: int, i: int) -> bool:
-        return any(a.role == "output" and a.subject == f"out[{j}]" and a.check == "dtype"
+        return any(a.role == "output" and a.subject == f"out[{j}]" and a.check == C.DTYPE.id
                    for a in self.compared.values()) or self.kinds[i] == "one"
 
     def tables(self) -> list[str]:
@@ -409,7 +409,7 @@ class _Render:
         if self.tensor_checks:
             if {"shape", "stride", "stride (every dim)"} & set(self.tensor_checks):
                 _carry(checks.dims, s)
-            if "stride" in self.tensor_checks:
+            if C.STRIDE.id in self.tensor_checks:
                 _carry(checks.significant_strides, s)
             lines += ["OBSERVE = {  # how one side shows each check of a tensor t (conformance/core/checks.py)",
                       *(f"    {c!r}: lambda t: {CHECKS[c].observe}," for c in self.tensor_checks), "}"]

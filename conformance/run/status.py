@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from conformance.core.cause import direction, innermost_as_raised, place_of, raised
-from conformance.core.checks import CHECKS
+from conformance.core.checks import C
 from conformance.core.entry import entry_of
 from conformance.core.mismatch import Mismatch
 from conformance.data.expectations import BuildFacts, condition_matches
@@ -29,7 +29,7 @@ class Verdict:
 
 def strict_mismatches(probes: ProbeRecord) -> list[Mismatch]:
     """Under --strict-internals, each diverging probe no reviewed divergence declares is a mismatch of its own."""
-    return [CHECKS["internals probe"].mismatch(r.behavior, "conforms", "diverges",
+    return [C.INTERNALS_PROBE.mismatch(r.behavior, "conforms", "diverges",
                                                (r.diff.splitlines() or [""])[0][:300], source=STRICT_SOURCE)
             for r in probes.results if r.status == "diverges" and not r.declared]
 

@@ -11,7 +11,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from conformance.behaviors import BEHAVIORS
 from conformance.core.cause import ENTRIES, PLACES, Place, directions
-from conformance.core.checks import CHECKS
+from conformance.core.checks import CHECKS, C
 from conformance.schema.common import Mode, Strict, check_regex
 
 Loc = tuple[str | int, ...]
@@ -96,7 +96,7 @@ class Covers(Strict):
     @field_validator("exception", "message")
     @classmethod
     def _exception_only(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if value is not None and info.data.get("check") not in (None, "exception"):
+        if value is not None and info.data.get("check") not in (None, C.EXCEPTION.id):
             raise ValueError(f"only a mismatch of check 'exception' has an exception; drop {info.field_name}")
         return value
 

@@ -240,7 +240,7 @@ def test_a_backend_failure_names_the_backend_the_user_chose_not_our_wrapper() ->
 
 
 def test_every_mismatch_is_made_by_a_declared_check_and_every_check_is_used() -> None:
-    from conformance.core.checks import CHECKS
+    from conformance.core.checks import CHECKS, C
 
     used: set[str] = set()
     for path in ROOT.joinpath("conformance").rglob("*.py"):
@@ -249,8 +249,10 @@ def test_every_mismatch_is_made_by_a_declared_check_and_every_check_is_used() ->
                 assert path.name == "checks.py", f"{path}:{node.lineno}: a Mismatch made past the check table"
             if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "CHECKS"
                     and isinstance(node.slice, ast.Constant)):
-                used.add(node.slice.value)
-    assert used - set(CHECKS) == set(), "checks named but not declared"
+                raise AssertionError(f"{path}:{node.lineno}: a check looked up by a string (name it: C.<CHECK>)")
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "C"
+                    and path.name != "checks.py"):
+                used.add(getattr(C, node.attr).id)  # an AttributeError: a check named but not declared
     assert set(CHECKS) - used == set(), "declared checks nothing judges"
     assert all(c.observe or c.id == "internals probe" for c in CHECKS.values())
 
