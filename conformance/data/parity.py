@@ -126,6 +126,30 @@ class Parity:
         return out
 
 
+    def miscounted(self, counts: Mapping[str, str | None]) -> list[str]:
+        """`path:line: field: message` for every `count == N` / `count <= N` upstream asserts that a mapped case
+        states otherwise (`counts`: case id -> `== N`, `<= N` or None): the parity column reads each item's
+        cold-pass graphs against upstream's N, so a case that compiles another number by design would read
+        `fails` on a build that behaves as upstream asserts."""
+        out = []
+        for i, t in enumerate(self.mapping.tests):
+            asserted = [p.removeprefix("count ") for p in (t.expects or "").split(" and ") if p.startswith("count ")]
+            for cid in t.cases:
+                stated = counts.get(cid)
+                if asserted and stated is not None and not _within(stated, asserted[0]):
+                    line = self.lines.get(("tests", i, "expects"), self.lines.get(("tests", i), 1))
+                    out.append(f"{self.path}:{line}: tests.{i}.expects: count {asserted[0]} where {cid} states "
+                               f"expect.compiles {stated} ({t.file}::{t.test}): the column would read its items "
+                               "against the other count")
+        return out
+
+
+def _within(stated: str, asserted: str) -> bool:
+    """Whether every count a case's statement allows satisfies upstream's (`== 2` within `<= 2`; `<= 1` too)."""
+    (s_op, s_n), (a_op, a_n) = stated.split(), asserted.split()
+    return int(s_n) == int(a_n) and s_op == a_op if a_op == "==" else int(s_n) <= int(a_n)
+
+
 def parity_path(cases_root: Path) -> Path:
     return cases_root / PARITY_FILE
 

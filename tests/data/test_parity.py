@@ -166,3 +166,21 @@ def test_what_upstream_asserts_is_told_apart_from_conforming_to_eager(expects: s
     from conformance.data.parity import asserted
 
     assert asserted(expects, records) == verdict
+
+
+@pytest.mark.parametrize(("expects", "stated", "error"), [
+    ("eager and count == 1", "expect: {compiles: 1}", False),
+    ("eager and count == 2", "expect: {compiles: 1}", True),  # upstream's 2 is not the case's 1: a false fails
+    ("eager and count <= 2", "expect: {compiles: 1}", False),  # 1 is within upstream's ceiling
+    ("eager and count <= 2", "expect: {compiles_at_most: 3}", True),
+    ("eager and count == 2", "expect: {compiles_at_most: 2}", True),  # a ceiling is no exact count
+    ("eager and count == 2", "", False),  # the case states no count: the column reads the build's
+])
+def test_a_count_upstream_asserts_that_a_mapped_case_states_otherwise_is_an_error(
+        expects: str, stated: str, error: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _cases_with(tmp_path, GOOD.replace("expects: eager}", f"expects: {expects}}}"))
+    case = root / "mutation_epilogue" / "a.yaml"
+    case.write_text(case.read_text() + stated + "\n")
+    assert main(["validate", "--cases", str(root), str(root)]) == (2 if error else 0)
+    out = capsys.readouterr().out
+    assert ("tests.0.expects: count" in out) == error, out
