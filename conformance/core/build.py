@@ -22,7 +22,7 @@ import re
 import sys
 import types
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -539,6 +539,12 @@ def call_points(case: Spec) -> list[CallPoint]:
                    for name, s in case["inputs"].items() if s["scalar"] is not None}
         label = ", ".join(f"{k}={scalars[k]!r}" for k in swept)
         points.append(CallPoint(scalars, {}, f"call {i + 1} ({label})" if n > 1 else "call 1"))
+    first = case.get("first_call")
+    if first:
+        what = [f"{a}: {_first_line(first[a])}" for a in CALL_ACTIONS if first.get(a)]
+        points[0] = replace(points[0], label=f"{points[0].label} ({', '.join(what)})" if what else points[0].label,
+                            before=first.get("before"), after=first.get("after"), where="first_call",
+                            raises=first.get("raises"))
     for j, entry in enumerate(case["calls"]):
         overrides = {k: v for k, v in entry.items() if k not in CALL_KEYS}
         what = [f"{k}: {describe_input(spec)}" for k, spec in overrides.items()]

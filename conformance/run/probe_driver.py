@@ -88,7 +88,7 @@ def scalar_sweep(lc: LoadedCase, compile_count: int) -> ScalarSweep | None:
     case = lc.case
     swept = [n for n, s in case.inputs.items() if s.scalar is not None and s.scalar.values is not None
              and s.scalar.type == "float"]
-    if not swept or case.calls:
+    if not swept or case.calls or case.first_call:
         return None
     points = call_points(lc.data)
     values = tuple({name: float(p.scalars[name]) for name in swept} for p in points)

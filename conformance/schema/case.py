@@ -150,11 +150,10 @@ class ExpectSpec(Strict):
         return value
 
 
-class CallSpec(BaseModel):
-    """A further call: the inputs it replaces (by name), and what the caller does around it."""
+class FirstCallSpec(BaseModel):
+    """What the caller does around the first call (the declared inputs'), as around a further call."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, strict=False)
-    __pydantic_extra__: dict[str, InputSpec] = Field(init=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
 
     before: str | None = Field(
         None, max_length=10_000, json_schema_extra=V2,
@@ -170,11 +169,6 @@ class CallSpec(BaseModel):
         description="What this call must raise, in place of expect.raises for this call (a later call that an "
         "entry without guards refuses, where the first one runs); with at: after, what its after: action raises "
         "(upstream's assertRaises around what the caller does with the output, e.g. its backward).")
-    fresh: bool = Field(
-        False, json_schema_extra=V2,
-        description="The compiled side compiles the program afresh for this call and the calls after it (a new "
-        "torch.compile after torch._dynamo.reset(), a new aot_function, a module entry traced again), as upstream "
-        "compiles anew; its graphs count in expect.compiles. The eager side is unchanged.")
 
     @field_validator("before", "after")
     @classmethod
@@ -192,6 +186,19 @@ class CallSpec(BaseModel):
         if value is not None and value.at == "after" and info.data.get("after") is None:
             raise ValueError("at: after declares what the call's after: action raises; the call has no after:")
         return value
+
+
+class CallSpec(FirstCallSpec):
+    """A further call: the inputs it replaces (by name), and what the caller does around it."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=False)
+    __pydantic_extra__: dict[str, InputSpec] = Field(init=False)
+
+    fresh: bool = Field(
+        False, json_schema_extra=V2,
+        description="The compiled side compiles the program afresh for this call and the calls after it (a new "
+        "torch.compile after torch._dynamo.reset(), a new aot_function, a module entry traced again), as upstream "
+        "compiles anew; its graphs count in expect.compiles. The eager side is unchanged.")
 
     @property
     def replaced(self) -> dict[str, InputSpec]:
@@ -257,6 +264,11 @@ class Case(Strict):
     )
     program: str = Field(max_length=100_000, description="Python source of exactly one function (and any classes "
                          "it uses); torch and the classes block's names are in scope.")
+    first_call: FirstCallSpec | None = Field(
+        None, json_schema_extra=V2,
+        description="What the caller does around the first call (the declared inputs', the sweep's first value's): "
+        "before:, after:, raises:, as on a further call; upstream's actions on its first compiled call, without "
+        "a second call to carry them.")
     calls: tuple[CallSpec, ...] = Field(
         (),
         max_length=100,
@@ -515,6 +527,10 @@ class Case(Strict):
 
 
     def _actions(self) -> Iterator[tuple[Loc, str]]:
+        if self.first_call is not None:
+            for action in CALL_ACTIONS:
+                if getattr(self.first_call, action) is not None:
+                    yield ("first_call",), action
         for i, call in enumerate(self.calls):
             for action in CALL_ACTIONS:
                 if getattr(call, action) is not None:

@@ -171,3 +171,48 @@ def test_an_input_named_compiled_would_hide_the_side_from_the_actions(tmp_path: 
     path.write_text(CASE.format(backend="aot_eager", check="pass", raises="").replace("  gx:", "  compiled:"))
     with pytest.raises(Exception, match="an input named compiled hides which side acts"):
         load_case(path, tmp_path)
+
+
+# `first_call`: the caller's actions around the first call itself (upstream's on its first compiled call), with
+# no second call to carry them: an assertion on the compiled side there holds and fails as on a further call.
+FIRST = """\
+behavior: backward_unwrap
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/176741]
+backends: [aot_eager]
+inputs:
+  x: {{tensor: {{shape: [4]}}}}
+  gx: {{tensor: {{shape: [4], init: zeros}}, hidden: true}}
+program: |
+  def f(x):
+      return x.sin()
+first_call:
+  before: |
+    x = x.detach().requires_grad_(True)
+  after: |
+    assert not compiled or type(out.grad_fn).__name__ == {name!r}, type(out.grad_fn).__name__
+    gx = torch.autograd.grad(out.sum(), x)[0]
+expect: {{compiles: 1}}
+modes: [inference]
+"""
+
+
+@pytest.mark.parametrize(("name", "status"), [("CompiledFunctionBackward", "pass"), ("SinBackward0", "fail")])
+def test_the_first_call_carries_the_callers_actions(tmp_path: Path, name: str, status: str) -> None:
+    path = tmp_path / "backward_unwrap" / "c.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(FIRST.format(name=name))
+    lc = load_case(path, tmp_path)
+    (variant,) = variants_of(lc.case, devices=["cpu"])
+    record = run_variant(lc, variant)
+    assert record.status == status, record.reason
+    assert record.calls == 1  # no second call carries them
+    if status == "fail":
+        (m,) = [m for m in record.mismatches if m.check == "exception"]
+        assert m.where == "first_call.after" and "CompiledFunctionBackward" in m.actual  # a one-call pass
+        script = render_short(lc, variant, record)
+        assert script is not None
+        repro = tmp_path / "repro.py"
+        repro.write_text(script)
+        done = subprocess.run([sys.executable, str(repro)], check=False, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 3 and "first_call.after: exception is AssertionError" in done.stdout, done.stdout
