@@ -168,7 +168,7 @@ def _check_parity(root: Path, paths: list[Path], counts: dict[str, str | None]) 
 
 def cmd_list(args: argparse.Namespace) -> int:
     from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
-    from conformance.data.devices import probe  # lazy: start-up (the subcommand needs it)
+    from conformance.data.devices import device_status  # lazy: start-up (the subcommand needs it)
     from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
     from conformance.data.selection import check_selection  # lazy: start-up (the subcommand needs it)
     from conformance.data.variants import variants_of  # lazy: start-up (the subcommand needs it)
@@ -191,7 +191,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for v in variants_of(lc.case, devices=csv(args.devices), backends=csv(args.backends), modes=csv(args.modes)):
             if args.keyword and not _keyword_matches(args.keyword, lc, v):
                 continue
-            status = probe(v.device)
+            status = device_status(v.device)
             verdict = "run" if status.available else f"skip: {status.reason}"
             items[(lc.case.behavior, "run" if status.available else "skip")] += 1
             rows.append({"case": lc.id, "variant": v.label, "behavior": lc.case.behavior, "will": verdict,

@@ -12,4 +12,4 @@ case as plain data (the case model dumped to JSON, with every default present).
 """
 
 CORE_MODULES = ("entry", "mismatch", "entries", "checks", "cause", "build", "state", "compare", "call", "compile",
-                "check")
+                "loop")

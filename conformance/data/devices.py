@@ -19,7 +19,7 @@ def _accelerator_module(device_type: str, torch: object) -> object | None:
     return getattr(torch, device_type, None)
 
 
-def probe(device: str, torch_module: object | None = None) -> DeviceStatus:
+def device_status(device: str, torch_module: object | None = None) -> DeviceStatus:
     """Whether `device` (e.g. 'cpu', 'cuda:1', 'xpu') can run a case here, and if not, why."""
     if torch_module is None:
         import torch as torch_module

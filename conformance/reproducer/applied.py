@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from conformance.core import check as core_check
+from conformance.core import loop as core_loop
 from conformance.core.build import BuiltInputs, tensor_entries
 from conformance.core.checks import NOTHING_IN_PARTICULAR, Check
 from conformance.core.entry import NONE
@@ -46,7 +46,7 @@ class Applied:
 
 
 @dataclass
-class _Recorder(core_check.LoopCallbacks):
+class _Recorder(core_loop.LoopCallbacks):
     applied: list[Applied] = field(default_factory=list)
     exprs: dict[int, dict[str, str]] = field(default_factory=dict)  # per call: input tensor -> its expression
     call: int = 0
@@ -107,10 +107,10 @@ def _recording(recorder: _Recorder) -> Iterator[None]:
 def applied_checks(lc: LoadedCase, variant: Variant) -> tuple[list[Applied], dict[int, dict[str, str]]]:
     """Every judgement the harness makes on this variant's program (on the CPU, eagerly), and per call
     the expression of each input tensor by its name."""
-    target = core_check.Target(program=lc.program_source, function=lc.case.function_name,
+    target = core_loop.Target(program=lc.program_source, function=lc.case.function_name,
                                filename=lc.program_filename, device="cpu", backend=NONE, mode=variant.mode,
                                classes=lc.classes_source, classes_filename=lc.classes_filename)
     recorder = _Recorder()
     with torch.random.fork_rng(devices=[]), _recording(recorder):
-        core_check.run_passes(lc.data, target, recorder)
+        core_loop.run_passes(lc.data, target, recorder)
     return recorder.applied, recorder.exprs

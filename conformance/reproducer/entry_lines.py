@@ -120,7 +120,7 @@ def config_lines(config: dict[str, Any]) -> list[str]:
 
 def anew_lines(compile_lines: list[str], backend: str) -> list[str]:
     """`compiled_anew()`: the program compiled afresh for a call that asks for it (a `fresh` call), as the harness
-    does it (conformance/core/check.py compile_anew): torch.compile after torch._dynamo.reset(), aot_function anew,
+    does it (conformance/core/loop.py compile_anew): torch.compile after torch._dynamo.reset(), aot_function anew,
     a module entry traced again on its next call; `compile_lines` are the script's first compile."""
     if backend in MODULE_ENTRY_LINES:
         body = ["made.clear()  # traced again on the next call", "return compiled_f"]

@@ -30,9 +30,9 @@ import torch
 
 from conformance.core import build, call, checks, mismatch, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
-from conformance.core.check import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, expected_compiles
 from conformance.core.checks import CHECKS, C
 from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO, counts_graphs
+from conformance.core.loop import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, expected_compiles
 from conformance.core.mismatch import WRITE_THROUGH, CaseBroken
 from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
 from conformance.reproducer.applied import WRITE_THROUGH_CHECK, Applied, applied_checks
@@ -490,7 +490,7 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
     count = counts_graphs(variant.backend) and (exact is not None or ceiling is not None)
     compile_lines = _compile_lines(lc, variant, count=count)
     warm = lc.data["expect"]["warm_rerun"] and variant.backend not in (*WITHOUT_DYNAMO, NONE)
-    def counted(pass_name: str) -> list[str]:  # as the harness says it (core.check.compile_count_mismatch)
+    def counted(pass_name: str) -> list[str]:  # as the harness says it (core.loop.compile_count_mismatch)
         where = f"{pass_name} pass over {len(points)} call(s): graphs compiled"
         test, key = (f"!= {exact}", "compiles") if exact is not None else (f"> {ceiling}", "compiles_at_most")
         said = expected_compiles(lc.data)

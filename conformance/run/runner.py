@@ -3,7 +3,7 @@
 `run_variant(loaded_case, variant, options) -> ResultRecord` never raises for a case or build
 problem. It composes small parts, each with one job:
 
-* conformance/core/check.py runs every pass and call, eager against compiled (the same loop a
+* conformance/core/loop.py runs every pass and call, eager against compiled (the same loop a
   full reproducer runs), with the harness's `_Harness` callbacks around it:
 * conformance/run/compiles.py records each compile's region for the probe;
 * conformance/probe/capture.py captures the generated sources of the cold pass, and
@@ -25,11 +25,11 @@ from typing import Any
 import torch
 
 from conformance.core.build import BuiltInputs
-from conformance.core.check import LoopCallbacks, Outcome, Target, run_passes
 from conformance.core.compile import CountingBackend
+from conformance.core.loop import LoopCallbacks, Outcome, Target, run_passes
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable, exception_summary
 from conformance.core.state import ambient, restore_ambient
-from conformance.data.devices import probe as probe_device
+from conformance.data.devices import device_status
 from conformance.data.expectations import BuildFacts
 from conformance.data.loader import LoadedCase
 from conformance.data.variants import Variant
@@ -71,7 +71,7 @@ class Timer:
 
 class _Harness(LoopCallbacks):
     """What the harness adds around the core loop: timing, regions, capture and the probe of
-    the cold pass, and the run's extensions (see conformance/core/check.py)."""
+    the cold pass, and the run's extensions (see conformance/core/loop.py)."""
 
     def __init__(self, lc: LoadedCase, variant: Variant, options: RunOptions, timer: Timer) -> None:
         self.lc, self.variant, self.options, self.timer = lc, variant, options, timer
@@ -170,7 +170,7 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
         return ResultRecord(status=status, durations=timer.spent, warnings=tuple(seen)[:10],
                             **_base_fields(lc, variant, nodeid), **kw)
 
-    dev = probe_device(variant.device)
+    dev = device_status(variant.device)
     if not dev.available:
         return done("skip", reason=f"device {variant.device}: {dev.reason}", skip_kind="device")
     harness = _Harness(lc, variant, options, timer)

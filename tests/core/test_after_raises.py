@@ -1,4 +1,4 @@
-"""A call's `raises` with `at: after` (Note [A raise after the call] in conformance/core/check.py): the call's
+"""A call's `raises` with `at: after` (Note [A raise after the call] in conformance/core/loop.py): the call's
 `after:` action must raise as declared on the listed sides and not on the others; the item then compares what
 the call left, before the action. Shown holding, and failing each way, in the run, the parity column and the
 short reproducer. Beside test_entries.py's tests of a call's own `raises`."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conformance.core.check import LoopCallbacks, Target, recompile_note, run_passes
+from conformance.core.loop import LoopCallbacks, Target, recompile_note, run_passes
 from conformance.data.loader import LoadedCase
 from conformance.data.variants import Variant
 from conformance.reproducer.short import render_short

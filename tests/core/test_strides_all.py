@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from conformance.core.check import LoopCallbacks, Target, run_passes
 from conformance.core.checks import CHECKS
+from conformance.core.loop import LoopCallbacks, Target, run_passes
 from conformance.data.loader import LoadedCase
 from conformance.data.variants import Variant
 from conformance.reproducer.short import render_short

@@ -16,7 +16,7 @@ import torch
 from conformance.cli import main
 from conformance.core.build import Env, build_inputs, call_points, load_classes, tensors_of
 from conformance.core.call import version_mode
-from conformance.core.check import Target, recompile_note
+from conformance.core.loop import Target, recompile_note
 from conformance.data.deep_check import checker
 from conformance.data.loader import CaseLoadError, LoadedCase, discover, load_case
 from conformance.data.variants import Variant
