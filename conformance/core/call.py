@@ -43,7 +43,7 @@ from conformance.core.state import (
     tensor_state,
 )
 
-TANGENT_SEED_OFFSET = 7919
+TANGENT_SEED_OFFSET = 7919  # the tangents' generator: seeded apart from the inputs' own
 
 # Note [Scratch storage of outputs]
 # The whole storage behind a tensor is compared so that writes outside its geometry show. For an
@@ -52,7 +52,7 @@ TANGENT_SEED_OFFSET = 7919
 # fresh output is the kernel's business: eager's mse_loss leaves its 0-dim result in a
 # 16-element buffer whose other elements were never written, inductor in a 1-element one. So
 # an output's storage size and contents are compared only where it shares storage (eager's
-# relations); its own elements are always compared.  # the tangents' generator: seeded apart from the inputs' own
+# relations); its own elements are always compared.
 
 
 def program_raised(exc: BaseException) -> bool:
