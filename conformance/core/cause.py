@@ -22,8 +22,9 @@ from conformance.core.checks import C
 _CAUSED_BY = re.compile(r"\(caused by (?P<type>[\w.]+): (?P<message>.*?)\)?\s*$", re.DOTALL)
 _TYPE = re.compile(r"^(?P<type>[\w.]+): ?(?P<message>.*)$", re.DOTALL)
 _NORMALISE = (
-    # where in the case it was raised (the harness's ' at calls[0].after of cases/x.yaml:3'), cut or not
-    (re.compile(r"\s+at (?:program|calls\[\d+\]\.(?:before|after)|classes) of \S*(?::\d+)?\s*$"), ""),
+    # where in the case it was raised (the harness's ' at calls[0].after of cases/x.yaml:3', or first_call.after), cut
+    # or not
+    (re.compile(r"\s+at (?:program|(?:calls\[\d+\]|first_call)\.(?:before|after)|classes) of \S*(?::\d+)?\s*$"), ""),
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
     (re.compile(r"torch\.Size\(\[[^\]]*\]\)"), "torch.Size([?])"),
     # the autograd node that raised or made a tensor is the program's op (MulBackward0, CopyBackwards)
@@ -112,7 +113,7 @@ def place_of(m: Located) -> Place:
     """The kind of place, without names or indices."""
     if m.role in ("output", "input", "grad"):
         return m.role  # type: ignore[return-value]  # narrowed by the membership test
-    if m.path.startswith("calls["):
+    if m.path.startswith(("calls[", "first_call.")):
         return "caller action"
     if m.check == C.GRAPHS_COMPILED.id:
         return "pass"

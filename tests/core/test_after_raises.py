@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from conformance.core.cause import normalise, place_of
 from conformance.data.loader import LoadedCase, load_case
 from conformance.data.parity import FAILS, HOLDS, asserted
 from conformance.data.variants import variants_of
@@ -210,6 +211,8 @@ def test_the_first_call_carries_the_callers_actions(tmp_path: Path, name: str, s
     if status == "fail":
         (m,) = [m for m in record.mismatches if m.check == "exception"]
         assert m.where == "first_call.after" and "CompiledFunctionBackward" in m.actual  # a one-call pass
+        assert place_of(m) == "caller action"  # as a further call's action: a known failure's cover says so
+        assert normalise(m.actual) == normalise("AssertionError: CompiledFunctionBackward")
         script = render_short(lc, variant, record)
         assert script is not None
         repro = tmp_path / "repro.py"
