@@ -4,12 +4,12 @@ A declaration holds what is the behaviour's own: its id, title, upstream change,
 generated artifacts the build logs for it, and whether the bench times it. Everything else about a
 behaviour is declared once, where the thing itself is, and named by the behaviour's id: the
 reference implementation is `reference_impl/<id>.py`, the cases `cases/<id>/`, the internals probe
-`conformance.probe.PROBES[id]`, the bench table `<id>` (conformance/bench/suites.py); an oracle
-check says which behaviours it speaks to (`Check.behaviors`, conformance/core/checks.py) and a
-seeded fault which contract it breaks (`Fault.behavior`, conformance/selftest/faults.py).
-tests/test_behaviors.py checks that each behaviour has all of these and each of them names a
-declared behaviour. The case schema's choices, the probe's artifact map, the report's order and
-the docs come from BEHAVIORS.
+`conformance.probe.PROBES[id]` (built from the probe modules, each saying its behaviour), the bench
+table `<id>` (conformance/bench/suites.py); an oracle check says which behaviours it speaks to
+(`Check.behaviors`, conformance/core/checks.py) and a seeded fault which contract it breaks
+(`Fault.behavior`, conformance/selftest/faults.py). tests/test_behaviors.py checks that each
+behaviour has all of these and each of them names a declared behaviour. The case schema's choices,
+the probe's artifact map, the report's order and the docs come from BEHAVIORS.
 
 No torch here: the schema, the loader and the report read this module on machines without one, so
 it names the rest by id rather than importing it.

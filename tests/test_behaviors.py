@@ -10,7 +10,7 @@ import pytest
 
 from conformance.behaviors import BEHAVIORS, BENCH_TABLES, IDS, Behavior
 from conformance.core.checks import CHECKS
-from conformance.probe import COMPILED, PROBES
+from conformance.probe import COMPILED, PROBE_MODULES, PROBES
 from conformance.schema import Case
 from conformance.selftest.faults import FAULTS
 
@@ -24,6 +24,7 @@ def test_each_behaviour_has_its_reference_cases_checks_faults_and_probe(behavior
     assert [c for c in CHECKS.values() if behavior.id in c.behaviors], f"no oracle check speaks to {behavior.id}"
     assert [f for f in FAULTS.values() if f.behavior == behavior.id], f"no seeded fault breaks {behavior.id}"
     assert (behavior.id in PROBES) == bool(behavior.artifacts)
+    assert [m.BEHAVIOR for m in PROBE_MODULES].count(behavior) == 1, f"no one probe module implements {behavior.id}"
 
 
 def test_every_check_fault_probe_table_and_case_folder_names_a_declared_behaviour() -> None:

@@ -87,13 +87,11 @@ __all__ = [
 
 # the behaviours probed per compile, from the build's generated code (the scalar fix has none)
 COMPILED = tuple(b for b in BEHAVIORS if b.artifacts)
-# each one's probe, by behaviour id
+# one probe module per behaviour, each saying which it implements (BEHAVIOR); every one but the scalar fix's
+# probes a compile (the scalar fix's, a value sweep: probe_compiles below)
+PROBE_MODULES = (mutation_epilogue, runtime_wrapper, subclass_wrapper, backward_unwrap, scalar_recompile)
 PROBES: dict[str, Callable[[CompileToProbe], ProbeResult]] = {
-    "mutation_epilogue": mutation_epilogue.probe,
-    "runtime_wrapper": runtime_wrapper.probe,
-    "subclass_wrapper": subclass_wrapper.probe,
-    "backward_unwrap": backward_unwrap.probe,
-}
+    m.BEHAVIOR.id: m.probe for m in (mutation_epilogue, runtime_wrapper, subclass_wrapper, backward_unwrap)}
 
 
 def _probe_one(
@@ -103,7 +101,7 @@ def _probe_one(
     keep_input_mutations: bool,
 ) -> tuple[ProbeResult, ...]:
     one = CompileToProbe(capture, to_region(observation, graph),
-                         runtime_forms(sources(capture, "runtime_wrapper_orchestration")), keep_input_mutations)
+                         runtime_forms(sources(capture, runtime_wrapper.ORCHESTRATION)), keep_input_mutations)
     found = features_of(observation.raw_args, observation.raw_outputs)
     return tuple(_modelled(PROBES[b.id](one), not_modelled(found, MODELS[b.id])) for b in COMPILED)
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from conformance.behaviors import MUTATION_EPILOGUE
 from conformance.probe.region import CompileToProbe
 from conformance.probe.runtime_wrapper import runtime_indices
 from conformance.probe.verdict import compare, sources
@@ -10,11 +11,14 @@ from conformance.results import ProbeResult
 from reference_impl import mutation_epilogue
 from reference_impl.meta import mutation_meta
 
+BEHAVIOR = MUTATION_EPILOGUE  # the behaviour this probe implements: conformance.probe.PROBES is built from it
+(EPILOGUE,) = (a.name for a in BEHAVIOR.artifacts)
+
 
 def probe(c: CompileToProbe) -> ProbeResult:
     capture, reg, rw_forms, keep_input_mutations = c.capture, c.region, c.rw_forms, c.keep_input_mutations
-    name = "mutation_epilogue"
-    found = sources(capture, name)
+    name = BEHAVIOR.id
+    found = sources(capture, EPILOGUE)
     placement = runtime_indices(rw_forms)
     meta = mutation_meta(
         reg.obs, keep_input_mutations=keep_input_mutations, runtime_indices=placement
@@ -35,7 +39,7 @@ def probe(c: CompileToProbe) -> ProbeResult:
     )
     source, _ = mutation_epilogue.codegen_mutation_epilogue(meta)
     return compare(
-        name, ("mutation_epilogue",), source, found, mutation_epilogue.structural_form, note=note
+        name, (EPILOGUE,), source, found, mutation_epilogue.structural_form, note=note
     )
 
 

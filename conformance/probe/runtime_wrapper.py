@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from conformance.behaviors import RUNTIME_WRAPPER
 from conformance.probe.region import CompileToProbe, Region
 from conformance.probe.verdict import compare, sources
 from conformance.results import ProbeResult
@@ -15,6 +16,9 @@ from reference_impl.meta import runtime_wrapper_meta
 from reference_impl.runtime_wrapper import OutputSpec, RuntimeWrapperMeta
 from reference_impl.runtime_wrapper_form import RuntimeWrapperForm, alias_structural_form, structural_form
 from reference_impl.terms import StructuralError
+
+BEHAVIOR = RUNTIME_WRAPPER  # the behaviour this probe implements: conformance.probe.PROBES is built from it
+ORCHESTRATION, ALIAS = (a.name for a in BEHAVIOR.artifacts)
 
 
 def runtime_forms(sources: Sequence[str]) -> list[RuntimeWrapperForm]:
@@ -97,16 +101,16 @@ def _runtime_meta(
 
 def probe(c: CompileToProbe) -> ProbeResult:
     capture, reg, rw_forms, keep_input_mutations = c.capture, c.region, c.rw_forms, c.keep_input_mutations
-    name = "runtime_wrapper"
-    rw_sources = sources(capture, "runtime_wrapper_orchestration")
-    alias_sources = sources(capture, "output_alias_wrapper")
+    name = BEHAVIOR.id
+    rw_sources = sources(capture, ORCHESTRATION)
+    alias_sources = sources(capture, ALIAS)
     if not rw_sources:
         note = "only an alias wrapper was captured" if alias_sources else ""
         return ProbeResult(name, "absent", note=note)
     if not rw_forms:
         return compare(
             name,
-            ("runtime_wrapper_orchestration",),
+            (ORCHESTRATION,),
             "",
             rw_sources,
             structural_form,
@@ -125,7 +129,7 @@ def probe(c: CompileToProbe) -> ProbeResult:
         read.append("dynamic dims")
     result = compare(
         name,
-        ("runtime_wrapper_orchestration",),
+        (ORCHESTRATION,),
         source,
         rw_sources,
         lambda src: (
@@ -140,7 +144,7 @@ def probe(c: CompileToProbe) -> ProbeResult:
     alias_source, _ = runtime_wrapper.codegen_alias_fn(meta)
     alias = compare(
         name,
-        ("runtime_wrapper_orchestration", "output_alias_wrapper"),
+        (ORCHESTRATION, ALIAS),
         alias_source,
         alias_sources,
         alias_structural_form,

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.behaviors import SCALAR_RECOMPILE
 from conformance.results import ProbeResult
 from reference_impl.scalar_recompile import FloatUseKind, ScalarProgramMeta, predict_compile_count
+
+BEHAVIOR = SCALAR_RECOMPILE  # the behaviour this probe implements: conformance.probe.PROBES is built from it
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ def predicted(sweep: ScalarSweep, *, has_fix: bool = True) -> int:
 
 
 def probe(sweep: ScalarSweep | None) -> ProbeResult:
-    name = "scalar_recompile"
+    name = BEHAVIOR.id
     if sweep is None:
         return ProbeResult(name, "absent", note="no value sweep in this case")
     outside = [u for u in sweep.uses.uses if u.kind in NOT_MODELLED]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from conformance.behaviors import SUBCLASS_WRAPPER
 from conformance.probe.region import CompileToProbe
 from conformance.probe.runtime_wrapper import runtime_indices
 from conformance.probe.verdict import compare, sources
@@ -14,11 +15,14 @@ from reference_impl import subclass_wrapper
 from reference_impl.meta import subclass_wrapper_meta
 from reference_impl.terms import StructuralError
 
+BEHAVIOR = SUBCLASS_WRAPPER  # the behaviour this probe implements: conformance.probe.PROBES is built from it
+(WRAPPER,) = (a.name for a in BEHAVIOR.artifacts)
+
 
 def probe(c: CompileToProbe) -> ProbeResult:
     capture, reg, rw_forms, keep_input_mutations = c.capture, c.region, c.rw_forms, c.keep_input_mutations
-    name = "subclass_wrapper"
-    found = sources(capture, name)
+    name = BEHAVIOR.id
+    found = sources(capture, WRAPPER)
     meta = subclass_wrapper_meta(
         reg.obs,
         frozen_inputs=reg.frozen,
@@ -32,7 +36,7 @@ def probe(c: CompileToProbe) -> ProbeResult:
         return ProbeResult(
             name,
             "diverges",
-            ("subclass_wrapper",),
+            (WRAPPER,),
             "build wraps subclasses, but the program has none",
             "",
             found[0],
@@ -47,7 +51,7 @@ def probe(c: CompileToProbe) -> ProbeResult:
         layout: subclass_wrapper.codegen_subclass_wrapper(replace(meta, layout=layout))[0]
         for layout in subclass_wrapper.SYMINT_LAYOUTS
     }
-    return compare(name, ("subclass_wrapper",), conventions, found, subclass_wrapper.structural_form, note=note)
+    return compare(name, (WRAPPER,), conventions, found, subclass_wrapper.structural_form, note=note)
 
 
 _SAVED = re.compile(r"\+ tuple\(\$compiled_fn\[\(len\(\$compiled_fn\) - (\d+)\):\]\)\)$")
