@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from conformance import __version__
 from conformance.options import BY_NAME, OPTIONS, Option, check_number, csv
@@ -117,7 +117,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     cases, errors = load_all(paths, root if root.is_dir() else None, check)
     for err in errors:
         print(err)
-    parity_errors = _check_parity(root, paths, {c.id: _stated_count(c.case.expect) for c in cases})
+    parity_errors = _check_parity(root, paths, {c.id: c.case.expect.stated_count() for c in cases})
     for line in parity_errors:
         print(line)
     files = len(cases) + len({e.path for e in errors})
@@ -138,13 +138,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _stated_count(expect: Any) -> str | None:
-    """The compile count a case states as the parity mapping writes one: `== N`, `<= N`, or None."""
-    if expect.compiles is not None:
-        return f"== {expect.compiles}"
-    return None if expect.compiles_at_most is None else f"<= {expect.compiles_at_most}"
-
-
 def _check_parity(root: Path, paths: list[Path], counts: dict[str, str | None]) -> list[str]:
     """The upstream parity mapping's errors: its schema, and (when the whole cases folder was
     validated, so every case is known) each case id it names that no case has, and each count upstream
@@ -162,7 +155,7 @@ def _check_parity(root: Path, paths: list[Path], counts: dict[str, str | None]) 
     if not any(p.resolve() == root.resolve() for p in paths):
         from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
 
-        counts = {c.id: _stated_count(c.case.expect) for c in load_all([root], root)[0]}
+        counts = {c.id: c.case.expect.stated_count() for c in load_all([root], root)[0]}
     return parity.dangling(counts) + parity.miscounted(counts)
 
 

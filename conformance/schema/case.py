@@ -141,6 +141,12 @@ class ExpectSpec(Strict):
     )
     raises: RaisesSpec | None = None
 
+    def stated_count(self) -> str | None:
+        """The compile count stated, as the parity mapping writes one: `== N`, `<= N`, or None."""
+        if self.compiles is not None:
+            return f"== {self.compiles}"
+        return None if self.compiles_at_most is None else f"<= {self.compiles_at_most}"
+
     @field_validator("strides", mode="before")
     @classmethod
     def _strides(cls, value: Any) -> Any:
