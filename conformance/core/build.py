@@ -28,11 +28,25 @@ from typing import Any
 import torch
 
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable, exception_summary
+from conformance.core.spec import (
+    CALL_ACTIONS,
+    CallRaisesData,
+    CaseData,
+    InnerData,
+    InputData,
+    InputKind,
+    ModuleData,
+    OptimizerData,
+    ScalarData,
+    ScalarValue,
+    SubclassData,
+    TensorData,
+    TwoTensorData,
+    input_kind,
+    replaced_inputs,
+)
 
-Spec = dict[str, Any]
 LAYOUT_OFFSET = 3
-CALL_ACTIONS = ("before", "after")
-CALL_KEYS = (*CALL_ACTIONS, "raises", "fresh")  # a calls entry's own keys; the rest are the inputs it replaces
 
 
 @dataclass
@@ -119,7 +133,7 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def geometry(spec: Spec) -> tuple[tuple[int, ...], int]:
+def geometry(spec: TensorData) -> tuple[tuple[int, ...], int]:
     """(stride, storage_offset) of a tensor spec's layout."""
     shape = tuple(spec["shape"])
     layout = spec["layout"]
@@ -201,7 +215,7 @@ def _nested(flat: list[Any], shape: tuple[int, ...]) -> Any:
     return [_nested(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
-def draw_expr(spec: Spec, gen: str) -> str:  # noqa: PLR0911  # one return per init kind
+def draw_expr(spec: TensorData, gen: str) -> str:  # noqa: PLR0911  # one return per init kind
     """The expression that draws a tensor spec's values (on the CPU, from the generator `gen`)."""
     shape = tuple(spec["shape"])
     dtype = f"torch.{spec['dtype']}"
@@ -234,7 +248,7 @@ class InputCode:
     helpers: list[str] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)
     starts: dict[str, int] = field(default_factory=dict)  # the first line of each input's statements
-    kinds: dict[str, str] = field(default_factory=dict)
+    kinds: dict[str, InputKind] = field(default_factory=dict)
 
     def need(self, helper: str) -> str:
         if helper in HELPERS and helper not in self.helpers:
@@ -264,7 +278,7 @@ def class_expr(ref: str, classes: dict[str, Any], base: type, what: str, code: I
     return ref
 
 
-def _dense_expr(spec: Spec, device: str, code: InputCode) -> str:
+def _dense_expr(spec: TensorData, device: str, code: InputCode) -> str:
     stride, offset = geometry(spec)
     shape = tuple(spec["shape"])
     where = spec["device"] or device
@@ -276,29 +290,32 @@ def _dense_expr(spec: Spec, device: str, code: InputCode) -> str:
             f"{storage_numel(shape, stride, offset)}, {where!r})")
 
 
-def _inner_expr(spec: Spec, device: str, classes: dict[str, Any], code: InputCode) -> str:
+def _inner_expr(spec: InnerData, device: str, classes: dict[str, Any], code: InputCode) -> str:
     if spec["tensor"] is not None:
         return _dense_expr(spec["tensor"], device, code)
     if spec["two_tensor"] is not None:
         return _two_tensor_expr(spec["two_tensor"], device, classes, code, requires_grad=False)
+    assert spec["subclass"] is not None  # exactly one of the three (the schema's InnerSpec)
     return _subclass_expr(spec["subclass"], device, classes, code, requires_grad=False)
 
 
-def _two_tensor_expr(spec: Spec, device: str, classes: dict[str, Any], code: InputCode, *, requires_grad: bool) -> str:
+def _two_tensor_expr(spec: TwoTensorData, device: str, classes: dict[str, Any], code: InputCode, *,
+                     requires_grad: bool) -> str:
     two_tensor_type()  # FeatureUnavailable on a build without it
     code.imported(TWO_TENSOR_IMPORT)
     a, b = (_inner_expr(spec[k], device, classes, code) for k in ("a", "b"))
     return f"TwoTensor({a}, {b})" + (".requires_grad_()" if requires_grad else "")
 
 
-def _subclass_expr(spec: Spec, device: str, classes: dict[str, Any], code: InputCode, *, requires_grad: bool) -> str:
+def _subclass_expr(spec: SubclassData, device: str, classes: dict[str, Any], code: InputCode, *,
+                   requires_grad: bool) -> str:
     cls = class_expr(spec["class"], classes, torch.Tensor, "subclass", code)
     args = [_inner_expr(a, device, classes, code) for a in spec["args"]]
     args += [f"{k}={value_literal(v)}" for k, v in spec["kwargs"].items()]
     return f"{cls}({', '.join(args)})" + (".requires_grad_()" if requires_grad else "")
 
 
-def _module_lines(name: str, spec: Spec, device: str, *, training: bool, classes: dict[str, Any],
+def _module_lines(name: str, spec: ModuleData, device: str, *, training: bool, classes: dict[str, Any],
                   code: InputCode) -> list[str]:
     if spec["class"] is None:
         lines = [f"{name} = torch.nn.Module()"]
@@ -322,7 +339,7 @@ def _module_lines(name: str, spec: Spec, device: str, *, training: bool, classes
     ]
 
 
-def _optimizer_line(name: str, spec: Spec, classes: dict[str, Any], code: InputCode) -> str:
+def _optimizer_line(name: str, spec: OptimizerData, classes: dict[str, Any], code: InputCode) -> str:
     cls = class_expr(spec["class"], classes, torch.optim.Optimizer, "optimizer", code)
     head, _, path = spec["params"].partition(".")
     params = f"{head}.get_submodule({path!r}).parameters()" if path else f"{head}.parameters()"
@@ -338,7 +355,7 @@ def leaf_var(name: str, taken: Collection[str]) -> str:
     return var
 
 
-def input_code(case: Spec, device: str, mode: str, point: CallPoint | None = None, *,
+def input_code(case: CaseData, device: str, mode: str, point: CallPoint | None = None, *,
                persisted: Collection[str] = (), classes: dict[str, Any] | None = None) -> InputCode:
     """The statements that build one side's inputs for the call `point` (every input but the
     persisted ones, which the namespace holds), checking every class a spec names."""
@@ -354,18 +371,15 @@ def input_code(case: Spec, device: str, mode: str, point: CallPoint | None = Non
             continue
         spec = overrides.get(name, declared)
         code.starts[name] = len(code.lines)
-        kind = next(k for k in ("scalar", "module", "optimizer", "tensor", "two_tensor", "subclass", "view")
-                    if spec[k] is not None)
-        code.kinds[name] = kind
-        if kind == "scalar":
+        code.kinds[name] = input_kind(spec)
+        if spec["scalar"] is not None:
             first = sweep(spec["scalar"])[0]
             code.lines.append(f"{name} = {value_literal(first if name in overrides else scalars.get(name, first))}")
-        elif kind == "module":
+        elif spec["module"] is not None:
             code.lines += _module_lines(name, spec["module"], device, training=training, classes=classes, code=code)
-        elif kind == "optimizer":
+        elif spec["optimizer"] is not None:
             code.lines.append(_optimizer_line(name, spec["optimizer"], classes, code))
-        elif kind == "tensor":
-            tspec = spec["tensor"]
+        elif (tspec := spec["tensor"]) is not None:
             dense_ = _dense_expr(tspec, device, code)
             if training and tspec["requires_grad"] and not tspec["leaf"]:
                 var = leaf_var(name, names)
@@ -373,11 +387,11 @@ def input_code(case: Spec, device: str, mode: str, point: CallPoint | None = Non
             else:
                 code.lines.append(f"{name} = {dense_}" + (".requires_grad_()" if training and tspec["requires_grad"]
                                                           else ""))
-        elif kind == "two_tensor":
+        elif spec["two_tensor"] is not None:
             rg = training and spec["two_tensor"]["requires_grad"]
             two = _two_tensor_expr(spec["two_tensor"], device, classes, code, requires_grad=rg)
             code.lines.append(f"{name} = {two}")
-        elif kind == "subclass":
+        elif spec["subclass"] is not None:
             rg = training and spec["subclass"]["requires_grad"]
             code.lines.append(f"{name} = {_subclass_expr(spec['subclass'], device, classes, code, requires_grad=rg)}")
         else:
@@ -438,22 +452,27 @@ class BuiltInputs:
 class CallPoint:
     """One call of a variant: this call's scalar values, replaced inputs and caller actions."""
 
-    scalars: dict[str, Any]
-    overrides: dict[str, Spec]
+    scalars: dict[str, ScalarValue]
+    overrides: dict[str, InputData]
     label: str
     before: str | None = None
     after: str | None = None
     where: str = ""  # the actions' place in the case file, e.g. calls[0]
-    raises: Spec | None = None  # what this call (or, `at: after`, its after action) must raise, for expect.raises
+    # what this call (or, `at: after`, its after action) must raise, for expect.raises
+    raises: CallRaisesData | None = None
     fresh: bool = False  # the compiled side compiles the program afresh before this call
 
 
-def sweep(scalar: Spec) -> tuple[Any, ...]:
-    items = [scalar["value"]] if scalar["values"] is None else list(scalar["values"])
+def sweep(scalar: ScalarData) -> tuple[ScalarValue, ...]:
+    if scalar["values"] is None:
+        assert scalar["value"] is not None  # one of value, values (the schema's ScalarSpec)
+        items = [scalar["value"]]
+    else:
+        items = list(scalar["values"])
     return tuple(float(v) for v in items) if scalar["type"] == "float" else tuple(items)
 
 
-def build_inputs(case: Spec, device: str, mode: str, point: CallPoint | None = None,
+def build_inputs(case: CaseData, device: str, mode: str, point: CallPoint | None = None,
                  env: Env | None = None) -> BuiltInputs:
     """One side's inputs for `case` on `device`, built by running `input_code` (Note [Inputs as
     code]). In inference mode no input requires grad (so AOTAutograd takes its inference path);
@@ -494,7 +513,7 @@ def build_inputs(case: Spec, device: str, mode: str, point: CallPoint | None = N
     return BuiltInputs(passed=passed, named=named, grad_leaves=leaves, dynamic_dims=dynamic)
 
 
-def _run_input(name: str, kind: str, source: str, scope: dict[str, Any]) -> None:
+def _run_input(name: str, kind: InputKind, source: str, scope: dict[str, Any]) -> None:
     """One input's statements; a class that cannot be built breaks the case (a view's own error
     is the program's business, as it was the case author's expression)."""
     if kind in ("view", "scalar", "tensor"):
@@ -511,7 +530,7 @@ def _run_input(name: str, kind: str, source: str, scope: dict[str, Any]) -> None
         raise CaseBroken(f"input {name!r}: its class made a {type(value).__name__}, not a tensor")
 
 
-def _leaves_of(name: str, spec: Spec, value: Any, scope: dict[str, Any], *, training: bool,
+def _leaves_of(name: str, spec: InputData, value: Any, scope: dict[str, Any], *, training: bool,
                names: set[str]) -> dict[str, torch.Tensor]:
     """The grad leaves an input brings, by name. A view expression that makes a leaf requiring grad
     (a TwoTensor over leaves, `x.detach().requires_grad_()`) brings it in either mode: its gradient
@@ -526,13 +545,15 @@ def _leaves_of(name: str, spec: Spec, value: Any, scope: dict[str, Any], *, trai
         if not spec["tensor"]["requires_grad"]:
             return {}
         return {name: value} if spec["tensor"]["leaf"] else {f"{name}.leaf": scope[leaf_var(name, names)]}
-    return {name: value} if (spec["two_tensor"] or spec["subclass"])["requires_grad"] else {}
+    outer = spec["two_tensor"] or spec["subclass"]
+    return {name: value} if outer is not None and outer["requires_grad"] else {}
 
 
-def call_points(case: Spec) -> list[CallPoint]:
+def call_points(case: CaseData) -> list[CallPoint]:
     """The calls of one pass: every value of the sweep (scalars zipped), then each `calls` entry."""
-    swept = [n for n, s in case["inputs"].items() if s["scalar"] is not None and s["scalar"]["values"] is not None]
-    n = len(case["inputs"][swept[0]]["scalar"]["values"]) if swept else 1
+    swept = {name: s["scalar"]["values"] for name, s in case["inputs"].items()
+             if s["scalar"] is not None and s["scalar"]["values"] is not None}
+    n = len(next(iter(swept.values()))) if swept else 1
     points: list[CallPoint] = []
     for i in range(n):
         scalars = {name: sweep(s["scalar"])[i if name in swept else 0]
@@ -541,16 +562,16 @@ def call_points(case: Spec) -> list[CallPoint]:
         points.append(CallPoint(scalars, {}, f"call {i + 1} ({label})" if n > 1 else "call 1"))
     first = case.get("first_call")
     if first:
-        what = [f"{a}: {_first_line(first[a])}" for a in CALL_ACTIONS if first.get(a)]
+        what = [f"{a}: {_first_line(source)}" for a in CALL_ACTIONS if (source := first.get(a))]
         points[0] = replace(points[0], label=f"{points[0].label} ({', '.join(what)})" if what else points[0].label,
                             before=first.get("before"), after=first.get("after"), where="first_call",
                             raises=first.get("raises"))
     for j, entry in enumerate(case["calls"]):
-        overrides = {k: v for k, v in entry.items() if k not in CALL_KEYS}
+        overrides = replaced_inputs(entry)
         what = [f"{k}: {describe_input(spec)}" for k, spec in overrides.items()]
-        what += [f"{a}: {_first_line(entry[a])}" for a in CALL_ACTIONS if entry.get(a)]
-        what += [f"raises {entry['raises']['type']}" + (" after" if entry["raises"].get("at") == "after" else "")
-                 ] if entry.get("raises") else []
+        what += [f"{a}: {_first_line(source)}" for a in CALL_ACTIONS if (source := entry.get(a))]
+        raises = entry.get("raises")
+        what += [f"raises {raises['type']}" + (" after" if raises.get("at") == "after" else "")] if raises else []
         what += ["compiled afresh"] if entry.get("fresh") else []
         label = f"call {n + j + 1}" + (f" ({', '.join(what)})" if what else "")
         points.append(CallPoint(dict(points[0].scalars), overrides, label, entry.get("before"), entry.get("after"),
@@ -563,7 +584,7 @@ def _first_line(source: str) -> str:
     return lines[0][:40] + (" ..." if len(lines) > 1 or len(lines[0]) > 40 else "")
 
 
-def describe_input(spec: Spec) -> str:
+def describe_input(spec: InputData) -> str:
     if spec["tensor"] is not None:
         return f"tensor{list(spec['tensor']['shape'])}"
     if spec["scalar"] is not None:

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 import torch.utils._pytree
 
-from conformance.core.build import BuiltInputs, CallPoint, Env, Spec, source_line, tensors_of
+from conformance.core.build import BuiltInputs, CallPoint, Env, source_line, tensors_of
 from conformance.core.checks import About, C
 from conformance.core.compare import (
     compare_ambient,
@@ -29,6 +29,7 @@ from conformance.core.compare import (
     matches_exception,
 )
 from conformance.core.mismatch import WRITE_THROUGH, CaseBroken, Mismatch, Tolerance, exception_summary
+from conformance.core.spec import CallRaisesData, CaseData, RaisesData, VersionMode
 from conformance.core.state import (
     Ambient,
     Relation,
@@ -149,7 +150,7 @@ def case_modes(grad_enabled: bool, inference: bool) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def around_call(case: Spec, env: Env | None, inputs: BuiltInputs) -> Iterator[None]:
+def around_call(case: CaseData, env: Env | None, inputs: BuiltInputs) -> Iterator[None]:
     """The case's `around:` context, made afresh for this call of this side (inside the case's modes);
     nothing where the case has none. An expression that does not evaluate to a context manager, or
     one whose __enter__ raises, is the case's error."""
@@ -182,7 +183,7 @@ def around_call(case: Spec, env: Env | None, inputs: BuiltInputs) -> Iterator[No
     exited(None, None, None)
 
 
-def call(fn: Callable[..., Any], inputs: BuiltInputs, case: Spec,
+def call(fn: Callable[..., Any], inputs: BuiltInputs, case: CaseData,
          is_program_exception: Callable[[BaseException], bool] = program_raised, env: Env | None = None) -> Side:
     tensors = tensors_of(inputs.named)
     side = Side(inputs=inputs, before={n: _light(t) for n, t in tensors.items()},
@@ -285,7 +286,7 @@ def sum_backward(out: Any, once: bool) -> None:
             total.backward()  # type: ignore[no-untyped-call]  # as above
 
 
-def backward(side: Side, case: Spec, is_program_exception: Callable[[BaseException], bool] = program_raised,
+def backward(side: Side, case: CaseData, is_program_exception: Callable[[BaseException], bool] = program_raised,
              env: Env | None = None) -> None:
     """The backward of one side's outputs inside the case's `around:` context, as a caller's backward inside its
     `with` block: seeded tangents (backward_outputs), or upstream's sums (sum_backward) where the case's
@@ -357,33 +358,33 @@ def mark_dynamic(inputs: BuiltInputs) -> None:
         torch._dynamo.mark_dynamic(inputs.named[name], list(dims))
 
 
-def raises_of(case: Spec, point: CallPoint) -> Spec | None:
+def raises_of(case: CaseData, point: CallPoint) -> RaisesData | None:
     """What a call must raise: its own `raises`, else the case's expect.raises; nothing where its own is its
     after action's (`at: after`: the call itself must run)."""
     if point.raises is not None:
         return None if after_raises_of(point) is not None else point.raises
-    return case["expect"]["raises"]  # type: ignore[no-any-return]  # the case's validated dict
+    return case["expect"]["raises"]
 
 
-def after_raises_of(point: CallPoint) -> Spec | None:
+def after_raises_of(point: CallPoint) -> CallRaisesData | None:
     """What the call's after action must raise (its `raises` with `at: after`), else None."""
     return point.raises if point.raises is not None and point.raises.get("at") == "after" else None
 
 
-def declared_raise(comp: Side, raises: Spec | None) -> bool:
+def declared_raise(comp: Side, raises: RaisesData | None) -> bool:
     """Whether the compiled side raised what the call declares it raises (upstream's assertRaises)."""
     return (comp.exc is not None and raises is not None and "compiled" in raises["sides"]
             and matches_exception(comp.exc, raises["type"], raises["match"]))
 
 
-def eager_must_not_raise(eager: Side, raises: Spec | None, prefix: str) -> None:
+def eager_must_not_raise(eager: Side, raises: RaisesData | None, prefix: str) -> None:
     """An eager exception the case does not declare breaks the case whatever compiled does."""
     if eager.exc is not None and (raises is None or "eager" not in raises["sides"]):
         raise CaseBroken(f"{prefix}eager raised {exception_summary(eager.exc)}{eager.where}; fix the program, or "
                          "declare expect.raises for a negative case")
 
 
-def _compare_exceptions(eager: Side, comp: Side, raises: Spec | None, prefix: str) -> list[Mismatch]:
+def _compare_exceptions(eager: Side, comp: Side, raises: RaisesData | None, prefix: str) -> list[Mismatch]:
     out: list[Mismatch] = []
     for name, side in (("eager", eager), ("compiled", comp)):
         if raises is not None and name in raises["sides"]:
@@ -400,7 +401,7 @@ def _compare_exceptions(eager: Side, comp: Side, raises: Spec | None, prefix: st
     return out
 
 
-def _compare_outputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list[Mismatch]:
+def _compare_outputs(eager: Side, comp: Side, case: CaseData, tol: Tolerance) -> list[Mismatch]:
     out: list[Mismatch] = []
     if (m := C.STRUCTURE.judged("outputs", comp.structure, eager.structure, show=str)) is not None:
         out.append(m)
@@ -430,17 +431,17 @@ def _as_state(light: tuple[tuple[str, int] | None, int | None]) -> TensorState:
                        values=None, storage_values=None)
 
 
-def version_mode(case: Spec, name: str) -> str:
+def version_mode(case: CaseData, name: str) -> VersionMode:
     """How `expect.version` compares the tensor `name`: one mode for all, or the mode of the
     longest key naming it or a tensor above it (`bn` covers `bn.running_mean`); else moved."""
     version = case["expect"]["version"]
     if isinstance(version, str):
         return version
     keys = [k for k in version if name == k or name.startswith((k + ".", k + "["))]
-    return str(version[max(keys, key=len)]) if keys else "moved"
+    return version[max(keys, key=len)] if keys else "moved"
 
 
-def _compare_inputs(eager: Side, comp: Side, case: Spec, tol: Tolerance) -> list[Mismatch]:
+def _compare_inputs(eager: Side, comp: Side, case: CaseData, tol: Tolerance) -> list[Mismatch]:
     out: list[Mismatch] = []
     for name in [*eager.after, *(n for n in comp.after if n not in eager.after)]:
         se, sa = eager.after.get(name), comp.after.get(name)
@@ -494,7 +495,7 @@ def _compare_write_through(eager: Side, comp: Side, tol: Tolerance) -> list[Mism
     return out
 
 
-def compare_call(eager: Side, comp: Side, case: Spec, prefix: str, raises: Spec | None, *,
+def compare_call(eager: Side, comp: Side, case: CaseData, prefix: str, raises: RaisesData | None, *,
                  writes: bool = True) -> list[Mismatch]:
     """Everything one call left behind, compiled against eager (the caller places it in its call); `raises`
     is what this call must raise (raises_of); `writes`, whether the write-through pass ran for it."""

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args
 
-from conformance.core.checks import C
+from conformance.core.checks import PLAIN_WORDS, Ways, Words, by_id
 
 # a summary may be cut before its closing parenthesis
 _CAUSED_BY = re.compile(r"\(caused by (?P<type>[\w.]+): (?P<message>.*?)\)?\s*$", re.DOTALL)
@@ -115,7 +115,7 @@ def place_of(m: Located) -> Place:
         return m.role  # type: ignore[return-value]  # narrowed by the membership test
     if m.path.startswith(("calls[", "first_call.")):
         return "caller action"
-    if m.check == C.GRAPHS_COMPILED.id:
+    if (declared := by_id(m.check)) is not None and declared.reads == "pass":
         return "pass"
     if m.path in _PATHS:
         return _PATHS[m.path]
@@ -138,63 +138,16 @@ def place_words(m: Located) -> str:
     return (f"{base}, after writing through the outputs" if m.phase else base) + (" (warm rerun)" if m.warm else "")
 
 
-_FLAGS = (C.VERSION_MOVED.id, C.STORAGE_SWAPPED.id, C.REQUIRES_GRAD.id, C.IS_LEAF.id, C.GRAD_MODE.id,
-          C.INFERENCE_MODE.id, C.EXISTS.id, C.CONJUGATE_BIT.id, C.NEGATIVE_BIT.id, C.INFERENCE_TENSOR.id,
-          C.RETAINS_GRAD.id)
-_VIEWS = ("not a view", "a view of an intermediate", "a view of an input")
-
-
-_DIRECTIONS: dict[str, tuple[str, ...]] = {
-    C.EXCEPTION.id: ("compiled raises where eager does not", "compiled raises otherwise", "compiled does not raise"),
-    C.GRAPHS_COMPILED.id: ("more graphs than expected", "fewer graphs than expected", "another number of graphs"),
-    **dict.fromkeys(_FLAGS, ("compiled True, eager False", "compiled False, eager True", "differs")),
-    C.GRAD.id: ("compiled has a tensor, eager None", "compiled has None, eager a tensor"),
-    C.VIEW_OF.id: tuple(f"compiled {a}, eager {b}" for a in _VIEWS for b in _VIEWS),
-    C.VERSION_DELTA.id: ("more bumps", "fewer bumps"),
-}
-
-
 def directions(check: str) -> tuple[str, ...]:
     """Every direction `direction` can give for a mismatch of `check`."""
-    return _DIRECTIONS.get(check, ("differs",))
+    declared = by_id(check)
+    return declared.directions if declared is not None else Ways.every
 
 
-def direction(m: Located) -> str:  # noqa: PLR0911  # one return per kind of check
+def direction(m: Located) -> str:
     """Which way compiled differs from eager (or from the case's expectation)."""
-    actual, expected = m.actual.strip(), m.expected.strip()
-    if m.check == C.EXCEPTION.id:
-        if expected == "no exception":
-            return "compiled raises where eager does not"
-        return "compiled raises otherwise" if actual != "no exception" else "compiled does not raise"
-    if m.check == C.GRAPHS_COMPILED.id:
-        try:
-            return ("more graphs than expected" if int(actual) > int(expected.removeprefix("at most "))
-                    else "fewer graphs than expected")
-        except ValueError:
-            return "another number of graphs"
-    if m.check in _FLAGS:
-        a, e = actual.split(" ", 1)[0], expected.split(" ", 1)[0]
-        return f"compiled {a}, eager {e}" if {a, e} == {"True", "False"} else "differs"  # a side that could not read it
-    if m.check == C.GRAD.id:
-        return f"compiled has {actual}, eager {expected}"
-    if m.check == C.VIEW_OF.id:
-        return f"compiled {_view(actual)}, eager {_view(expected)}"
-    if m.check == C.VERSION_DELTA.id:
-        return "more bumps" if _int(actual) > _int(expected) else "fewer bumps"
-    return "differs"
-
-
-def _view(base: str) -> str:
-    if base == "None":
-        return "not a view"
-    return "a view of an intermediate" if "intermediate" in base else "a view of an input"
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        return 0
+    declared = by_id(m.check)
+    return declared.direction(m.actual, m.expected) if declared is not None else Ways.DIFFERS
 
 
 @dataclass(frozen=True, order=True)
@@ -208,17 +161,24 @@ class Cause:
     def key(self) -> str:
         return " | ".join(p for p in (self.entry, self.check, self.place, self.direction, self.exception) if p)
 
+    def _words(self) -> Words:
+        declared = by_id(self.check)
+        return declared.words if declared is not None else PLAIN_WORDS
+
     def words(self) -> str:
         """The cause as a phrase for a title: what goes wrong, where, which way."""
-        thing = {C.EXCEPTION.id: "raises", C.GRAPHS_COMPILED.id: "compiles"}.get(self.check, self.check)
-        text = f"{thing} at {self.place}: {self.direction}"
+        text = f"{self._words().verb or self.check} at {self.place}: {self.direction}"
         return text + (f" ({self.exception})" if self.exception else "")
+
+    def effect(self, where: str) -> str:
+        """What goes wrong at `where` (the place in the reader's words), the way it goes: an issue draft's title."""
+        return self._words().effect(self.check, where, self.direction, self.exception)
 
 
 def cause(m: Located, entry: str) -> Cause:
     """The cause of one mismatch seen through `entry` (torch.compile or aot_function)."""
     exception = ""
-    if m.check == C.EXCEPTION.id:
+    if (declared := by_id(m.check)) is not None and declared.reads == "raised":
         kind, message = innermost(raised(m))
         exception = f"{kind}: {message}" if kind else message
     return Cause(m.check, place_words(m), entry, direction(m), exception)

@@ -1,16 +1,19 @@
 """Every oracle check, declared once: its id (the word a mismatch carries), what it compares, its judge
-(compiled's observation against eager's: agree, or differ with a detail), and how a reproducer observes the
-same thing in plain torch code.
+(compiled's observation against eager's: agree, or differ with a detail), how a reproducer observes the
+same thing in plain torch code, which ways a difference of it can go, and the words an issue draft says
+it in.
 
-The core judges every difference through this registry (`C.VALUES.judged(...)`; `CHECKS` by id, for the ids
-records carry), and makes a mismatch only through a declared check (`Check.mismatch`), so a check cannot be
-judged one way and rendered another. A reproducer (conformance/reproducer/short.py) renders the failing check
-from it: `observe` is a Python expression of what one side shows, in the names a reproducer has (`t`: the
-tensor the mismatch's subject names; `out`: the call's return value; `outs`: it flattened; `tensors`: the
-call's input tensors by name; `v0`/`s0`: the subject's version and storage before the call; `modes`: grad
-mode, inference mode and autocast on the CPU and CUDA right after the call), and `compare` how the script
-holds the two sides' observations together: equal, close (assert_close within the case's tolerance), moved
-(both changed or neither), or special (the script's own code: exceptions, compile counts, the write-through).
+The core judges every difference through this registry (`C.VALUES.judged(...)`; `CHECKS` and `by_id` by id,
+for the ids records carry), and makes a mismatch only through a declared check (`Check.mismatch`), so a check
+cannot be judged one way and rendered another. A reproducer (conformance/reproducer/short.py) renders the
+failing check from it: `observe` is a Python expression of what one side shows, in the names a reproducer has
+(`t`: the tensor the mismatch's subject names; `out`: the call's return value; `outs`: it flattened; `tensors`:
+the call's input tensors by name; `v0`/`s0`: the subject's version and storage before the call; `modes`: grad
+mode, inference mode and autocast on the CPU and CUDA right after the call), `reads` which of them (the
+check's family), and `compare` how the script holds the two sides' observations together: equal, close
+(assert_close within the case's tolerance), moved (both changed or neither), or special (the script's own
+code: exceptions, compile counts, the write-through). A cause (conformance/core/cause.py) takes its
+direction from the check's `ways`, and an issue draft its title from the check's `words`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from conformance.core.mismatch import Mismatch, Tolerance, short
+from conformance.core.mismatch import WRITE_THROUGH, Mismatch, Tolerance, short
 
 if TYPE_CHECKING:
     import torch
@@ -195,11 +198,148 @@ class About:
 NOTHING_IN_PARTICULAR = About()
 
 
+# What a reproducer reads to observe a check (its family): `tensor`, the tensor `t` alone; `leaf`, a gradient's leaf
+# (`t.grad`); `before`, `t` against its version or storage before the call (`v0`, `s0`); `inputs`, `t` among the
+# call's input tensors (`tensors`); `peers`, among those and the outputs before it; `modes`, the global modes right
+# after the call; `outputs`, the return value (`out`, `outs`); `raised`, what the call, its backward or a caller
+# action raised; `written`, what writing through each output did (the call's later checks are read after it);
+# `pass`, the graphs compiled over a pass of calls; `nothing`, what plain torch cannot show (the full reproducer).
+Reads = Literal["tensor", "leaf", "before", "inputs", "peers", "modes", "outputs", "raised", "written", "pass",
+                "nothing"]
+
+
+class Ways:
+    """Which way compiled differs from eager (or from the case's expectation), read from the two sides as
+    a mismatch shows them: `every` way there is, and `of` one difference. This one: it differs."""
+
+    DIFFERS = "differs"
+    every: tuple[str, ...] = (DIFFERS,)
+
+    def of(self, actual: str, expected: str) -> str:
+        return self.DIFFERS
+
+
+class RaiseWays(Ways):
+    """Which side raised (a side that did not shows 'no exception')."""
+
+    RAISES, OTHERWISE, DOES_NOT = ("compiled raises where eager does not", "compiled raises otherwise",
+                                   "compiled does not raise")
+    every = (RAISES, OTHERWISE, DOES_NOT)
+
+    def of(self, actual: str, expected: str) -> str:
+        if expected == "no exception":
+            return self.RAISES
+        return self.OTHERWISE if actual != "no exception" else self.DOES_NOT
+
+
+class CountWays(Ways):
+    """More or fewer graphs than the case expects (exactly, or `at most`)."""
+
+    MORE, FEWER, OTHER = "more graphs than expected", "fewer graphs than expected", "another number of graphs"
+    every = (MORE, FEWER, OTHER)
+
+    def of(self, actual: str, expected: str) -> str:
+        try:
+            return self.MORE if int(actual) > int(expected.removeprefix("at most ")) else self.FEWER
+        except ValueError:
+            return self.OTHER
+
+
+class FlagWays(Ways):
+    """A flag True on one side and False on the other (a side that could not read it: it differs)."""
+
+    ON, OFF = "compiled True, eager False", "compiled False, eager True"
+    every = (ON, OFF, Ways.DIFFERS)
+
+    def of(self, actual: str, expected: str) -> str:
+        a, e = actual.split(" ", 1)[0], expected.split(" ", 1)[0]
+        return f"compiled {a}, eager {e}" if {a, e} == {"True", "False"} else self.DIFFERS
+
+
+class PresenceWays(Ways):
+    """Which side has a gradient ('a tensor' or 'None')."""
+
+    HAS, LACKS = "compiled has a tensor, eager None", "compiled has None, eager a tensor"
+    every = (HAS, LACKS)
+
+    def of(self, actual: str, expected: str) -> str:
+        return f"compiled has {actual}, eager {expected}"
+
+
+_VIEW_KINDS = ("not a view", "a view of an intermediate", "a view of an input")
+
+
+class ViewWays(Ways):
+    """What each side's output is a view of: nothing, an intermediate, an input."""
+
+    every = tuple(f"compiled {a}, eager {b}" for a in _VIEW_KINDS for b in _VIEW_KINDS)
+
+    def of(self, actual: str, expected: str) -> str:
+        return f"compiled {self.kind(actual)}, eager {self.kind(expected)}"
+
+    @staticmethod
+    def kind(base: str) -> str:
+        if base == "None":
+            return _VIEW_KINDS[0]
+        return _VIEW_KINDS[1] if "intermediate" in base else _VIEW_KINDS[2]
+
+
+class BumpWays(Ways):
+    """A version counter that moved further or less far than eager's."""
+
+    MORE, FEWER = "more bumps", "fewer bumps"
+    every = (MORE, FEWER)
+
+    def of(self, actual: str, expected: str) -> str:
+        return self.MORE if self.bumps(actual) > self.bumps(expected) else self.FEWER
+
+    @staticmethod
+    def bumps(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            return 0
+
+
+@dataclass(frozen=True)
+class Words:
+    """How an issue draft's title says a difference of the check: `title` at `{where}` (which may name `{check}`,
+    `{direction}` and an exception's `{kind}`), or the title `by_direction` gives its direction; `verb`, what a
+    cause's phrase says instead of the check's id (raises, compiles)."""
+
+    title: str = "{where} has another {check} than eager's"
+    by_direction: tuple[tuple[str, str], ...] = ()
+    verb: str = ""
+
+    def effect(self, check: str, where: str, direction: str, exception: str = "") -> str:
+        template = dict(self.by_direction).get(direction, self.title)
+        return template.format(where=where, check=check, direction=direction,
+                               kind=exception.split(":", 1)[0] or "an error")
+
+
+PLAIN_WAYS, PLAIN_WORDS = Ways(), Words()
+
+
+def _flag_words(on: str, off: str) -> Words:
+    """A flag's title in each of its ways (compiled True, or compiled False), the plain title otherwise."""
+    return Words(by_direction=((FlagWays.ON, on), (FlagWays.OFF, off)))
+
+
+def _present_words(what: str) -> Words:
+    return _flag_words(f"{what} where eager's does not", f"{what} in eager but not compiled")
+
+
+MODE_WORDS = _flag_words("{check} is on after the call where eager's is off",
+                         "{check} is off after the call where eager's is on")
+
+
 @dataclass(frozen=True)
 class Check:
-    """One oracle check: its id, what it is about, how a script observes it, how two sides are
-    judged, and the contracts it speaks to (`behaviors`, ids of conformance/behaviors.py; none: every
-    contract, as dtype or a non-tensor output's value)."""
+    """One oracle check: its id, what it is about, how a script observes it (`observe`, read as `reads`
+    says) and holds two sides together (`compare`), how two sides are judged, the contracts it speaks to
+    (`behaviors`, ids of conformance/behaviors.py; none: every contract, as dtype or a non-tensor output's
+    value), which `ways` a difference of it can go (its directions) and the `words` an issue draft's title
+    says it in."""
 
     id: str
     about: str
@@ -207,6 +347,23 @@ class Check:
     compare: Compare = "equal"
     judge: Judge = equal
     behaviors: tuple[str, ...] = ()
+    reads: Reads = "tensor"
+    ways: Ways = PLAIN_WAYS
+    words: Words = PLAIN_WORDS
+
+    @property
+    def phase(self) -> str:
+        """The phase its reading opens: the call's later checks are read in it (a mismatch's phase)."""
+        return WRITE_THROUGH if self.reads == "written" else ""
+
+    @property
+    def directions(self) -> tuple[str, ...]:
+        """Every way a difference of it can go (what `direction` gives)."""
+        return self.ways.every
+
+    def direction(self, actual: str, expected: str) -> str:
+        """Which way compiled's `actual` differs from `expected`, each as a mismatch shows it."""
+        return self.ways.of(actual.strip(), expected.strip())
 
     def mismatch(self, where: str, expected: str, actual: str, detail: str = "", *, source: str = "eager",
                  of: About = NOTHING_IN_PARTICULAR) -> Mismatch:
@@ -239,18 +396,21 @@ class C:
         "whether the tensor is a lazily conjugated view (view_as_real refuses one)",
         "t.is_conj()",
         behaviors=(_RW, _SW),
+        ways=FlagWays(),
     )
     NEGATIVE_BIT = Check(
         "negative bit",
         "whether the tensor is a lazily negated view (an imag of a conjugate)",
         "t.is_neg()",
         behaviors=(_RW, _SW),
+        ways=FlagWays(),
     )
     INFERENCE_TENSOR = Check(
         "inference tensor",
         "whether the tensor is an inference tensor (autograd and in-place writes outside inference mode refuse one)",
         "t.is_inference()",
         behaviors=(_RW,),
+        ways=FlagWays(),
     )
     SHAPE = Check(
         "shape", "sizes (a jagged dim's nested int without its number)", "dims(t.shape)", behaviors=(_ME, _SW)
@@ -269,19 +429,24 @@ class C:
         behaviors=(_ME, _SW),
     )
     STORAGE_OFFSET = Check("storage_offset", "storage offset", "t.storage_offset()", behaviors=(_ME,))
-    REQUIRES_GRAD = Check("requires_grad", "requires_grad", "t.requires_grad", behaviors=(_ME,))
-    IS_LEAF = Check("is_leaf", "is_leaf", "t.is_leaf", behaviors=(_ME,))
+    REQUIRES_GRAD = Check("requires_grad", "requires_grad", "t.requires_grad", behaviors=(_ME,), ways=FlagWays(),
+                          words=_present_words("{where} requires grad"))
+    IS_LEAF = Check("is_leaf", "is_leaf", "t.is_leaf", behaviors=(_ME,), ways=FlagWays(),
+                    words=_present_words("{where} is a leaf"))
     RETAINS_GRAD = Check(
-        "retains_grad", "whether a non-leaf keeps its .grad (retain_grad())", "t.retains_grad", behaviors=(_RW, _BU)
+        "retains_grad", "whether a non-leaf keeps its .grad (retain_grad())", "t.retains_grad", behaviors=(_RW, _BU),
+        ways=FlagWays(),
     )
     VALUES = Check(
-        "values", "values, within the case's tolerance", "t.detach()", "close", close, behaviors=(_ME, _SW, _BU, _SR)
+        "values", "values, within the case's tolerance", "t.detach()", "close", close, behaviors=(_ME, _SW, _BU, _SR),
+        words=Words("wrong values in {where}"),
     )
     STORAGE_SIZE = Check(
         "storage size",
         "elements in the storage the tensor lives in",
         "t.untyped_storage().nbytes() // t.element_size()",
         behaviors=(_ME,),
+        words=Words("{where}'s storage has another size than eager's"),
     )
     STORAGE_CONTENTS = Check(
         "storage contents",
@@ -290,11 +455,14 @@ class C:
         "close",
         close,
         behaviors=(_ME,),
+        words=Words("wrong values beside {where} in its storage"),
     )
     INNER_TENSORS = Check(
-        "inner tensors", "a subclass's inner tensors", "sorted(type(t).__tensor_flatten__(t)[0])", behaviors=(_SW,)
+        "inner tensors", "a subclass's inner tensors", "sorted(type(t).__tensor_flatten__(t)[0])", behaviors=(_SW,),
+        words=Words("{where} has other inner tensors than eager's"),
     )
-    VALUE = Check("value", "a non-tensor output", "t", judge=close_number)
+    VALUE = Check("value", "a non-tensor output", "t", judge=close_number,
+                  words=Words("{where} (a Python number) differs from eager's"))
     VERSION_MOVED = Check(
         "_version moved",
         "whether the version counter moved during the call",
@@ -302,15 +470,25 @@ class C:
         "moved",
         moved,
         behaviors=(_ME,),
+        reads="before",
+        ways=FlagWays(),
+        words=_flag_words("{where}'s version counter moves where eager's stays",
+                          "{where}'s version counter stays where eager's moves"),
     )
     VERSION_DELTA = Check(
-        "_version delta", "how far the version counter moved during the call", "t._version - v0", behaviors=(_ME,)
+        "_version delta", "how far the version counter moved during the call", "t._version - v0", behaviors=(_ME,),
+        reads="before", ways=BumpWays(),
+        words=Words("{where}'s version counter moves less far than eager's",
+                    ((BumpWays.MORE, "{where}'s version counter moves further than eager's"),)),
     )
     STORAGE_SWAPPED = Check(
         "storage swapped (set_)",
         "whether the tensor lives in another storage after the call",
         "t.untyped_storage() is not s0",
         behaviors=(_ME,),
+        reads="before",
+        ways=FlagWays(),
+        words=_present_words("{where} ends in another storage"),
     )
     SHARES_STORAGE_WITH = Check(
         "shares storage with",
@@ -318,12 +496,16 @@ class C:
         "sorted(n for n, x in tensors.items() if x is not t and storage_key(x) is not None "
         "and storage_key(x) == storage_key(t))",
         behaviors=(_ME, _RW),
+        reads="peers",
+        words=Words("{where} shares its storage with other tensors than eager's does"),
     )
     IS_THE_INPUT_OBJECT = Check(
         "is the input object",
         "whether an output is an input object itself",
         "next((n for n, x in tensors.items() if x is t), None)",
         behaviors=(_RW,),
+        reads="inputs",
+        words=Words("{where} is not the same object as in eager"),
     )
     VIEW_OF = Check(
         "view of (_base)",
@@ -332,14 +514,28 @@ class C:
         "'<intermediate>')",
         judge=same_base,
         behaviors=(_RW,),
+        reads="inputs",
+        ways=ViewWays(),
+        words=Words("{where} is {direction}", tuple(
+            (d, "{where} is " + d.removeprefix("compiled ").replace(", eager ", " where eager gives "))
+            for d in ViewWays.every)),
     )
     EXISTS = Check(
-        "exists", "whether a tensor exists after the call (optimizer state)", "t is not None", behaviors=(_RW,)
+        "exists", "whether a tensor exists after the call (optimizer state)", "t is not None", behaviors=(_RW,),
+        reads="nothing", ways=FlagWays(), words=_present_words("{where} exists"),
     )
-    GRAD = Check(".grad", "whether a leaf has a gradient after the backward", "t.grad is not None", behaviors=(_BU,))
-    GRAD_MODE = Check("grad mode", "grad mode right after the call", "modes[0]", behaviors=(_RW,))
-    INFERENCE_MODE = Check("inference mode", "inference mode right after the call", "modes[1]", behaviors=(_RW,))
-    AUTOCAST = Check("autocast", "autocast right after the call", "modes[2]", behaviors=(_RW,))
+    GRAD = Check(
+        ".grad", "whether a leaf has a gradient after the backward", "t.grad is not None", behaviors=(_BU,),
+        reads="leaf", ways=PresenceWays(),
+        words=Words("an input's leaf gets no .grad where eager computes one",
+                    ((PresenceWays.HAS, "an input's leaf gets a .grad where eager leaves it None"),)),
+    )
+    GRAD_MODE = Check("grad mode", "grad mode right after the call", "modes[0]", behaviors=(_RW,), reads="modes",
+                      ways=FlagWays(), words=MODE_WORDS)
+    INFERENCE_MODE = Check("inference mode", "inference mode right after the call", "modes[1]", behaviors=(_RW,),
+                           reads="modes", ways=FlagWays(), words=MODE_WORDS)
+    AUTOCAST = Check("autocast", "autocast right after the call", "modes[2]", behaviors=(_RW,), reads="modes",
+                     words=Words("the autocast state after the call differs from eager's"))
     DISPATCH_KEYS = Check(
         "dispatch keys",
         "the thread's dispatch keys (included, excluded) right after the call: one left "
@@ -347,9 +543,13 @@ class C:
         "modes[3]",
         judge=same_keys,
         behaviors=(_RW,),
+        reads="modes",
     )
-    STRUCTURE = Check("structure", "the containers around the outputs", "structure(out)", "special", behaviors=(_RW,))
-    NUMBER_OF_OUTPUTS = Check("number of outputs", "how many outputs", "len(outs)", behaviors=(_RW,))
+    STRUCTURE = Check("structure", "the containers around the outputs", "output_structure(out)", "special",
+                      behaviors=(_RW,), reads="outputs",
+                      words=Words("the outputs come back in other containers than eager's"))
+    NUMBER_OF_OUTPUTS = Check("number of outputs", "how many outputs", "len(outs)", behaviors=(_RW,), reads="outputs",
+                              words=Words("returns another number of outputs than eager"))
     EXCEPTION = Check(
         "exception",
         "what the call (or its backward, or a caller action) raised",
@@ -357,6 +557,11 @@ class C:
         "special",
         one_raised,
         behaviors=(_RW, _BU),
+        reads="raised",
+        ways=RaiseWays(),
+        words=Words("raises {kind} where eager runs",
+                    ((RaiseWays.DOES_NOT, "does not raise the {kind} eager raises"),
+                     (RaiseWays.OTHERWISE, "raises {kind} where eager raises otherwise")), verb="raises"),
     )
     WRITE_THROUGH = Check(
         "in-place write through outputs",
@@ -364,15 +569,28 @@ class C:
         "written",
         "special",
         behaviors=(_RW,),
+        reads="written",
+        words=Words("writing in place through {where} behaves otherwise than in eager"),
     )
     GRAPHS_COMPILED = Check(
-        "graphs compiled", "graphs the backend compiled over the pass", "len(graphs)", "special", behaviors=(_SR,)
+        "graphs compiled", "graphs the backend compiled over the pass", "len(graphs)", "special", behaviors=(_SR,),
+        reads="pass", ways=CountWays(),
+        words=Words("compiles {direction} than the contract allows",
+                    ((CountWays.MORE, "compiles more graphs than the contract allows"),
+                     (CountWays.FEWER, "compiles fewer graphs than the contract allows")), verb="compiles"),
     )
     INTERNALS_PROBE = Check(
-        "internals probe", "the generated wrapper against the reference (--strict-internals)", "", "special"
+        "internals probe", "the generated wrapper against the reference (--strict-internals)", "", "special",
+        reads="nothing",
     )
 
+
 CHECKS: dict[str, Check] = {c.id: c for c in vars(C).values() if isinstance(c, Check)}
+
+
+def by_id(check_id: str) -> Check | None:
+    """The check a record's mismatch names by its id (None for an id no check declares: an error's)."""
+    return CHECKS.get(check_id)
 
 
 @dataclass(frozen=True)
@@ -383,14 +601,14 @@ class Allowance:
     sides as the mismatch shows them (actual, expected)."""
 
     id: str
-    check: str
+    check: Check
     why: str
     link: str
     accepts: Callable[[str, str], bool]
     entry: Callable[[str], bool] = lambda backend: True
 
     def allows(self, m: Mismatch, backend: str) -> bool:
-        return m.check == self.check and self.entry(backend) and self.accepts(m.actual, m.expected)
+        return m.check == self.check.id and self.entry(backend) and self.accepts(m.actual, m.expected)
 
 
 _FLAT_TUPLE = re.compile(r"tuple\((?:\*(?:, \*)*)?\)")
@@ -408,17 +626,17 @@ def _more_bumps(actual: str, expected: str) -> bool:
 
 
 ALLOWANCES: tuple[Allowance, ...] = (
-    Allowance("aot_function flat list", "structure",
+    Allowance("aot_function flat list", C.STRUCTURE,
               "aot_function returns a program's flat tuple of outputs as the compiled function's list "
               "(PytreeThunk.unflatten skips unflattening a flat tuple/list spec)",
               "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_functorch/_aot_autograd/utils.py",
               _flat_tuple_as_list, entry=lambda backend: backend.startswith("aot_function") or backend == "aot_module"),
-    Allowance("aot_module_simplified flat list", "structure",
+    Allowance("aot_module_simplified flat list", C.STRUCTURE,
               "aot_module_simplified's compiled forward returns the graph's outputs as a list (its graph must "
               "return a tuple, 'so that we can avoid pytree processing of the outputs')",
               "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_functorch/aot_autograd.py",
               _flat_tuple_as_list, entry=lambda backend: backend == "aot_module_simplified"),
-    Allowance("extra version bumps", "_version delta",
+    Allowance("extra version bumps", C.VERSION_DELTA,
               "a version counter that moves more than eager's where eager's moves too: 'incrementing the version "
               "counter multiple times for a single inplace operation is not problematic'",
               "https://docs.pytorch.org/docs/stable/generated/torch.autograd.graph.increment_version.html",

@@ -35,6 +35,7 @@ from conformance.core.checks import (
     significant_strides,
 )
 from conformance.core.mismatch import Mismatch, Tolerance, short
+from conformance.core.spec import VersionMode
 from conformance.core.state import Ambient, Relation, TensorState, same_storage
 
 
@@ -147,7 +148,7 @@ def input_change(before: TensorState, after: TensorState) -> InputChange:
     return InputChange(storage_swapped=not same_storage(before, after), version_delta=delta)
 
 
-def compare_change(where: str, actual: InputChange, expected: InputChange, version: str, *,
+def compare_change(where: str, actual: InputChange, expected: InputChange, version: VersionMode, *,
                    of: About = NOTHING_IN_PARTICULAR) -> list[Mismatch]:
     found = [C.STORAGE_SWAPPED.judged(where, actual.storage_swapped, expected.storage_swapped,
                                                       show=str, of=of)]

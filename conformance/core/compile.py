@@ -35,7 +35,6 @@ from typing import Any
 
 import torch
 
-from conformance.core.build import Spec
 from conformance.core.entries import module_entry
 from conformance.core.entry import (
     AOT_EXPORT_JOINT_SIMPLE,
@@ -47,6 +46,7 @@ from conformance.core.entry import (
     NONE,
 )
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
+from conformance.core.spec import CaseData, CompileData
 
 
 def make_function(program: str, name: str, filename: str, classes: dict[str, Any] | None = None) -> Callable[..., Any]:
@@ -125,7 +125,7 @@ TRACING_ENTRIES = (MAKE_FX, AOT_EXPORT_MODULE, AOT_EXPORT_JOINT_SIMPLE)  # a gra
 
 def make_compiled(
     fn: Callable[..., Any],
-    case: Spec,
+    case: CaseData,
     backend: str,
     kiim: bool,
     counting: Callable[[Callable[..., Any], bool], CountingBackend] = lambda inner, _aot: CountingBackend(inner),
@@ -163,7 +163,7 @@ def split_config_key(key: str) -> tuple[str, str]:
     return found[1], found[2]
 
 
-def aot_function_options(options: Spec) -> dict[str, str | bool]:
+def aot_function_options(options: CompileData) -> dict[str, str | bool]:
     """The case's aot_function options that differ from aot_function's defaults, as its keyword arguments:
     a value that is a name is functorch.compile's attribute of that name (the reproducer writes the same)."""
     chosen: dict[str, str | bool] = {}
@@ -203,7 +203,7 @@ def config_flag(key: str) -> tuple[Any, str]:
     return module, flag
 
 
-def config_patches(case: Spec, backend: str) -> list[tuple[Any, dict[str, Any]]]:
+def config_patches(case: CaseData, backend: str) -> list[tuple[Any, dict[str, Any]]]:
     """(config module, {name: value}) for the case's config and its inductor options and mode; a
     flag this build lacks skips the item (validate says so at its line, deep_check)."""
     patches: list[tuple[Any, dict[str, Any]]] = []
@@ -229,7 +229,7 @@ def config_patches(case: Spec, backend: str) -> list[tuple[Any, dict[str, Any]]]
 
 
 @contextlib.contextmanager
-def isolated(case: Spec, backend: str) -> Iterator[None]:
+def isolated(case: CaseData, backend: str) -> Iterator[None]:
     """See Note [Isolation between cases]."""
     import torch._dynamo
 

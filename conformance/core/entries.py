@@ -56,6 +56,7 @@ from conformance.core.entry import (
     MAKE_FX,
 )
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
+from conformance.core.spec import CompileData
 
 __all__ = ["module_entry"]
 
@@ -267,7 +268,7 @@ def _aot_export_joint_simple_entry(fn: Callable[..., Any], counter: Callable[...
 
 
 def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any], kiim: bool,
-                 options: dict[str, Any]) -> Callable[..., Any]:
+                 options: CompileData) -> Callable[..., Any]:
     """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler;
     `options` the case's compile options."""
     pre_dispatch, tracing = options["pre_dispatch"], options["tracing_mode"]

@@ -18,7 +18,6 @@ from conformance.core.build import (
     BuiltInputs,
     CallPoint,
     Env,
-    Spec,
     build_inputs,
     call_points,
     load_classes,
@@ -54,6 +53,7 @@ from conformance.core.compile import (
 )
 from conformance.core.entry import WITHOUT_DYNAMO, counts_graphs
 from conformance.core.mismatch import CaseBroken, Mismatch, exception_summary
+from conformance.core.spec import CallRaisesData, CaseData
 
 # How a reproducer script exits (the short and the full one alike); 1 and 2 are Python's own
 # (a crash, a bad command line), so they never mean a verdict.
@@ -120,7 +120,7 @@ class Target:
     classes_filename: str = "<classes>"
 
 
-def compile_count_mismatch(case: Spec, target: Target, pass_name: str, calls: int, count: int) -> Mismatch | None:
+def compile_count_mismatch(case: CaseData, target: Target, pass_name: str, calls: int, count: int) -> Mismatch | None:
     exact, ceiling = case["expect"]["compiles"], case["expect"]["compiles_at_most"]
     within = (exact is None or count == exact) and (ceiling is None or count <= ceiling)
     if not counts_graphs(target.backend) or within:
@@ -131,13 +131,13 @@ def compile_count_mismatch(case: Spec, target: Target, pass_name: str, calls: in
                                               source=f"expect.{key}")
 
 
-def expected_compiles(case: Spec) -> str:
+def expected_compiles(case: CaseData) -> str:
     """The count a case states, as the mismatch and the reproducer say it: `2`, or `at most 2`."""
     exact, ceiling = case["expect"]["compiles"], case["expect"]["compiles_at_most"]
     return str(exact) if exact is not None else f"at most {ceiling}"
 
 
-def recompile_note(case: Spec, target: Target, per_call: list[int], fresh: tuple[bool, ...] = ()) -> str | None:
+def recompile_note(case: CaseData, target: Target, per_call: list[int], fresh: tuple[bool, ...] = ()) -> str | None:
     """Graphs compiled after the first call of the cold pass, where the case does not say how
     many to expect: never a silent pass (the record and the report show it), never a verdict. A call
     compiled afresh (`fresh`, per call) compiles a first time again: no recompile."""
@@ -152,7 +152,7 @@ def recompile_note(case: Spec, target: Target, per_call: list[int], fresh: tuple
             + "; expect.compiles is not set")
 
 
-def run_passes(case: Spec, target: Target, callbacks: LoopCallbacks | None = None) -> Outcome:
+def run_passes(case: CaseData, target: Target, callbacks: LoopCallbacks | None = None) -> Outcome:
     """Every pass of the variant (a second, with caches warm, where the case asks), isolated."""
     import torch._dynamo
 
@@ -195,7 +195,7 @@ def run_passes(case: Spec, target: Target, callbacks: LoopCallbacks | None = Non
     return _allow(outcome, target.backend)
 
 
-def compile_anew(case: Spec, target: Target, classes: dict[str, Any], callbacks: LoopCallbacks,
+def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callbacks: LoopCallbacks,
                  counter: CountingBackend) -> Callable[..., Any]:
     """The program compiled afresh for a call that asks for it (`fresh`), as upstream compiles anew: a new
     function object through the same entry point, after torch._dynamo.reset() for torch.compile so that no
@@ -258,7 +258,7 @@ def _action_file(target: Target, point: CallPoint, which: str) -> str:
 # write-through pass is not run (its writes would move the version counters the block's backward checks; after
 # the block the states differ by construction). The block is judged by its raise alone; the calls after it see
 # what each side's block left.
-def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoint, declared: Spec, *,
+def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoint, declared: CallRaisesData, *,
                        sides: list[tuple[Side, Env]], prefix: str, raised: list[str], label: str) -> list[Mismatch]:
     """The call's `after` block where its `raises` says `at: after` (Note [A raise after the call]): on a side
     that `sides` lists it must raise as declared (the rest of the block then does not run), on the other it must
@@ -289,7 +289,7 @@ def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoin
     return found
 
 
-def _run_pass(case: Spec, target: Target, callbacks: LoopCallbacks, *, eager_fn: Callable[..., Any],
+def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager_fn: Callable[..., Any],
               compiled: Callable[..., Any],
               counter: CountingBackend, points: list[CallPoint], warm_prefix: str, envs: tuple[Env, Env],
               per_call: list[int], raised: list[str], anew: Callable[[], Callable[..., Any]]) -> list[Mismatch]:
@@ -357,7 +357,7 @@ def _each(sides: list[Side], step: Callable[[Side], None]) -> None:
             step(side)
 
 
-def _compiled_call(case: Spec, callbacks: LoopCallbacks, compiled: Callable[..., Any], counter: CountingBackend,
+def _compiled_call(case: CaseData, callbacks: LoopCallbacks, compiled: Callable[..., Any], counter: CountingBackend,
                    *, inputs: BuiltInputs, env: Env, first: bool) -> Side:
     before = counter.count
     callbacks.calling(counter, inputs)

@@ -17,11 +17,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, TypeVar, Union, cast, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from conformance.core.spec import CaseData
 from conformance.data.corpus_files import CORPUS_SUFFIXES
 from conformance.schema import Case
 from conformance.schema.common import case_id_problem
@@ -66,9 +67,9 @@ class LoadedCase:
     lines: dict[Loc, int] = field(default_factory=dict, compare=False, repr=False)
 
     @functools.cached_property
-    def data(self) -> dict[str, Any]:
+    def data(self) -> CaseData:
         """The case as plain data, every default present: what conformance.core works on."""
-        return self.case.model_dump(mode="json", by_alias=True)
+        return cast(CaseData, self.case.model_dump(mode="json", by_alias=True))  # its dump has the keys CaseData names
 
     @property
     def program_filename(self) -> str:

@@ -25,7 +25,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from conformance.core.checks import C
+from conformance.core.checks import C, RaiseWays
 from conformance.core.entry import counts_graphs
 from conformance.data.loader import CaseLoadError, LoadedCase, load_case
 from conformance.data.variants import Variant, variants_of
@@ -54,7 +54,7 @@ def signatures_of(record: ResultRecord) -> list[str]:
     calls and their caller actions do follows from that (`out` is None there), it is no cause."""
     found = causes_of(record)
     raised = [m.call or 0 for c, m in found if m is not None and c.check == C.EXCEPTION.id
-              and c.direction == "compiled raises where eager does not" and c.place == "the call"]
+              and c.direction == RaiseWays.RAISES and c.place == "the call"]
     last = min(raised) if raised else None
     keys = list(dict.fromkeys(c.key() for c, m in found
                               if last is None or m is None or m.call is None or m.call <= last))

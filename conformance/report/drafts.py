@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conformance.core.checks import C
 from conformance.core.entry import in_user_words
 from conformance.report.causes import Cause, causes_of, innermost_as_raised
 from conformance.report.draft_output import Captured
@@ -71,65 +70,12 @@ def _file_name(key: str) -> str:
     return f"{words}_{hashlib.sha256(key.encode()).hexdigest()[:8]}.md"
 
 
-def _exception_title(cause: Cause) -> str:
-    """Which side raised: the cause's exception is compiled's, or eager's where compiled did not raise."""
-    kind = cause.exception.split(":", 1)[0] or "an error"
-    if cause.direction == "compiled does not raise":
-        return f"does not raise the {kind} eager raises"
-    if cause.direction == "compiled raises otherwise":
-        return f"raises {kind} where eager raises otherwise"
-    return f"raises {kind} where eager runs"
-
-
-_FLAG_WORDS = {"storage swapped (set_)": "{where} ends in another storage", "requires_grad": "{where} requires grad",
-               "is_leaf": "{where} is a leaf", "exists": "{where} exists"}
-
-
-def _effect(cause: Cause, where: str) -> str:  # noqa: PLR0911  # one phrase per kind of check
-    """What goes wrong, in plain words, for each check."""
-    check, direction = cause.check, cause.direction
-    if check == C.EXCEPTION.id:
-        return _exception_title(cause)
-    if check == C.GRAPHS_COMPILED.id:
-        return f"compiles {direction.replace(' than expected', '')} than the contract allows"
-    if check == C.VERSION_MOVED.id and direction != "differs":
-        return f"{where}'s version counter " + ("moves where eager's stays" if direction.startswith("compiled True")
-                                                 else "stays where eager's moves")
-    if check in (C.GRAD_MODE.id, C.INFERENCE_MODE.id) and direction != "differs":
-        on = direction.startswith("compiled True")
-        return f"{check} is {'on' if on else 'off'} after the call where eager's is {'off' if on else 'on'}"
-    if check in _FLAG_WORDS and direction != "differs":
-        what = _FLAG_WORDS[check].format(where=where)
-        return f"{what} where eager's does not" if direction.startswith("compiled True") else (
-            f"{what} in eager but not compiled")
-    if check == C.GRAD.id:
-        return ("an input's leaf gets a .grad where eager leaves it None" if "has a tensor" in direction.split(",")[0]
-                else "an input's leaf gets no .grad where eager computes one")
-    if check == C.VIEW_OF.id:
-        return f"{where} is {direction.removeprefix('compiled ').replace(', eager ', ' where eager gives ')}"
-    if check == C.VERSION_DELTA.id:
-        return f"{where}'s version counter moves {'further' if direction == 'more bumps' else 'less far'} than eager's"
-    return {
-        C.VALUES.id: f"wrong values in {where}",
-        C.STORAGE_CONTENTS.id: f"wrong values beside {where} in its storage",
-        C.STRUCTURE.id: "the outputs come back in other containers than eager's",
-        C.NUMBER_OF_OUTPUTS.id: "returns another number of outputs than eager",
-        C.SHARES_STORAGE_WITH.id: f"{where} shares its storage with other tensors than eager's does",
-        C.IS_THE_INPUT_OBJECT.id: f"{where} is not the same object as in eager",
-        C.WRITE_THROUGH.id: f"writing in place through {where} behaves otherwise than in eager",
-        C.VALUE.id: f"{where} (a Python number) differs from eager's",
-        C.INNER_TENSORS.id: f"{where} has other inner tensors than eager's",
-        C.STORAGE_SIZE.id: f"{where}'s storage has another size than eager's",
-        C.AUTOCAST.id: "the autocast state after the call differs from eager's",
-    }.get(check, f"{where} has another {check} than eager's")
-
-
 def title(cause: Cause, backends: list[str]) -> str:
     """What goes wrong, under which API, in plain words; never cut."""
     api = cause.entry if cause.entry != "torch.compile" else f"torch.compile ({'/'.join(backends)})"
     where = cause.place.replace("an input's gradient", "a gradient").replace(", after writing through the outputs",
                                                                                   " (seen through an output)")
-    return f"[{api}] {_effect(cause, where)}"
+    return f"[{api}] {cause.effect(where)}"
 
 
 def drafts(report: Report, outputs: Mapping[str, Captured] | None = None) -> list[Draft]:

@@ -22,20 +22,17 @@ from conformance.core import loop as core_loop
 from conformance.core.build import BuiltInputs, tensor_entries
 from conformance.core.checks import NOTHING_IN_PARTICULAR, Check
 from conformance.core.entry import NONE
-from conformance.core.mismatch import WRITE_THROUGH
 from conformance.data.loader import LoadedCase
 from conformance.data.variants import Variant
-
-WRITE_THROUGH_CHECK = "in-place write through outputs"
 
 
 @dataclass(frozen=True)
 class Applied:
     """One judgement of the harness: the check, what it read (`path`, `role`, `subject`, `inner` as a
-    mismatch places them), the call (1-based), the phase (empty, or WRITE_THROUGH) and how the
-    core shows each side (an allowance reads the sides as shown)."""
+    mismatch places them), the call (1-based), the phase (empty, or the one an earlier check of the call
+    opened: `Check.phase`) and how the core shows each side (an allowance reads the sides as shown)."""
 
-    check: str
+    check: Check
     path: str
     role: str
     subject: str
@@ -81,10 +78,10 @@ class _Recorder(core_loop.LoopCallbacks):
     def record(self, check: Check, path: str, show: Callable[[Any], str], of: Any) -> None:
         if not self.judging or self.warm:  # the warm pass applies the cold pass's checks again
             return
-        self.applied.append(Applied(check.id, path, of.role, of.subject, tuple(of.inner), self.call, self.phase,
+        self.applied.append(Applied(check, path, of.role, of.subject, tuple(of.inner), self.call, self.phase,
                                     show))
-        if check.id == WRITE_THROUGH_CHECK:  # the core compares the write-through's states after it
-            self.phase = WRITE_THROUGH
+        if check.phase:  # the core compares the write-through's states after it
+            self.phase = check.phase
 
 
 @contextlib.contextmanager

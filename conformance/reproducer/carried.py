@@ -1,5 +1,6 @@
 """Functions a short reproducer carries as its own source (short.py pastes them, without their
-annotations and docstrings): how one side's observations are made and how two sides are judged.
+annotations and docstrings, a check named `C.<CHECK>.id` written as its id): how one side's
+observations are made and how two sides are judged.
 
 They run in the script, whose globals they read: OBSERVE (check -> how a tensor shows it, from
 each check's `observe`), JUDGES (check -> the core's judge), ALLOWED (check -> what the core's
@@ -13,6 +14,7 @@ from typing import Any
 
 import torch
 
+from conformance.core.checks import C
 from conformance.core.compare import matches_exception
 from conformance.core.mismatch import short
 from conformance.core.state import refusal
@@ -104,10 +106,9 @@ def differences(eager: list[dict[str, dict[str, Any]]], compiled: list[dict[str,
                 if detail is not None:
                     found += 1
                     # an exception in full: its innermost message is what a maintainer needs
-                    # a check by its id: this function runs inside the standalone script, without the registry
-                    sides = (c, e) if check == "exception" else (shown(c), shown(e))
+                    sides = (c, e) if check == C.EXCEPTION.id else (shown(c), shown(e))
                     print(f"MISMATCH: {where_call}{where}: {check} is {sides[0]}, but eager gives {sides[1]}"
                           + (f" ({detail})" if detail else ""))
-                    if check == ".grad":  # one side has no gradient: nothing of it to compare (as the harness)
+                    if check == C.GRAD.id:  # one side has no gradient: nothing of it to compare (as the harness)
                         break
     return found

@@ -16,6 +16,7 @@ from conformance.core.entry import (
     MAKE_FX,
     WITHOUT_DYNAMO,
 )
+from conformance.core.spec import CompileData
 
 _PROGRAM_MODULE = [
     "class Program(torch.nn.Module):  # the program as a module: its module arguments are its submodules",
@@ -103,7 +104,7 @@ MODULE_ENTRY_LINES = {
 }
 
 
-def aot_function_lines(options: dict[str, Any], kiim: bool) -> list[str]:
+def aot_function_lines(options: CompileData, kiim: bool) -> list[str]:
     """aot_function with the case's options, as the harness calls it (conformance/core/compile.py)."""
     chosen = "".join(f", {k}={v}" if isinstance(v, bool) else f", {k}=functorch.compile.{v}"
                      for k, v in aot_function_options(options).items())

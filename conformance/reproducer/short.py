@@ -30,12 +30,13 @@ import torch
 
 from conformance.core import build, call, checks, mismatch, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
-from conformance.core.checks import CHECKS, C
+from conformance.core.checks import C, Check
 from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.loop import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, expected_compiles
-from conformance.core.mismatch import WRITE_THROUGH, CaseBroken
+from conformance.core.mismatch import CaseBroken
+from conformance.core.spec import CallRaisesData
 from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
-from conformance.reproducer.applied import WRITE_THROUGH_CHECK, Applied, applied_checks
+from conformance.reproducer.applied import Applied, applied_checks
 from conformance.reproducer.calls import loop as _loop
 from conformance.reproducer.calls import runs as _runs
 from conformance.reproducer.calls import unnamed_leaves as _unnamed_leaves
@@ -48,12 +49,11 @@ if TYPE_CHECKING:
 
 QUOTES = '"' * 3
 GRAD_MODE_WORDS = ("grad_enabled", "no_grad", "enable_grad", "inference_mode")
-MODES = ("grad mode", "inference mode", "autocast")
-RELATIONS = ("shares storage with", "is the input object", "view of (_base)")
-# what a check's `observe` may name besides `t` (see conformance/core/checks.py): read in the script's run()
-CONTEXT = re.compile(r"\b(v0|s0|tensors|modes|outs|out|raised|written|graphs)\b|\bstructure\(")
-# the record's checks a script cannot show: the full reproducer serves
-UNSHOWABLE = ("internals probe", "exists")
+# the core's functions a check's `observe` may call (a script carries those it calls)
+CORE_FUNCTIONS = {name: fn for module in (state, checks) for name, fn in vars(module).items()
+                  if inspect.isfunction(fn) and fn.__module__ == module.__name__}
+
+
 @dataclass
 class _Script:
     """What the script needs, gathered while its parts are written."""
@@ -76,8 +76,17 @@ class _Script:
 
 
 class _Unannotated(ast.NodeTransformer):
-    def __init__(self, *, plain: bool) -> None:
+    def __init__(self, *, plain: bool, names: dict[str, Any]) -> None:
         self.plain = plain
+        self.names = names  # the function's globals
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        """A check's id through the registry (`C.<CHECK>.id`) as the id itself: the script has no registry."""
+        inner = node.value
+        if (node.attr == "id" and isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)
+                and self.names.get(inner.value.id) is C):
+            return ast.copy_location(ast.Constant(getattr(C, inner.attr).id), node)
+        return self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         node.returns = None
@@ -103,7 +112,7 @@ def _plain(fn: Any, name: str | None = None, *, plain: bool = False) -> str:
     """A function of the harness's as a script carries it: its own source, without annotations
     (they name the harness's types) or docstring, under `name` where given; for a script of plain
     tensors only, without the branches a subclass takes."""
-    tree = _Unannotated(plain=plain).visit(ast.parse(textwrap.dedent(inspect.getsource(fn))))
+    tree = _Unannotated(plain=plain, names=fn.__globals__).visit(ast.parse(textwrap.dedent(inspect.getsource(fn))))
     if name is not None:
         tree.body[0].name = name
     return ast.unparse(ast.fix_missing_locations(tree))
@@ -164,8 +173,9 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
                   f"    compiled = torch._dynamo.lookup_backend({backend})(gm, example_inputs)",
                   "    graphs.append(gm)", "    return compiled", ""]
         backend = "backend"
-    defaults = {"dynamic": None, "fullgraph": False}  # torch.compile's own: dynamic=False is not the default
-    extra = "".join(f", {k}={options[k]!r}" for k, default in defaults.items() if options[k] is not default)
+    # torch.compile's own defaults: dynamic=False is not the default
+    given = {"dynamic": (options["dynamic"], None), "fullgraph": (options["fullgraph"], False)}
+    extra = "".join(f", {k}={value!r}" for k, (value, default) in given.items() if value is not default)
     if variant.backend == "inductor":
         extra += f", mode={options['mode']!r}" if options["mode"] else ""
         extra += f", options={options['options']!r}" if options["options"] else ""
@@ -191,6 +201,16 @@ def _carry(fn: Any, s: _Script) -> None:
     s.need(fn)
 
 
+def _calls(observe: str) -> list[Any]:
+    """The core's functions an observe expression calls, each after those its arguments call."""
+    def called(node: ast.AST) -> list[str]:
+        inner = [name for child in ast.iter_child_nodes(node) for name in called(child)]
+        return inner + ([node.func.id] if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else [])
+
+    return [CORE_FUNCTIONS[name] for name in dict.fromkeys(called(ast.parse(observe, mode="eval")))
+            if name in CORE_FUNCTIONS]
+
+
 def _names(code: types.CodeType) -> list[str]:
     """The global names a function's code (and the code nested in it) reads."""
     found = list(code.co_names)
@@ -200,9 +220,14 @@ def _names(code: types.CodeType) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _allowed(check: str, backend: str) -> list[Callable[[str, str], bool]]:
+def _allowed(check: Check, backend: str) -> list[Callable[[str, str], bool]]:
     """What the core's allowances accept for this check on this entry point (none on a core without them)."""
     return [a.accepts for a in getattr(checks, "ALLOWANCES", ()) if a.check == check and a.entry(backend)]
+
+
+def _seen_raise(key: str, raised: str) -> str:
+    """The script's line (in its try around `key`) that records what raised there, as the exception check."""
+    return f"    seen[{key!r}] = {{{C.EXCEPTION.id!r}: {raised}}}"
 
 
 @dataclass
@@ -219,14 +244,14 @@ class _Block:
     def of(cls, applied: list[Applied]) -> _Block:
         block = cls()
         for a in applied:
-            if a.check == C.EXCEPTION.id and a.path in ("call", "backward"):
+            if a.check.reads == "raised" and a.path in ("call", "backward"):
                 block.backward |= a.path == "backward"
                 continue  # the script's try around the call and the backward observes these
-            key = WRITE_THROUGH if a.check == WRITE_THROUGH_CHECK else a.path
-            target = block.written if a.phase or a.check == WRITE_THROUGH_CHECK else block.groups
-            target.setdefault(key if not a.phase else f"{a.phase}: {a.path}", []).append(a)
-            block.relations |= a.check in RELATIONS
-            if a.check in (C.VERSION_MOVED.id, C.VERSION_DELTA.id, C.STORAGE_SWAPPED.id):
+            # a check that opens a phase is read in it, under its name; the checks after it, at their path in it
+            key = a.check.phase or (f"{a.phase}: {a.path}" if a.phase else a.path)
+            (block.written if a.phase or a.check.phase else block.groups).setdefault(key, []).append(a)
+            block.relations |= a.check.reads in ("inputs", "peers")
+            if a.check.reads == "before":
                 block.before.add(a.subject)
         return block
 
@@ -238,8 +263,8 @@ class _Render:
     s: _Script
     exprs: dict[int, dict[str, str]]
     kinds: list[str]
-    tensor_checks: dict[str, None] = field(default_factory=dict)  # used, in order: OBSERVE's entries
-    compared: dict[str, Applied] = field(default_factory=dict)  # every check compared, one application each
+    tensor_checks: dict[Check, None] = field(default_factory=dict)  # used, in order: OBSERVE's entries
+    compared: dict[Check, Applied] = field(default_factory=dict)  # every check compared, one application each
     persisted: set[str] = field(default_factory=set)
 
     def call_lines(self, i: int, point: CallPoint, block: _Block, classes: dict[str, Any]) -> list[str]:
@@ -280,28 +305,26 @@ class _Render:
             lines += self._declared_after(point, declared)
         return lines
 
-    def _declared_after(self, point: CallPoint, declared: dict[str, Any]) -> list[str]:
+    def _declared_after(self, point: CallPoint, declared: CallRaisesData) -> list[str]:
         """The caller's after action whose raise the case declares: judged against that declaration on each side."""
         source = (point.after or "").strip("\n").splitlines()
         key = f"{point.where}.after"
-        self.compared.setdefault(C.EXCEPTION.id, Applied(C.EXCEPTION.id, key, "", "", (), 0, "", str))
+        self.compared.setdefault(C.EXCEPTION, Applied(C.EXCEPTION, key, "", "", (), 0, "", str))
         _carry(carried.as_declared, self.s)
         sides = declared["sides"]
         listed = "True" if len(sides) > 1 else "compiled" if sides[0] == "compiled" else "not compiled"
         judge = [f"as_declared({e}, {listed}, {declared['type']!r}, {declared['match']!r})" for e in ("None", "exc")]
         return ["try:", f"    # the caller, after the call: it raises {declared['type']} on the {' and '.join(sides)} "
                 "side, as upstream asserts", *(f"    {x}" for x in source),
-                f"    seen[{key!r}] = {{'exception': {judge[0]}}}", "except Exception as exc:",
-                f"    seen[{key!r}] = {{'exception': {judge[1]}}}"]
+                _seen_raise(key, judge[0]), "except Exception as exc:", _seen_raise(key, judge[1])]
 
     def _action(self, point: CallPoint, which: str) -> list[str]:
         """A caller's action, what it raises on the compiled side being a difference the harness reports."""
         source = getattr(point, which).strip("\n").splitlines()
         key = f"{point.where}.{which}"
-        self.compared.setdefault(C.EXCEPTION.id, Applied(C.EXCEPTION.id, key, "", "", (), 0, "", str))
+        self.compared.setdefault(C.EXCEPTION, Applied(C.EXCEPTION, key, "", "", (), 0, "", str))
         return ["try:", f"    # the caller, {which} the call", *(f"    {x}" for x in source),
-                f"    seen[{key!r}] = {{'exception': None}}", "except Exception as exc:",
-                f"    seen[{key!r}] = {{'exception': raised(exc)}}"]
+                _seen_raise(key, "None"), "except Exception as exc:", _seen_raise(key, "raised(exc)")]
 
     def _dynamic(self, point: CallPoint) -> list[str]:
         specs = {n: point.overrides.get(n, spec) for n, spec in self.lc.data["inputs"].items()}
@@ -324,11 +347,11 @@ class _Render:
         if not case["grad_enabled"] or any(w in self.lc.case.program for w in GRAD_MODE_WORDS):
             # the call in the case's grad mode, restored after it, as the harness does
             lines = [f"with torch.set_grad_enabled({case['grad_enabled']}):", *(f"    {x}" for x in lines)]
-        self.compared.setdefault(C.EXCEPTION.id, Applied(C.EXCEPTION.id, "call", "", "", (), 0, "", str))
+        self.compared.setdefault(C.EXCEPTION, Applied(C.EXCEPTION, "call", "", "", (), 0, "", str))
         self.s.need(state.flatten_outputs)
         _carry(state.dispatch_keys, self.s)
-        return ["try:", *(f"    {x}" for x in lines), "    seen['call'] = {'exception': None}",
-                "except Exception as exc:", "    seen['call'] = {'exception': raised(exc)}", "    return calls",
+        return ["try:", *(f"    {x}" for x in lines), _seen_raise("call", "None"),
+                "except Exception as exc:", _seen_raise("call", "raised(exc)"), "    return calls",
                 "outs = flatten_outputs(out)"]
 
     def _backward(self, i: int) -> list[str]:
@@ -347,8 +370,8 @@ class _Render:
             step = [f"backward_outputs(outs, {seed})"]
         if self.lc.data["around"] is not None:  # the backward inside the case's context too, as the harness runs it
             step = [f"with {self.lc.data['around']}:", *(f"    {x}" for x in step)]
-        return ["try:", *(f"    {x}" for x in step), "    seen['backward'] = {'exception': None}",
-                "except Exception as exc:", "    seen['backward'] = {'exception': raised(exc)}"]
+        return ["try:", *(f"    {x}" for x in step), _seen_raise("backward", "None"),
+                "except Exception as exc:", _seen_raise("backward", "raised(exc)")]
 
     def _subject(self, a: Applied, i: int, exprs: dict[str, str]) -> str:
         if a.role == "output":
@@ -358,7 +381,7 @@ class _Render:
             names = list(self.lc.data["inputs"])
             leaf = (leaf_var(a.subject[: -len(".leaf")], names) if a.subject.endswith(".leaf")
                     else exprs.get(a.subject, a.subject))
-            expr = leaf + ("" if a.check == C.GRAD.id else ".grad")
+            expr = leaf + ("" if a.check.reads == "leaf" else ".grad")
         else:
             expr = exprs.get(a.subject, a.subject)
         return expr + "".join(f".{name}" for name in a.inner)
@@ -369,67 +392,61 @@ class _Render:
         inline: list[str] = []
         for a in group:
             self.compared.setdefault(a.check, a)
-            observe = CHECKS[a.check].observe
-            if a.check == WRITE_THROUGH_CHECK:
-                inline.append(f"{a.check!r}: written")
-            elif CONTEXT.search(observe):
-                inline.append(f"{a.check!r}: {self._in_context(a, observe, i, exprs)}")
-            else:
+            if a.check.reads in ("tensor", "leaf"):
                 self.tensor_checks[a.check] = None
-                looks.setdefault(self._subject(a, i, exprs), []).append(a.check)
+                looks.setdefault(self._subject(a, i, exprs), []).append(a.check.id)
+            else:
+                inline.append(f"{a.check.id!r}: {self._in_context(a, i, exprs)}")
         parts = [f"**look({expr}, {', '.join(map(repr, names))})" for expr, names in looks.items()] + inline
         text = parts[0][2:] if len(parts) == 1 and looks else f"{{{', '.join(parts)}}}"
         return f"seen[{key!r}] = observed(lambda: {text})"
 
-    def _in_context(self, a: Applied, observe: str, i: int, exprs: dict[str, str]) -> str:
-        if a.check == C.STRUCTURE.id:
-            self.s.need(state.output_structure)
-            return "output_structure(out)"
-        if a.check in MODES:
-            return observe
-        if a.check == C.SHARES_STORAGE_WITH.id:
-            self.s.need(state.is_subclass, state.storage_key)
-        subject = self._subject(a, i, exprs) if a.subject else ""
-        names = {"v0": f"version_before[{a.subject!r}]", "s0": f"storage_before[{a.subject!r}]", "t": subject}
-        text = re.sub(r"\b(v0|s0|t)\b", lambda m: names[m[1]], observe)  # one pass: a subject may be named s0
-        if a.check == C.SHARES_STORAGE_WITH.id and a.role == "output":  # and the outputs before it
+    def _in_context(self, a: Applied, i: int, exprs: dict[str, str]) -> str:
+        """The check's `observe` in the script's names: `t` its subject, `v0`/`s0` the subject's version and
+        storage before the call; `tensors`, for a check among its peers, with the outputs before it."""
+        observe = a.check.observe
+        for fn in _calls(observe):
+            _carry(fn, self.s)
+        if a.check.reads not in ("before", "inputs", "peers"):
+            return observe  # it names nothing of a tensor's
+        names = {"v0": f"version_before[{a.subject!r}]", "s0": f"storage_before[{a.subject!r}]",
+                 "t": self._subject(a, i, exprs)}
+        if a.check.reads == "peers" and a.role == "output":
             k = int(a.subject[4:-1])
             earlier = [f"'out[{j}]': outs[{j}]" for j in range(k) if self._is_tensor_output(j, i)]
             if earlier:
-                text = text.replace("tensors.items()", "{**tensors, " + ", ".join(earlier) + "}.items()")
-        return text
+                names["tensors"] = "{**tensors, " + ", ".join(earlier) + "}"
+        # one pass: a subject may be named s0
+        return re.sub(r"\b(v0|s0|t|tensors)\b", lambda m: names.get(m[1], m[1]), observe)
 
     def _is_tensor_output(self, j: int, i: int) -> bool:
-        return any(a.role == "output" and a.subject == f"out[{j}]" and a.check == C.DTYPE.id
+        return any(a.role == "output" and a.subject == f"out[{j}]" and a.check is C.DTYPE
                    for a in self.compared.values()) or self.kinds[i] == "one"
 
     def tables(self) -> list[str]:
         """OBSERVE, JUDGES, ALLOWED (and SHOW), TOL: the checks' declarations as the script's data."""
         s, lines = self.s, []
         if self.tensor_checks:
-            if {"shape", "stride", "stride (every dim)"} & set(self.tensor_checks):
-                _carry(checks.dims, s)
-            if C.STRIDE.id in self.tensor_checks:
-                _carry(checks.significant_strides, s)
+            for fn in dict.fromkeys(fn for c in self.tensor_checks for fn in _calls(c.observe)):
+                _carry(fn, s)
             lines += ["OBSERVE = {  # how one side shows each check of a tensor t (conformance/core/checks.py)",
-                      *(f"    {c!r}: lambda t: {CHECKS[c].observe}," for c in self.tensor_checks), "}"]
+                      *(f"    {c.id!r}: lambda t: {c.observe}," for c in self.tensor_checks), "}"]
         judges: dict[str, str] = {}
         allowed: dict[str, list[str]] = {}
         shows: dict[str, str] = {}
         for c, a in self.compared.items():
-            judge = CHECKS[c].judge
-            _carry(judge, s)
-            judges[c] = judge.__name__
+            _carry(c.judge, s)
+            judges[c.id] = c.judge.__name__
             accepts = _allowed(c, self.variant.backend)  # as the core asks: the entry point, not its label
             if accepts:
                 for fn in accepts:
                     _carry(fn, s)
-                allowed[c] = [fn.__name__ for fn in accepts]
+                allowed[c.id] = [fn.__name__ for fn in accepts]
                 if a.show is mismatch.short:
                     _carry(mismatch.short, s)
                 elif a.show is not str:
-                    raise _Unshowable(f"{c}: an allowance over sides shown by {a.show!r}")
-                shows[c] = a.show.__name__
+                    raise _Unshowable(f"{c.id}: an allowance over sides shown by {a.show!r}")
+                shows[c.id] = a.show.__name__
         expect = self.lc.data["expect"]
         lines += ["JUDGES = {" + ", ".join(f"{c!r}: {j}" for c, j in judges.items()) + "}  # the core's judges"]
         if allowed:
@@ -455,10 +472,16 @@ def _title(lc: LoadedCase, compared: int, calls: int) -> str:
             f"{REPRO_CANNOT_TELL} without the device.\nFrom {lc.display_path}.")
 
 
+def _showable(check_id: str) -> bool:
+    """Whether a script can show a mismatch of this check (the full reproducer serves where it cannot)."""
+    check = checks.by_id(check_id)
+    return check is not None and check.reads != "nothing"
+
+
 def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str | None:
     """The short script of the variant (every check the harness applies), or None where it cannot show
     what the record holds."""
-    if record.status == "error" or any(m.check in UNSHOWABLE or m.check not in CHECKS for m in record.mismatches):
+    if record.status == "error" or not all(_showable(m.check) for m in record.mismatches):
         return None
     try:
         applied, exprs = applied_checks(lc, variant)

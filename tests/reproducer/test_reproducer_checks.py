@@ -63,7 +63,7 @@ def _accepts_list_for_tuple(actual: str, expected: str) -> bool:
 
 
 def test_a_difference_the_cores_allowance_accepts_is_no_mismatch(monkeypatch: pytest.MonkeyPatch) -> None:
-    allowance = SimpleNamespace(check="structure", entry=lambda backend: backend.startswith("aot_function"),
+    allowance = SimpleNamespace(check=checks.C.STRUCTURE, entry=lambda backend: backend.startswith("aot_function"),
                                 accepts=_accepts_list_for_tuple)
     monkeypatch.setattr(checks, "ALLOWANCES", (allowance,), raising=False)
     case = "mutation_epilogue/meta_transpose_aot_function"
