@@ -93,7 +93,8 @@ def cmd_explore_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from conformance.bench.report import SCHEMA_ID, markdown, write_outputs  # lazy: start-up (the subcommand needs it)
+    from conformance.bench.document import SCHEMA_ID, BenchDocument  # lazy: start-up (the subcommand needs it)
+    from conformance.bench.report import markdown, write_outputs  # lazy: start-up (the subcommand needs it)
     from conformance.bench.suites import TABLES, run_tables  # lazy: imports torch
     from conformance.bench.timing import Settings  # lazy: start-up (the subcommand needs it)
     from conformance.run.fingerprint import build_fingerprint  # lazy: start-up (the subcommand needs it)
@@ -115,15 +116,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     started = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     t0 = time.perf_counter()
     tables = run_tables(settings, only, progress=lambda s: print(s, file=sys.stderr, flush=True))
-    doc = {
-        "schema": SCHEMA_ID,
-        "fingerprint": build_fingerprint(),
-        "settings": {"repeat": settings.repeat, "target_s": settings.target_s, "warmup_s": settings.warmup_s,
-                     "quick": bool(args.quick), "torch_threads": torch.get_num_threads()},
-        "started": started,
-        "elapsed_s": time.perf_counter() - t0,
-        "tables": [t.to_json() for t in tables],
-    }
+    doc = BenchDocument(
+        schema=SCHEMA_ID,
+        fingerprint=build_fingerprint(),
+        settings={"repeat": settings.repeat, "target_s": settings.target_s, "warmup_s": settings.warmup_s,
+                  "quick": bool(args.quick), "torch_threads": torch.get_num_threads()},
+        started=started,
+        elapsed_s=time.perf_counter() - t0,
+        tables=[t.to_json() for t in tables],
+    )
     paths = write_outputs(doc, args.out)
     sys.stdout.write(markdown(doc))
     print(f"\nwrote {', '.join(str(p) for p in paths.values())}")
@@ -143,7 +144,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
-        args.out.with_suffix(".json").write_text(json.dumps({"rows": rows}, indent=1) + "\n", encoding="utf-8")
+        data = {"rows": [r.model_dump(mode="json", exclude_unset=True) for r in rows]}
+        args.out.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

@@ -89,6 +89,22 @@ class BenchDocument(_Doc):
     tables: list[TableDoc]
 
 
+class CompareRowDoc(_Doc):
+    """One row of `bench compare`: the build's own cost on both runs, before/after, the machine's drift
+    and the corrected ratio (FILE.json of `bench compare --out FILE`)."""
+
+    table: str
+    row: str
+    label: str
+    form: str
+    before: StatsDoc | None
+    after: StatsDoc | None
+    ratio: RatioDoc | None
+    drift: RatioDoc | None
+    corrected: RatioDoc | None
+    published: PublishedDoc
+
+
 def bench_json_schema() -> dict[str, Any]:
     """The JSON Schema of bench.json (schemas/bench.schema.json, and beside every bench.json)."""
     schema = BenchDocument.model_json_schema(by_alias=True)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.results import HARNESS_BUCKETS, TORCH_BUCKETS
+from conformance.results import HARNESS_BUCKETS, TORCH_BUCKETS, ResultRecord
 
 __all__ = ["TARGETS", "CorpusRun", "harness_markdown", "run_corpus", "summarize"]
 
@@ -46,14 +46,14 @@ class CorpusRun:
     workers: int
     wall_s: float
     returncode: int
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[ResultRecord] = field(default_factory=list)
     command: list[str] = field(default_factory=list)
 
     def sums(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for r in self.records:
-            for k, v in (r.get("durations") or {}).items():
-                out[k] = out.get(k, 0.0) + float(v)
+            for k, v in r.durations.items():
+                out[k] = out.get(k, 0.0) + v
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -64,7 +64,7 @@ class CorpusRun:
         capacity = self.wall_s * self.workers
         statuses: dict[str, int] = {}
         for r in self.records:
-            statuses[r.get("status", "?")] = statuses.get(r.get("status", "?"), 0) + 1
+            statuses[r.status] = statuses.get(r.status, 0) + 1
         return {
             "name": self.name,
             "workers": self.workers,
@@ -97,14 +97,11 @@ def torch_startup_s(repeat: int = 3) -> float:
     return sorted(times)[len(times) // 2]
 
 
-def _read_records(path: Path) -> list[dict[str, Any]]:
+def _read_records(path: Path) -> list[ResultRecord]:
     if not path.exists():
         return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            out.append(json.loads(line))
-    return out
+    return [ResultRecord.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
 
 
 def run_corpus(

@@ -34,17 +34,25 @@ import html
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
-from conformance.bench.document import SCHEMA_ID, BenchDocument, bench_json_schema
+from conformance.bench.document import (
+    SCHEMA_ID,
+    BenchDocument,
+    CompareRowDoc,
+    PublishedDoc,
+    RatioDoc,
+    RowDoc,
+    StatsDoc,
+    bench_json_schema,
+)
 from conformance.bench.timing import Ratio, Stats, ratio, ratio_of_products
 
 __all__ = ["BUILD_FORM", "SCHEMA_ID", "compare", "markdown", "published_text", "ratio_text", "read", "svg",
            "write_outputs"]
 
-def read(path: Path) -> dict[str, Any]:
+def read(path: Path) -> BenchDocument:
     def refuse(name: str) -> float:  # a NaN timing is not a figure, and the report writes strict JSON
         raise ValueError(f"{path}: {name} is not a number this file may hold")
 
@@ -56,86 +64,84 @@ def read(path: Path) -> dict[str, Any]:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
         raise ValueError(f"{path}: not a bench results file (schema {found!r}, want {SCHEMA_ID!r})")
     try:
-        BenchDocument.model_validate(data)
+        return BenchDocument.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ValueError(f"{path}: {where}: {first['msg']} ({exc.error_count()} error(s))") from None
-    return data
 
 
-def _stats(d: dict[str, Any] | None) -> Stats | None:
-    return Stats.from_json(d) if d else None
+def _stats(d: StatsDoc | None) -> Stats | None:
+    return Stats.from_doc(d) if d is not None else None
 
 
-def _us(d: dict[str, Any] | None) -> str:
-    if not d:
+def _us(d: StatsDoc | None) -> str:
+    if d is None:
         return "—"
-    m = d["median_us"]
+    m = d.median_us
     digits = 2 if m < 10 else 1
-    return f"{m:.{digits}f} [{d['q1_us']:.{digits}f}-{d['q3_us']:.{digits}f}]"
+    return f"{m:.{digits}f} [{d.q1_us:.{digits}f}-{d.q3_us:.{digits}f}]"
 
 
-def ratio_text(r: dict[str, Any] | None) -> str:
-    if not r:
+def ratio_text(r: RatioDoc | None) -> str:
+    if r is None:
         return "—"
-    lo, hi = r["ci95"]
-    return f"{r['value']:.2f}x ({lo:.2f}-{hi:.2f})"
+    lo, hi = r.ci95
+    return f"{r.value:.2f}x ({lo:.2f}-{hi:.2f})"
 
 
-def published_text(p: dict[str, Any]) -> str:
+def published_text(p: PublishedDoc) -> str:
     parts = []
-    if p.get("before_us") is not None and p.get("after_us") is not None:
-        parts.append(f"{p['before_us']:g} → {p['after_us']:g} µs")
-    if p.get("ratio") is not None:
-        parts.append(f"{p['ratio']:.2f}x" if not p.get("note") else p["note"])
+    if p.before_us is not None and p.after_us is not None:
+        parts.append(f"{p.before_us:g} → {p.after_us:g} µs")
+    if p.ratio is not None:
+        parts.append(f"{p.ratio:.2f}x" if not p.note else p.note)
     return ", ".join(parts) or "—"
 
 
-def _build_col(row: dict[str, Any]) -> str:
-    build = row.get("build")
-    if build is not None and build["status"] != "measured":
-        return str(build["status"])
-    return _us(row["forms"].get("build"))
+def _build_col(row: RowDoc) -> str:
+    if row.build is not None and row.build.status != "measured":
+        return row.build.status
+    return _us(row.forms.get("build"))
 
 
-def markdown(doc: dict[str, Any]) -> str:
-    fp = doc.get("fingerprint", {})
+def markdown(doc: BenchDocument) -> str:
+    fp = doc.fingerprint
     lines = [
         "# torch-conformance bench",
         "",
         f"torch {fp.get('torch_version')} (git {str(fp.get('torch_git'))[:12]}), python {fp.get('python')}, "
-        f"{fp.get('platform')}; {doc.get('started', '')}",
+        f"{fp.get('platform')}; {doc.started or ''}",
         "",
         "µs/call: median [IQR] over the repeats; ratios: before/after as a ratio of medians "
         "(bootstrap 95 % interval). Published: the upstream change description's figures.",
     ]
-    for t in doc["tables"]:
-        labels: dict[str, str] = t["form_labels"]
+    for t in doc.tables:
+        labels = t.form_labels
         forms = list(labels)
-        lines += ["", f"## {t['title']}", "", t.get("what", ""), ""]
+        lines += ["", f"## {t.title}", "", t.what, ""]
         head = ["row", *(labels[f] for f in forms), "measured ratio", "published"]
-        if t["id"] in ("runtime_wrapper", "backward_unwrap"):
+        if t.id in ("runtime_wrapper", "backward_unwrap"):
             head.insert(len(forms) + 2, "reference ratio")
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
-        for row in t["rows"]:
-            cells = [row["label"]]
+        for row in t.rows:
+            cells = [row.label]
             for f in forms:
-                cells.append(_build_col(row) if f == "build" else _us(row["forms"].get(f)))
-            headline = row.get("headline")
-            r = row["ratios"].get(headline) if headline else None
+                cells.append(_build_col(row) if f == "build" else _us(row.forms.get(f)))
+            headline = row.headline
+            r = row.ratios.get(headline) if headline else None
             cells.append(f"{ratio_text(r)}" + (f" *{headline}*" if r else ""))
-            if t["id"] in ("runtime_wrapper", "backward_unwrap"):
-                cells.append(ratio_text(row["ratios"].get("interpreted/reference_codegen")))
-            cells.append(published_text(row["published"]))
+            if t.id in ("runtime_wrapper", "backward_unwrap"):
+                cells.append(ratio_text(row.ratios.get("interpreted/reference_codegen")))
+            cells.append(published_text(row.published))
             lines.append("| " + " | ".join(cells) + " |")
-        notes = dict.fromkeys(n for row in t["rows"] for n in row.get("notes", []))
-        verdicts = [f"{row['label']}: {row['verdict']}" for row in t["rows"] if row.get("verdict")]
-        aa = [f"{row['label']}: A/A {ratio_text(row['ratios'].get('A/A noise floor'))}"
-              for row in t["rows"] if "A/A noise floor" in row["ratios"]]
-        noisy = [f"{row['label']} ({f}: {d['noise']:.0%})" for row in t["rows"]
-                 for f, d in row["forms"].items() if d and d["noise"] > 0.10]
+        notes = dict.fromkeys(n for row in t.rows for n in row.notes)
+        verdicts = [f"{row.label}: {row.verdict}" for row in t.rows if row.verdict]
+        aa = [f"{row.label}: A/A {ratio_text(row.ratios.get('A/A noise floor'))}"
+              for row in t.rows if "A/A noise floor" in row.ratios]
+        noisy = [f"{row.label} ({f}: {d.noise:.0%})" for row in t.rows
+                 for f, d in row.forms.items() if d is not None and d.noise > 0.10]
         if aa:
             lines += ["", *(f"- {a}" for a in aa)]
         if verdicts:
@@ -147,22 +153,22 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _bars(doc: dict[str, Any]) -> list[tuple[str, str, float | None, float | None, tuple[float, float] | None, bool]]:
+def _bars(doc: BenchDocument) -> list[tuple[str, str, float | None, float | None, tuple[float, float] | None, bool]]:
     """Per row: table, label, headline ratio, published ratio, its interval, and whether the
     headline involves the build's own code (False: reference forms only, the build has none)."""
     out = []
-    for t in doc["tables"]:
-        for row in t["rows"]:
-            headline = row.get("headline")
-            r = row["ratios"].get(headline) if headline else None
-            measured = r["value"] if r else None
-            ci = (r["ci95"][0], r["ci95"][1]) if r else None
+    for t in doc.tables:
+        for row in t.rows:
+            headline = row.headline
+            r = row.ratios.get(headline) if headline else None
+            measured = r.value if r else None
+            ci = (r.ci95[0], r.ci95[1]) if r else None
             own = bool(headline) and not str(headline).endswith("reference_codegen")
-            out.append((t["id"], row["label"], measured, row["published"].get("ratio"), ci, own))
+            out.append((t.id, row.label, measured, row.published.ratio, ci, own))
     return out
 
 
-def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/after)") -> str:
+def svg(doc: BenchDocument, title: str = "measured vs published ratio (before/after)") -> str:
     """A small self-contained SVG: per row a measured bar (with its 95 % interval) and the
     published bar, on a log scale from 0.5x to the largest ratio seen."""
     bars = _bars(doc)
@@ -225,7 +231,7 @@ def svg(doc: dict[str, Any], title: str = "measured vs published ratio (before/a
     return "\n".join(parts) + "\n"
 
 
-def write_outputs(doc: dict[str, Any], out_dir: Path) -> dict[str, Path]:
+def write_outputs(doc: BenchDocument, out_dir: Path) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "json": out_dir / "bench.json",
@@ -233,7 +239,8 @@ def write_outputs(doc: dict[str, Any], out_dir: Path) -> dict[str, Path]:
         "svg": out_dir / "bench.svg",
         "schema": out_dir / "bench.schema.json",
     }
-    paths["json"].write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    data = doc.model_dump(mode="json", by_alias=True, exclude_unset=True)  # the keys it was made or read with
+    paths["json"].write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     paths["markdown"].write_text(markdown(doc), encoding="utf-8")
     paths["svg"].write_text(svg(doc), encoding="utf-8")
     paths["schema"].write_text(json.dumps(bench_json_schema(), indent=1) + "\n", encoding="utf-8")
@@ -254,16 +261,16 @@ _YARDSTICK = {"runtime_wrapper": "interpreted", "backward_unwrap": "interpreted"
               "subclass_wrapper": "interpreted", "mutation_epilogue": "interpreted"}
 
 
-def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def compare(a: BenchDocument, b: BenchDocument) -> tuple[str, list[CompareRowDoc]]:
     """Before (``a``) / after (``b``) of the build's own cost per row, Markdown + rows.
 
     Two runs are two moments of the machine: the ratio is also given corrected by the row's
     yardstick (a reference form timed in both runs), ``(A/B) x (yardstick B / yardstick A)``,
     and "distinguishable" is judged on that corrected ratio's interval.
     """
-    va = a["fingerprint"].get("torch_version")
-    vb = b["fingerprint"].get("torch_version")
-    rows: list[dict[str, Any]] = []
+    va = a.fingerprint.get("torch_version")
+    vb = b.fingerprint.get("torch_version")
+    rows: list[CompareRowDoc] = []
     lines = [
         f"# bench compare: {va} (before) → {vb} (after)",
         "",
@@ -273,44 +280,45 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, A
         "than run A; corrected = before/after x drift, and 'distinguishable' is judged on it. 'absent': that "
         "build generates no such function.",
     ]
-    tables_b = {t["id"]: t for t in b["tables"]}
-    for ta in a["tables"]:
-        tb = tables_b.get(ta["id"])
+    tables_b = {t.id: t for t in b.tables}
+    for ta in a.tables:
+        tb = tables_b.get(ta.id)
         if tb is None:
             continue
-        form = BUILD_FORM.get(ta["id"], "build")
-        yard = _YARDSTICK.get(ta["id"], "interpreted")
-        lines += ["", f"## {ta['title']}", "",
+        form = BUILD_FORM.get(ta.id, "build")
+        yard = _YARDSTICK.get(ta.id, "interpreted")
+        lines += ["", f"## {ta.title}", "",
                   f"| row | {va} µs | {vb} µs | before/after | drift B/A | corrected | distinguishable | published |",
                   "|---|---|---|---|---|---|---|---|"]
-        rows_b = {r["id"]: r for r in tb["rows"]}
-        for ra in ta["rows"]:
-            rb = rows_b.get(ra["id"])
+        rows_b = {r.id: r for r in tb.rows}
+        for ra in ta.rows:
+            rb = rows_b.get(ra.id)
             if rb is None:
                 continue
-            sa, sb = _stats(ra["forms"].get(form)), _stats(rb["forms"].get(form))
-            ya, yb = _stats(ra["forms"].get(yard)), _stats(rb["forms"].get(yard))
+            sa, sb = _stats(ra.forms.get(form)), _stats(rb.forms.get(form))
+            ya, yb = _stats(ra.forms.get(yard)), _stats(rb.forms.get(yard))
             r: Ratio | None = ratio(sa, sb) if sa is not None and sb is not None else None
             drift = ratio(yb, ya) if ya is not None and yb is not None else None
             corrected = (ratio_of_products([sa, yb], [sb, ya])
                          if sa is not None and sb is not None and ya is not None and yb is not None else None)
             judged = corrected or r
-            rows.append({"table": ta["id"], "row": ra["id"], "label": ra["label"], "form": form,
-                         "before": ra["forms"].get(form), "after": rb["forms"].get(form),
-                         "ratio": r.to_json() if r else None,
-                         "drift": drift.to_json() if drift else None,
-                         "corrected": corrected.to_json() if corrected else None,
-                         "published": ra["published"]})
-            cell_a = _us(ra["forms"].get(form)) if sa is not None else _absent(ra)
-            cell_b = _us(rb["forms"].get(form)) if sb is not None else _absent(rb)
+            row = CompareRowDoc(table=ta.id, row=ra.id, label=ra.label, form=form, before=ra.forms.get(form),
+                                after=rb.forms.get(form), ratio=_doc(r), drift=_doc(drift), corrected=_doc(corrected),
+                                published=ra.published)
+            rows.append(row)
+            cell_a = _us(row.before) if sa is not None else _absent(ra)
+            cell_b = _us(row.after) if sb is not None else _absent(rb)
             dist = ("yes" if judged.distinguishable else "no (within noise)") if judged else "—"
-            lines.append(f"| {ra['label']} | {cell_a} | {cell_b} | {ratio_text(r.to_json()) if r else '—'} | "
+            lines.append(f"| {ra.label} | {cell_a} | {cell_b} | {ratio_text(row.ratio)} | "
                          f"{f'{drift.value:.2f}x' if drift else '—'} | "
-                         f"{ratio_text(corrected.to_json()) if corrected else '—'} | {dist} | "
-                         f"{published_text(ra['published'])} |")
+                         f"{ratio_text(row.corrected)} | {dist} | "
+                         f"{published_text(ra.published)} |")
     return "\n".join(lines) + "\n", rows
 
 
-def _absent(row: dict[str, Any]) -> str:
-    build = row.get("build")
-    return build["status"] if build else "—"
+def _doc(r: Ratio | None) -> RatioDoc | None:
+    return RatioDoc(**r.to_json()) if r is not None else None
+
+
+def _absent(row: RowDoc) -> str:
+    return row.build.status if row.build is not None else "—"

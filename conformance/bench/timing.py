@@ -32,6 +32,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.bench.document import StatsDoc
+
 __all__ = [
     "Ratio",
     "Settings",
@@ -116,8 +118,8 @@ class Stats:
         }
 
     @staticmethod
-    def from_json(data: dict[str, Any]) -> Stats:
-        return Stats(tuple(float(x) for x in data["samples_us"]), int(data["calls_per_repeat"]))
+    def from_doc(doc: StatsDoc) -> Stats:
+        return Stats(tuple(doc.samples_us), doc.calls_per_repeat)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.options import BY_NAME, csv
 
 if TYPE_CHECKING:
+    from conformance.bench.document import BenchDocument
     from conformance.data.parity import ParityFile
     from conformance.report.model import Report
 
@@ -192,7 +193,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         if p.kind == "mixed-harness":
             print(f"report: {p.message}", file=sys.stderr)
     for item in report.stale:
-        print(f"stale expectation: {item['source']}: {item['case']} matched no item; retire or fix it")
+        print(f"stale expectation: {item.source}: {item.case} matched no item; retire or fix it")
     for s in report.xpasses:
         idle = s.record.idle_known_failures()
         src = ", ".join(k.source for k in idle) or "?"
@@ -231,7 +232,7 @@ def _capture() -> Callable[[str, str], Any] | None:
     return lambda program, build: draft_output.run(program, version) if build == version else None
 
 
-def _bench(given: str | None) -> list[dict[str, Any]]:
+def _bench(given: str | None) -> list[BenchDocument]:
     from conformance.bench.report import read  # lazy: start-up (the subcommand needs it)
     from conformance.report import ReportInputError  # lazy: start-up (the subcommand needs it)
 

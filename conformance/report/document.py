@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from conformance.bench.document import RatioDoc
 from conformance.data.parity import Asserted, Outcome
@@ -228,6 +228,17 @@ class SpeedTableDoc(_Doc):
 
 class PlotDoc(_Doc):
     release: str
+    _svg: str = PrivateAttr("")  # the drawing is index.html's, never compat.json's
+
+    @property
+    def svg(self) -> str:
+        return self._svg
+
+    @classmethod
+    def drawn(cls, release: str, svg: str) -> PlotDoc:
+        plot = cls(release=release)
+        plot._svg = svg
+        return plot
 
 
 class SpeedDoc(_Doc):

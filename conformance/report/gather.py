@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from conformance.data.expectations import load_expectations
 from conformance.data.loader import CaseLoadError
 from conformance.data.parity import ParityFile
-from conformance.report.model import NO_DEVICE, Build, Problem, Report, behavior_of, build_id
+from conformance.report.document import DroppedDoc, InputDoc, ProblemDoc, StaleDoc
+from conformance.report.model import NO_DEVICE, Build, Report, behavior_of, build_id
 from conformance.report.read import (
     ReportInputError,
     RunInfo,
@@ -43,8 +43,8 @@ def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = (), parity: P
     finished: an item it selected but has no record of becomes an `error` record here."""
     first: list[tuple[str, str]] = []
     loaded: list[Sourced] = []
-    inputs: list[dict[str, Any]] = []
-    problems: list[Problem] = []
+    inputs: list[InputDoc] = []
+    problems: list[ProblemDoc] = []
     runs: list[RunInfo] = []
     for path in paths:
         text = read_text(path)  # once: a compat.json.gz inflates to hundreds of MB
@@ -52,7 +52,7 @@ def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = (), parity: P
         if not records:
             raise ReportInputError(f"{path}:1: no records; a run that selects no item writes no results file (is "
                                    "this the wrong file, or a results file emptied by hand?)")
-        inputs.append({"path": str(path), "records": len(records)})
+        inputs.append(InputDoc(path=str(path), records=len(records)))
         attributed = _attribute(path, records, problems)
         if is_compat(text):
             runs += compat_runs(path, text)
@@ -73,19 +73,19 @@ def merge(paths: Sequence[Path], *, expectations: Sequence[Path] = (), parity: P
                     parity=parity)
     for b in builds:
         if len(b.harness_versions) > 1:  # its items were checked by different harnesses: say which
-            problems.append(Problem("mixed-harness", f"{b.label}: records of {len(b.harness_versions)} harness "
-                                    f"versions ({', '.join(b.harness_versions)}); an item's verdict is its "
-                                    "harness's, so rerun the build with one version to compare items", b.id))
+            problems.append(ProblemDoc(kind="mixed-harness", build=b.id, message=(
+                f"{b.label}: records of {len(b.harness_versions)} harness versions ({', '.join(b.harness_versions)}); "
+                "an item's verdict is its harness's, so rerun the build with one version to compare items")))
     for run in report.cut_short:
-        problems.append(Problem("run-cut-short", f"{run.source}: the run started {run.manifest.started} never "
-                                "finished (its process was killed or crashed); items it had not finished are error "
-                                "records", run.build))
+        problems.append(ProblemDoc(kind="run-cut-short", build=run.build, message=(
+            f"{run.source}: the run started {run.manifest.started} never finished (its process was killed or "
+            "crashed); items it had not finished are error records")))
     for c in report.empty_cells():
         skipped = [s.record.reason for s in kept if s.build == c.build and (s.record.device or NO_DEVICE) == c.device
                    and behavior_of(s.record) == c.behavior and s.record.status == "skip"]
         why = f"all {len(skipped)} item(s) skipped, e.g. {skipped[0]!r}" if skipped else "no records at all"
-        problems.append(Problem("no-case-ran", f"{c.behavior} on {report.build(c.build).label} / {c.device}: no "
-                                f"case ran ({why})", c.build))
+        problems.append(ProblemDoc(kind="no-case-ran", build=c.build, message=(
+            f"{c.behavior} on {report.build(c.build).label} / {c.device}: no case ran ({why})")))
     return report
 
 
@@ -108,7 +108,7 @@ def _unrecorded(path: Path, manifest: RunManifest, records: Sequence[Sourced], b
     return out
 
 
-def _attribute(path: Path, records: list[Sourced], problems: list[Problem]) -> list[Sourced]:
+def _attribute(path: Path, records: list[Sourced], problems: list[ProblemDoc]) -> list[Sourced]:
     """Give every record its build; records without a fingerprint (a case file that does not load,
     a crashed worker) take the build of the other records of the same file."""
     file_builds = sorted({build_id(s.record.fingerprint) for s in records if _has_build(s.record)})
@@ -123,8 +123,9 @@ def _attribute(path: Path, records: list[Sourced], problems: list[Problem]) -> l
             orphans += 1
             out.append(replace(s, build=file_builds[0] if len(file_builds) == 1 else "unknown"))
     if orphans and len(file_builds) != 1:
-        problems.append(Problem("unattributed", f"{path}: {orphans} record(s) without a build fingerprint and "
-                                f"{len(file_builds)} builds in the file: shown under build 'unknown'"))
+        problems.append(ProblemDoc(kind="unattributed", build="", message=(
+            f"{path}: {orphans} record(s) without a build fingerprint and {len(file_builds)} builds in the file: "
+            "shown under build 'unknown'")))
     return out
 
 
@@ -157,7 +158,7 @@ def _builds(records: Iterable[Sourced]) -> list[Build]:
     return sorted(builds.values(), key=lambda b: (version_key(b.id), b.id))
 
 
-def _latest(records: list[Sourced]) -> tuple[list[Sourced], list[dict[str, str]]]:
+def _latest(records: list[Sourced]) -> tuple[list[Sourced], list[DroppedDoc]]:
     """The latest record per (build, case, variant): by fingerprint date, then input order."""
     order = {id(s): i for i, s in enumerate(records)}
     groups: dict[tuple[str, str, str], list[Sourced]] = {}
@@ -168,10 +169,10 @@ def _latest(records: list[Sourced]) -> tuple[list[Sourced], list[dict[str, str]]
         group.sort(key=lambda s: (_date(s), order[id(s)]))
         kept.append(group[-1])
         for old in group[:-1]:
-            dropped.append({"build": key[0], "case_id": key[1], "variant": key[2], "dropped": old.source,
-                            "kept": group[-1].source})
+            dropped.append(DroppedDoc(build=key[0], case_id=key[1], variant=key[2], dropped=old.source,
+                                      kept=group[-1].source))
     kept.sort(key=lambda s: (version_key(s.build), s.build, s.record.case_id, s.record.variant))
-    dropped.sort(key=lambda d: (d["build"], d["case_id"], d["variant"], d["dropped"]))
+    dropped.sort(key=lambda d: (d.build, d.case_id, d.variant, d.dropped))
     return kept, dropped
 
 
@@ -186,7 +187,7 @@ def _same_source(a: str, b: str) -> bool:
     return Path(pa).resolve() == Path(pb).resolve() or (n > 0 and parts_a[-n:] == parts_b[-n:])
 
 
-def _stale(paths: Sequence[Path], records: Sequence[Sourced]) -> list[dict[str, str]]:
+def _stale(paths: Sequence[Path], records: Sequence[Sourced]) -> list[StaleDoc]:
 
     try:
         expectations = load_expectations(list(paths))
@@ -194,7 +195,7 @@ def _stale(paths: Sequence[Path], records: Sequence[Sourced]) -> list[dict[str, 
         raise ReportInputError(f"--expectations: the file does not load:\n{exc}") from None
     used = {k.source for s in records for k in s.record.known_failures}  # every entry that applied was used
     return [
-        {"source": e.source, "case": e.entry.case, "reason": e.entry.reason, "link": e.entry.link}
+        StaleDoc(source=e.source, case=e.entry.case, reason=e.entry.reason, link=e.entry.link)
         for e in expectations
         if not any(_same_source(e.source, u) for u in used)
     ]

@@ -33,7 +33,7 @@ from conformance.report.model import (
     clip,
 )
 from conformance.report.read import Sourced
-from conformance.report.speed import landing_text, later_text, own_text, published_text, ratio_text, within_text
+from conformance.report.speed import landing_text, later_text, own_text, published_words, ratio_text, within_text
 from conformance.report.trend import svg as trend_svg
 from conformance.report.words import link_label, verdict_line
 from conformance.results import DIVERGING, FAILING, NOT_PASSING, STATUSES, undeclared
@@ -223,7 +223,7 @@ def render_html(report: Report, *, notable_only: bool = False) -> str:
         attention=_attention(report),
         verdicts=[(v, verdict_line(v)) for v in report.verdicts()],
         speed=report.speed(),
-        speed_text={"own": own_text, "landing": landing_text, "later": later_text, "published": published_text,
+        speed_text={"own": own_text, "landing": landing_text, "later": later_text, "published": published_words,
                     "ratio": ratio_text, "within": within_text},
         svg=Markup,  # our own drawing (bench.report.svg escapes every label)
     )
@@ -272,12 +272,12 @@ def _causes(report: Report) -> list[dict[str, Any]]:
     out = []
     for g in report.causes():
         builds = "; ".join(f"{report.build(b).torch_version}: {', '.join(f'{n} {st}' for st, n in sorted(c.items()))}"
-                           for b, c in sorted(g["builds"].items(), key=lambda bc: release_key(report.build(bc[0]))))
+                           for b, c in sorted(g.builds.items(), key=lambda bc: release_key(report.build(bc[0]))))
         # each link named by what it links to, joined only between links (no row starts with a separator)
-        links = [("draft", path) for path in draft_of.get(g["key"], [])]
-        links += [(f"reproducer ({case})", link) for case, link in first_link.get(g["key"], [])]
-        links += [(link_label(url), url) for url in g["links"]]
-        out.append({**g, "id": cause_id(g["key"]), "builds_text": builds, "anchors": links})
+        links = [("draft", path) for path in draft_of.get(g.key, [])]
+        links += [(f"reproducer ({case})", link) for case, link in first_link.get(g.key, [])]
+        links += [(link_label(url), url) for url in g.links]
+        out.append({**g.model_dump(), "id": cause_id(g.key), "builds_text": builds, "anchors": links})
     return out
 
 

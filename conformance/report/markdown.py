@@ -18,7 +18,7 @@ from conformance.report.model import (
     clip,
 )
 from conformance.report.read import Sourced
-from conformance.report.speed import landing_text, later_text, own_text, published_text, within_text
+from conformance.report.speed import landing_text, later_text, own_text, published_words, within_text
 from conformance.report.words import fenced, link_label, verdict_line
 from conformance.results import undeclared
 
@@ -68,7 +68,7 @@ def _column(report: Report, build: str, device: str) -> str:
 def _verdicts(report: Report) -> list[str]:
     out = ["", "## Verdict per build (newest first)", ""]
     for v in report.verdicts():
-        out.append(f"- **{_esc(v['label'])}** · {_esc(v['device'])}: {_esc(verdict_line(v))}")
+        out.append(f"- **{_esc(v.label)}** · {_esc(v.device)}: {_esc(verdict_line(v))}")
     return out
 
 
@@ -117,8 +117,8 @@ def render_markdown(report: Report) -> str:  # one section after another
 
     if report.dropped:
         out += ["", "## Superseded records", ""]
-        out += _fold([f"- {_tick(d['case_id'], table=False)} [{_esc(d['variant'])}] on {_esc(d['build'])}: "
-                      f"{_esc(d['dropped'])} superseded by {_esc(d['kept'])}" for d in report.dropped],
+        out += _fold([f"- {_tick(d.case_id, table=False)} [{_esc(d.variant)}] on {_esc(d.build)}: "
+                      f"{_esc(d.dropped)} superseded by {_esc(d.kept)}" for d in report.dropped],
                      f"{len(report.dropped)} superseded records")
     return "\n".join(out) + "\n"
 
@@ -197,8 +197,8 @@ def _stale(report: Report) -> list[str]:
         out.append("No expectation files given (`--expectations`): not checked.")
     elif not report.stale:
         out.append(f"None: every entry of {', '.join(_esc(f) for f in report.expectation_files)} matched an item.")
-    return out + _fold([f"- {_esc(e['source'])}: {_tick(e['case'], table=False)} matched no item of any build; "
-                        f"retire or fix it ({_link(e['link'])})" for e in report.stale],
+    return out + _fold([f"- {_esc(e.source)}: {_tick(e.case, table=False)} matched no item of any build; "
+                        f"retire or fix it ({_link(e.link)})" for e in report.stale],
                        f"{len(report.stale)} stale expectations")
 
 
@@ -212,9 +212,8 @@ def _mechanisms(report: Report) -> list[str]:
     out.append("|---|" + "---|" * 6)
     for b in report.builds:
         mech = report.mechanisms(b.id)
-        probes = mech["probes"]
-        row = [" / ".join(str(probes[x][st]) for st in PROBE_STATUSES) for x in report.declared]
-        seen = ", ".join(f"{_tick(k)} ({v})" for k, v in mech["seen"].items()) or "none"
+        row = [" / ".join(str(mech.probes[x][st]) for st in PROBE_STATUSES) for x in report.declared]
+        seen = ", ".join(f"{_tick(k)} ({v})" for k, v in mech.seen.items()) or "none"
         out.append(f"| {_esc(b.label)} | " + " | ".join(row) + f" | {seen} |")
     return out
 
@@ -231,10 +230,10 @@ def _causes(report: Report) -> list[str]:
     rows = ["| cause | kind | items | cases | builds | upstream |", "|---|---|---|---|---|---|"]
     for g in causes:
         builds = ", ".join(f"{_esc(report.build(b).label)} ({', '.join(f'{n} {st}' for st, n in sorted(c.items()))})"
-                           for b, c in sorted(g["builds"].items()))
-        words = _esc_around(report.cause_text(g["key"], lambda e: f"{_CODE}{e}{_CODE}"))
-        links = ", ".join(_link(u) for u in g["links"]) or "—"
-        rows.append(f"| {words} | {', '.join(g['kinds'])} | {g['items']} | {len(g['cases'])} | {builds} | {links} |")
+                           for b, c in sorted(g.builds.items()))
+        words = _esc_around(report.cause_text(g.key, lambda e: f"{_CODE}{e}{_CODE}"))
+        links = ", ".join(_link(u) for u in g.links) or "—"
+        rows.append(f"| {words} | {', '.join(g.kinds)} | {g.items} | {len(g.cases)} | {builds} | {links} |")
     return out + _fold(rows, f"{len(causes)} causes", len(causes))
 
 
@@ -309,16 +308,16 @@ def _speed(report: Report) -> list[str]:
            "generates no such step), the release where the change landed timed against the release before "
            "(each its own code, corrected for machine drift; 95 % interval), the published figure, and the "
            "change from the landing to each later release. Bench output of the newest build: "
-           f"{_esc(data['plot']['release'])} (plot in index.html)."]
-    for t in data["tables"]:
-        out += ["", f"### {_esc(t['title'])}", "",
-                "| row | " + " | ".join(_esc(v) for v in data["releases"]) + " | landed: before → after | "
+           f"{_esc(data.plot.release)} (plot in index.html)."]
+    for t in data.tables:
+        out += ["", f"### {_esc(t.title)}", "",
+                "| row | " + " | ".join(_esc(v) for v in data.releases) + " | landed: before → after | "
                 "within the build (vs reference loop): landing, newest as plotted | published | later |",
-                "|---|" + "---|" * (len(data["releases"]) + 4)]
-        for r in t["rows"]:
-            out.append(f"| {_esc(r['label'])} | " + " | ".join(own_text(c) for c in r["own"]) + " | "
+                "|---|" + "---|" * (len(data.releases) + 4)]
+        for r in t.rows:
+            out.append(f"| {_esc(r.label)} | " + " | ".join(own_text(c) for c in r.own) + " | "
                        f"{_esc(landing_text(r))} | {_esc(within_text(r))} | "
-                       f"{_esc(published_text(r['published']))} | {_esc(later_text(r))} |")
+                       f"{_esc(published_words(r.published))} | {_esc(later_text(r))} |")
     return out
 
 

@@ -18,12 +18,24 @@ from pathlib import Path
 from typing import Any, TypeVar, get_args
 
 from conformance.behaviors import IDS as BEHAVIORS
+from conformance.bench.document import BenchDocument
 from conformance.core.entry import counts_graphs
 from conformance.data.corpus import changed_files, root_of
 from conformance.data.parity import ParityFile
 from conformance.data.parity import table as parity_table
 from conformance.report.causes import causes_of
-from conformance.report.document import CellVerdict
+from conformance.report.document import (
+    CauseDoc,
+    CellVerdict,
+    DroppedDoc,
+    InputDoc,
+    KindCountDoc,
+    MechanismsDoc,
+    ProblemDoc,
+    SpeedDoc,
+    StaleDoc,
+    VerdictDoc,
+)
 from conformance.report.history import history, in_release_order, labels, regressed, regression_words
 from conformance.report.kinds import (
     KIND_SHORT,
@@ -56,7 +68,7 @@ from conformance.results import (
 from conformance.versions import version_key
 
 T = TypeVar("T")
-PROBE_STATUSES: tuple[str, ...] = get_args(ProbeStatus)
+PROBE_STATUSES: tuple[ProbeStatus, ...] = get_args(ProbeStatus)
 NO_DEVICE = "case file"  # the column of records that belong to no device (a case file that does not load)
 
 
@@ -102,13 +114,6 @@ class Build:
     @property
     def slug(self) -> str:
         return re.sub(r"[^A-Za-z0-9._-]+", "_", self.id)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "label": self.label, "torch_version": self.torch_version, "torch_git": self.torch_git,
-                "cuda": self.cuda, "hip": self.hip, "python": self.pythons, "platform": self.platforms,
-                "harness_version": self.harness_versions, "corpus": list(self.corpora.values()), "dates": self.dates,
-                "device_names": self.device_names,
-                "records": self.records}
 
 
 @dataclass
@@ -170,10 +175,6 @@ class Cell:
                 out.append((st, f"{self.counts[st]} {st}"))
         return out + ([("new", f"{self.new} newly failing")] if self.new else [])
 
-    def to_json(self) -> dict[str, Any]:
-        return {"behavior": self.behavior, "build": self.build, "device": self.device, "counts": self.counts,
-                "ran": self.ran, "verdict": self.verdict, "shade": self.shade, "new": self.new, "kinds": self.kinds}
-
 
 @dataclass(frozen=True)
 class Need:
@@ -217,23 +218,13 @@ SHADES: dict[str, tuple[str, str]] = {
 
 
 @dataclass
-class Problem:
-    kind: str
-    message: str
-    build: str = ""
-
-    def to_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "build": self.build, "message": self.message}
-
-
-@dataclass
 class Report:
-    inputs: list[dict[str, Any]]
+    inputs: list[InputDoc]
     builds: list[Build]
     records: list[Sourced]
-    dropped: list[dict[str, str]]
-    problems: list[Problem]
-    stale: list[dict[str, str]] = field(default_factory=list)
+    dropped: list[DroppedDoc]
+    problems: list[ProblemDoc]
+    stale: list[StaleDoc] = field(default_factory=list)
     expectation_files: list[str] = field(default_factory=list)
     runs: list[RunInfo] = field(default_factory=list)
     links: dict[tuple[str, str, str], str] = field(default_factory=dict)  # key -> reproducer link, set on write
@@ -241,7 +232,7 @@ class Report:
     drafts: list[tuple[str, str]] = field(default_factory=list)  # (title, issue draft path), set on write
     drafts_to_file: list[tuple[str, str]] = field(default_factory=list)  # those of known bugs, set on write
     draft_paths: list[tuple[str, str]] = field(default_factory=list)  # (cause key, issue draft path), set on write
-    bench: list[dict[str, Any]] = field(default_factory=list)  # bench.json documents of the builds, when given
+    bench: list[BenchDocument] = field(default_factory=list)  # bench.json documents of the builds, when given
     _memo: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict, repr=False, compare=False)
 
     def cached(self, name: str, make: Callable[[], T]) -> T:
@@ -254,7 +245,7 @@ class Report:
         value: T = hit[1]
         return value
 
-    def speed(self) -> dict[str, Any] | None:
+    def speed(self) -> SpeedDoc | None:
         """The bench tables release over release (Note [Before/after across releases])."""
 
         return speed(self.bench)
@@ -487,33 +478,33 @@ class Report:
                 and counts_graphs(s.record.backend)
                 and s.record.compile_counts.get("cold_backend_calls", s.record.compile_counts.get("cold_graphs")) == 0]
 
-    def causes(self) -> list[dict[str, Any]]:
+    def causes(self) -> list[CauseDoc]:
         """The failing and known-failing items grouped by cause (conformance.report.causes), with the
         builds, cases and variants that show each; most items first."""
 
-        groups: dict[str, dict[str, Any]] = {}
+        groups: dict[str, _CauseGroup] = {}
         for s in self.records:
             if s.record.status not in NOT_PASSING:
                 continue
             counted: set[str] = set()  # an item counts once per cause, however many of its mismatches show it
             for cause, m in causes_of(s.record):
-                g = groups.setdefault(cause.key(), {"key": cause.key(), "words": cause_words(cause), "items": 0,
-                                                    "builds": {}, "cases": set(), "links": set(), "kinds": set()})
+                g = groups.setdefault(cause.key(), _CauseGroup(cause_words(cause)))
                 known = s.record.known_of(m) if m is not None else s.record.known_failure
-                g["links"].update([known.link] if known is not None else ())
-                g["kinds"].add(known.kind if known is not None else "untriaged")
+                g.links.update([known.link] if known is not None else ())
+                g.kinds.add(known.kind if known is not None else "untriaged")
                 if cause.key() in counted:
                     continue
                 counted.add(cause.key())
-                g["items"] += 1
-                g["builds"].setdefault(s.build, {}).setdefault(s.record.status, 0)
-                g["builds"][s.build][s.record.status] += 1
-                g["cases"].add(s.record.case_id)
-        return sorted(({**g, "cases": sorted(g["cases"]), "links": sorted(g["links"]),
-                        "kinds": [k for k in (*KNOWN_KINDS, "untriaged") if k in g["kinds"]]} for g in groups.values()),
-                      key=lambda g: (-g["items"], g["key"]))
+                g.items += 1
+                g.builds.setdefault(s.build, {}).setdefault(s.record.status, 0)
+                g.builds[s.build][s.record.status] += 1
+                g.cases.add(s.record.case_id)
+        return sorted((CauseDoc(key=key, words=g.words, items=g.items, builds=g.builds, cases=sorted(g.cases),
+                                links=sorted(g.links), kinds=[k for k in (*KNOWN_KINDS, "untriaged") if k in g.kinds])
+                       for key, g in groups.items()),
+                      key=lambda g: (-g.items, g.key))
 
-    def verdicts(self) -> list[dict[str, Any]]:
+    def verdicts(self) -> list[VerdictDoc]:
         """One line per build and device where an item ran, newest build first (where every item skipped, no
         line: headline() says why): the items that ran, how many pass, the known failures by kind and the
         causes they come from (with their links), what changed since the release before that ran the device
@@ -531,30 +522,30 @@ class Report:
                 earlier = [p for p in order[: order.index(b)] if (p.id, device) in ran_on]
                 known = [s for s in ran.values() if s.record.status == "xfail"]
                 causes = {key for s in known for key, _ in known_causes(s)}
-                by_kind: dict[str, dict[str, int]] = {}
+                by_kind: dict[str, KindCountDoc] = {}
                 for kind in KNOWN_KINDS:
                     # an item counts under its worst kind; a cause under the kind of the entry covering it
                     of_kind = [s for s in known if known_kind(s.record) == kind]
                     kind_causes = {key for s in known for key, k in known_causes(s) if k == kind}
                     if of_kind or kind_causes:
-                        by_kind[kind] = {"items": len(of_kind), "causes": len(kind_causes)}
+                        by_kind[kind] = KindCountDoc(items=len(of_kind), causes=len(kind_causes))
                 links = sorted({link for s in known for link in known_links(s.record)})
-                out.append({
-                    "build": b.id, "label": b.label, "device": device, "items": len(ran),
-                    "passed": sum(1 for s in ran.values() if s.record.status == "pass"),
-                    "known": len(known), "known_causes": len(causes), "known_by_kind": by_kind, "links": links,
-                    "untriaged": sum(1 for s in ran.values() if s.record.status in FAILING),
-                    "previous": earlier[-1].label if earlier else None,
+                out.append(VerdictDoc(
+                    build=b.id, label=b.label, device=device, items=len(ran),
+                    passed=sum(1 for s in ran.values() if s.record.status == "pass"),
+                    known=len(known), known_causes=len(causes), known_by_kind=by_kind, links=links,
+                    untriaged=sum(1 for s in ran.values() if s.record.status in FAILING),
+                    previous=earlier[-1].label if earlier else None,
                     # the same items as the history's regressions and the matrix's NEWLY FAILING
-                    "new": sum(1 for s in ran.values() if self.key(s) in self.newly_failing),
-                    "fixed": sum(1 for s in ran.values() if self.key(s) in self.newly_fixed),
-                })
+                    new=sum(1 for s in ran.values() if self.key(s) in self.newly_failing),
+                    fixed=sum(1 for s in ran.values() if self.key(s) in self.newly_fixed),
+                ))
         return out
 
     def build(self, build_id_: str) -> Build:
         return next(b for b in self.builds if b.id == build_id_)
 
-    def mechanisms(self, build: str) -> dict[str, Any]:
+    def mechanisms(self, build: str) -> MechanismsDoc:
         """What the build was seen to generate: artifact names with the records that saw them,
         and per behaviour the internals-probe verdicts."""
         seen: Counter[str] = Counter()
@@ -565,11 +556,11 @@ class Report:
             seen.update(set(s.record.probes.seen))
             for res in s.record.probes.results:
                 probes.setdefault(res.behavior, Counter())[res.status] += 1
-        return {
-            "seen": dict(sorted(seen.items())),
-            "probes": {b: {st: c[st] for st in PROBE_STATUSES} for b, c in sorted(probes.items())},
-            "generated": sorted(b for b, c in probes.items() if c["conforms"] or c["diverges"] or c["unknown-form"]),
-        }
+        return MechanismsDoc(
+            seen=dict(sorted(seen.items())),
+            probes={b: {st: c[st] for st in PROBE_STATUSES} for b, c in sorted(probes.items())},
+            generated=sorted(b for b, c in probes.items() if c["conforms"] or c["diverges"] or c["unknown-form"]),
+        )
 
     def cause_text(self, key: str, code: Callable[[str], str]) -> str:
         """A cause's words (causes()) with its exception through `code`."""
@@ -587,6 +578,18 @@ class Report:
 
     def key(self, s: Sourced) -> tuple[str, str, str]:
         return (s.build, s.record.case_id, s.record.variant)
+
+
+@dataclass
+class _CauseGroup:
+    """One cause's items while Report.causes counts them."""
+
+    words: str
+    items: int = 0
+    builds: dict[str, dict[Status, int]] = field(default_factory=dict)
+    cases: set[str] = field(default_factory=set)
+    links: set[str] = field(default_factory=set)
+    kinds: set[str] = field(default_factory=set)
 
 
 def behavior_of(record: ResultRecord) -> str:

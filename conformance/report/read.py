@@ -177,22 +177,21 @@ def is_compat(text: str) -> bool:
     return head.startswith("{") and f'"{COMPAT_SCHEMA}"' in head and "\n" in text.strip()
 
 
-def _compat_document(path: Path, text: str) -> dict[str, Any]:
-    """The document, its head (everything but the records) checked against its model; the records are
-    checked one by one by the caller, each error naming its index."""
+def _compat_document(path: Path, text: str) -> tuple[CompatDoc, object]:
+    """The document's head (everything but the records) as its model, and its records as they stand: the
+    caller checks them one by one, each error naming its index."""
     data = loads(text, f"{path}:1")
     if not isinstance(data, dict) or data.get("schema") != COMPAT_SCHEMA:
         raise ReportInputError(f"{path}:1: not a {COMPAT_SCHEMA} report")
     try:
-        CompatDoc.model_validate({**data, "records": []})
+        head = CompatDoc.model_validate({**data, "records": []})
     except ValidationError as exc:
         raise ReportInputError(f"{path}:1: not a valid {COMPAT_SCHEMA} report: {_validation_text(exc)}") from None
-    return data
+    return head, data.get("records", [])
 
 
 def _compat_records(path: Path, text: str, first: list[tuple[str, str]]) -> list[Sourced]:
-    data = _compat_document(path, text)
-    records = data.get("records", [])
+    _, records = _compat_document(path, text)
     if not isinstance(records, list):
         raise ReportInputError(f"{path}:1: records is a {type(records).__name__}, not a list")
     if len(records) > MAX_RECORDS:
@@ -213,17 +212,10 @@ def _compat_records(path: Path, text: str, first: list[tuple[str, str]]) -> list
 
 
 def compat_runs(path: Path, text: str) -> list[RunInfo]:
-    data = _compat_document(path, text)
-    out = []
-    for i, raw in enumerate(data.get("runs") or []):
-        if not isinstance(raw, dict):
-            raise ReportInputError(f"{path}:1: runs[{i}] is not an object")
-        build = raw.pop("build", None)
-        source = raw.pop("source", None)
-        if not isinstance(build, str) or not isinstance(source, str):
-            raise ReportInputError(f"{path}:1: runs[{i}] needs a build and a source")
-        out.append(RunInfo(_manifest(raw, f"{path}:1: runs[{i}]"), source, build))
-    return out
+    """The runs a compat.json names, each as its manifest (checked with the document's head)."""
+    head, _ = _compat_document(path, text)
+    return [RunInfo(RunManifest(**run.model_dump(by_alias=True, exclude={"build", "source"})), run.source, run.build)
+            for run in head.runs]
 
 
 def _manifest(data: object, where: str) -> RunManifest:
@@ -254,9 +246,6 @@ class RunInfo:
     manifest: RunManifest
     source: str
     build: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self.manifest.model_dump(mode="json", by_alias=True), "build": self.build, "source": self.source}
 
 
 # ----------------------------------------------------------------------------- builds

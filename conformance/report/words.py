@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.report.causes import Cause
+from conformance.report.document import KindCountDoc, VerdictDoc
 from conformance.report.kinds import KIND_WORDS, KNOWN_KINDS, NOT_BUGS
 
 
@@ -54,28 +54,29 @@ def link_label(url: str) -> str:
     return (parts.netloc + parts.path).rstrip("/") or url
 
 
-def verdict_line(v: dict[str, Any]) -> str:
+def verdict_line(v: VerdictDoc) -> str:
     """One build and device (Report.verdicts) in a sentence: what passes, what is known (bugs apart from
     differences by design or benign), what changed since the previous release, what needs a person."""
-    text = f"passes {v['passed']:,} of {v['items']:,} items"
-    if v["known"]:
-        kinds = v.get("known_by_kind") or {"bug": {"items": v["known"], "causes": v["known_causes"]}}
+    text = f"passes {v.passed:,} of {v.items:,} items"
+    if v.known:
+        kinds: dict[str, KindCountDoc] = ({str(k): c for k, c in v.known_by_kind.items()}
+                                          or {"bug": KindCountDoc(items=v.known, causes=v.known_causes)})
 
         def words(group: Iterable[str]) -> str:
-            return ", ".join(f"{kinds[k]['causes']} {KIND_WORDS[k]} " + (
-                f"({kinds[k]['items']:,} items)" if kinds[k]["items"] else "(beside worse ones in the same items)")
+            return ", ".join(f"{kinds[k].causes} {KIND_WORDS[k]} " + (
+                f"({kinds[k].items:,} items)" if kinds[k].items else "(beside worse ones in the same items)")
                 for k in group if k in kinds)
 
-        fine = sum(kinds[k]["items"] for k in NOT_BUGS if k in kinds)
+        fine = sum(kinds[k].items for k in NOT_BUGS if k in kinds)
         if fine:
-            text += f", {v['passed'] + fine:,} with the {fine:,} that differ only by design or benignly"
+            text += f", {v.passed + fine:,} with the {fine:,} that differ only by design or benignly"
         bugs = words(k for k in KNOWN_KINDS if k not in NOT_BUGS)
         others = words(k for k in KNOWN_KINDS if k in NOT_BUGS)
         text += "; known: " + "; ".join(p for p in (bugs, f"not bugs: {others}" if others else "") if p)
-        text += f" ({len(v['links'])} upstream link(s))"
-    if v["previous"]:
-        text += f"; since {v['previous']}: {v['new']} newly failing, {v['fixed']} fixed"
-    return text + (f"; {v['untriaged']} UNTRIAGED" if v["untriaged"] else "; nothing untriaged")
+        text += f" ({len(v.links)} upstream link(s))"
+    if v.previous:
+        text += f"; since {v.previous}: {v.new} newly failing, {v.fixed} fixed"
+    return text + (f"; {v.untriaged} UNTRIAGED" if v.untriaged else "; nothing untriaged")
 
 
 def fenced(text: str, lang: str = "") -> str:

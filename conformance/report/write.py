@@ -141,7 +141,7 @@ def write_report(report: Report, out: Path, *, publish: bool = False,
     report.drafts_to_file = [shown for d, shown in zip(found, report.drafts, strict=True) if d.known]
     report.draft_paths = [(c, f"{DRAFTS}/{d.name}") for d in found for c in (d.causes or (d.cause,))]
     # the folders the report was made from: where a path of this machine is, whatever its root
-    roots = tuple({str(Path.cwd()), *(str(Path(i["path"]).resolve().parent) for i in report.inputs)})
+    roots = tuple({str(Path.cwd()), *(str(Path(i.path).resolve().parent) for i in report.inputs)})
     public: Callable[[str], str] = (lambda text: public_text(text, roots)) if publish else str
     texts = {out / DRAFTS / d.name: public(d.text).encode("utf-8") for d in found}
     # each file rendered as it is written: a big report holds one file's text at a time, not four

@@ -14,10 +14,12 @@ import pytest
 import torch
 
 from conformance.bench import report, timing
+from conformance.bench.document import BenchDocument, StatsDoc
 from conformance.bench.generated import exec_generated, find_def, free_names
 from conformance.bench.harness import CorpusRun, harness_markdown, summarize
 from conformance.cli import main
 from conformance.probe.capture import CapturedArtifact, CaptureResult, split_combined
+from conformance.results import ResultRecord
 
 CAPTURED = Path(__file__).resolve().parents[1] / "resources" / "captured"
 TINY = timing.Settings.quick()
@@ -39,7 +41,7 @@ def test_measure_shape() -> None:
     assert min(s.samples) <= s.q1 <= s.median <= s.q3 <= max(s.samples)
     data = s.to_json()
     assert set(data) >= {"median_us", "q1_us", "q3_us", "min_us", "max_us", "noise", "repeats", "calls_per_repeat"}
-    assert timing.Stats.from_json(data) == s
+    assert timing.Stats.from_doc(StatsDoc(**data)) == s
 
 
 def test_slowed_function_measures_slower() -> None:
@@ -177,6 +179,7 @@ def _stats(median: float) -> dict[str, Any]:
 
 
 def _doc(version: str, build_us: float | None, e2e_us: float) -> dict[str, Any]:
+    """A bench.json of two tables as its file holds it (`_bench` reads it into its model)."""
     def row(rid: str, label: str, forms: dict[str, Any], headline: str | None, build: str) -> dict[str, Any]:
         ratios = {}
         if headline:
@@ -208,9 +211,14 @@ def _doc(version: str, build_us: float | None, e2e_us: float) -> dict[str, Any]:
     }
 
 
+def _bench(data: dict[str, Any]) -> BenchDocument:
+    return BenchDocument.model_validate(data)
+
+
 def test_outputs_markdown_svg_schema(tmp_path: Path) -> None:
     doc = _doc("2.13.0", 0.2, 100.0)
-    paths = report.write_outputs(doc, tmp_path)
+    paths = report.write_outputs(_bench(doc), tmp_path)
+    assert json.loads(paths["json"].read_text()) == doc  # the keys and values it was given, as given
     assert {p.name for p in paths.values()} == {"bench.json", "bench.md", "bench.svg", "bench.schema.json"}
     md = paths["markdown"].read_text()
     assert "| 0 alias, 0 mut, 5 args |" in md and "0.35 → 0.17 µs" in md and "2.00x" in md
@@ -221,7 +229,7 @@ def test_outputs_markdown_svg_schema(tmp_path: Path) -> None:
 
 
 def test_absent_build_is_said(tmp_path: Path) -> None:
-    md = report.markdown(_doc("2.11.0", None, 100.0))
+    md = report.markdown(_bench(_doc("2.11.0", None, 100.0)))
     assert "| absent |" in md
 
 
@@ -246,12 +254,13 @@ def test_compare_corrects_for_machine_drift(tmp_path: Path) -> None:
     corrected ratio of an unchanged build is 1."""
     a, b = _doc("2.13.0", 0.2, 100.0), _doc("2.14.1", 0.4, 100.0)
     b["tables"][0]["rows"][0]["forms"]["interpreted"] = _stats(1.2)  # A: 0.6
-    _, rows = report.compare(a, b)
-    row = next(r for r in rows if r["row"] == "0a0m5n")
-    assert row["ratio"]["value"] == pytest.approx(0.5)
-    assert row["drift"]["value"] == pytest.approx(2.0)
-    assert row["corrected"]["value"] == pytest.approx(1.0)
-    assert not row["corrected"]["distinguishable"]
+    _, rows = report.compare(_bench(a), _bench(b))
+    row = next(r for r in rows if r.row == "0a0m5n")
+    assert row.ratio is not None and row.drift is not None and row.corrected is not None
+    assert row.ratio.value == pytest.approx(0.5)
+    assert row.drift.value == pytest.approx(2.0)
+    assert row.corrected.value == pytest.approx(1.0)
+    assert not row.corrected.distinguishable
 
 
 def test_compare_rejects_other_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -265,7 +274,7 @@ def test_a_bench_file_that_breaks_its_model_is_refused_with_the_field(tmp_path: 
     doc = _doc("2.13.0", 0.2, 100.0)
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(doc))
-    assert report.read(path) == doc
+    assert report.read(path).model_dump(mode="json", by_alias=True, exclude_unset=True) == doc
     doc["tables"][0]["rows"][0]["forms"]["interpreted"]["median_us"] = "fast"
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match=r"tables\.0\.rows\.0\.forms\.interpreted\..*median_us"):
@@ -275,12 +284,13 @@ def test_a_bench_file_that_breaks_its_model_is_refused_with_the_field(tmp_path: 
 def test_cli_quick_run_writes_every_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--quick", "--only", "backward_unwrap", "--out", str(tmp_path)]) == 0
     doc = report.read(tmp_path / "bench.json")
-    (table,) = doc["tables"]
-    assert table["id"] == "backward_unwrap"
-    assert [r["label"] for r in table["rows"]] == ["5 args", "10 args", "20 args", "50 args"]
-    for row in table["rows"]:
-        assert row["forms"]["interpreted"]["repeats"] == TINY.repeat
-        assert row["published"]["ratio"] is not None
+    (table,) = doc.tables
+    assert table.id == "backward_unwrap"
+    assert [r.label for r in table.rows] == ["5 args", "10 args", "20 args", "50 args"]
+    for row in table.rows:
+        interpreted = row.forms["interpreted"]
+        assert interpreted is not None and interpreted.repeats == TINY.repeat
+        assert row.published.ratio is not None
     assert (tmp_path / "bench.svg").exists()
     assert "Backward prologue unwrap" in capsys.readouterr().out
 
@@ -293,8 +303,9 @@ def test_cli_rejects_unknown_table(tmp_path: Path) -> None:
 
 
 def _run(name: str, workers: int, wall: float, torch_s: float) -> CorpusRun:
-    rec = {"status": "pass", "durations": {"eager": torch_s / 2, "compile": torch_s / 2, "build_inputs": 0.1,
-                                           "oracles": 0.2, "probe": 0.3, "total": torch_s + 1.0}}
+    rec = ResultRecord(case_id="a/b", variant="v", status="pass", durations={
+        "eager": torch_s / 2, "compile": torch_s / 2, "build_inputs": 0.1, "oracles": 0.2, "probe": 0.3,
+        "total": torch_s + 1.0})
     return CorpusRun(name, workers, wall, 0, [rec, rec], ["torch-conformance", "run"])
 
 
@@ -310,3 +321,13 @@ def test_harness_summary() -> None:
     assert s["warm_over_cold"] == pytest.approx(0.3)
     md = harness_markdown(s)
     assert "warm-cache rerun / cold run = 0.30" in md and "met" in md
+
+
+def test_harness_reads_a_run_s_results_file_as_records(tmp_path: Path) -> None:
+    from conformance.bench.harness import _read_records
+
+    rec = _run("serial", 1, 30.0, 10.0).records[0]
+    path = tmp_path / "results.jsonl"
+    path.write_text(rec.to_json_line() + "\n" + rec.to_json_line())
+    assert _read_records(path) == [rec, rec]
+    assert _read_records(tmp_path / "none.jsonl") == []

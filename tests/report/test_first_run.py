@@ -116,7 +116,7 @@ def test_a_device_where_every_item_skipped_gets_no_verdict_line(tmp_path: Path,
     recs = [*full_build("2.13.0", "cuda"), *full_build("2.14.1"), *_cuda_skipped("2.14.1"),
             *full_build("2.16.0.dev20261120", "cuda")]
     report = merge([write_results(tmp_path / "r.jsonl", recs)])
-    assert [(v["build"].split("+")[0], v["device"], v["previous"]) for v in report.verdicts()] == [
+    assert [(v.build.split("+")[0], v.device, v.previous) for v in report.verdicts()] == [
         ("2.16.0.dev20261120", "cuda", "torch 2.13.0+cpu (cf30153)"), ("2.14.1", "cpu", None),
         ("2.13.0", "cuda", None)]
     out = tmp_path / "out"

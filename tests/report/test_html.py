@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from conformance.bench.document import BenchDocument
 from conformance.report import merge, write_report
 from tests.helpers.records import bench_doc, changed, full_build, record, write_results
 
@@ -36,8 +37,8 @@ def page_url(tmp_path_factory: pytest.TempPathFactory) -> str:
             "behavior": "runtime_wrapper", "status": "diverges", "diff": "- " + LONG + "\n+ " + LONG,
             "build_source": "def f():\n    return " + LONG, "reference_source": "def g(): pass"}]})
     report = merge([write_results(root / "a.jsonl", a), write_results(root / "b.jsonl", b)])
-    report.bench = [bench_doc("2.13.0", e2e=60.0, yard=10.0, step=None),
-                    bench_doc("2.14.1", e2e=50.0, yard=10.0, step=5.0)]
+    report.bench = [BenchDocument.model_validate(bench_doc("2.13.0", e2e=60.0, yard=10.0, step=None)),
+                    BenchDocument.model_validate(bench_doc("2.14.1", e2e=50.0, yard=10.0, step=5.0))]
     write_report(report, root / "out")
     return (root / "out" / "index.html").as_uri()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.report import merge, model, words, write_report
+from conformance.report.document import KindCountDoc
 from conformance.report.model import Report
 from conformance.report.trend import scores
 from conformance.report.words import verdict_line
@@ -127,7 +128,7 @@ def test_a_difference_by_design_never_makes_a_build_look_worse(tmp_path: Path) -
     design = _report(tmp_path / "d", {}, {"subclass_wrapper/a": ("xfail", "by_design")})
     bug = _report(tmp_path / "b", {}, {"subclass_wrapper/a": ("xfail", "bug")})
     newest = design.verdicts()[0]
-    assert newest["new"] == 0 and bug.verdicts()[0]["new"] == 1
+    assert newest.new == 0 and bug.verdicts()[0].new == 1
     assert design.regressions() == [] and len(bug.regressions()) == 1
     assert design.cell("subclass_wrapper", NEW, "cpu").shade == "difference"
     assert bug.cell("subclass_wrapper", NEW, "cpu").shade == "new"
@@ -161,7 +162,7 @@ def test_a_cause_carries_its_entry_point_everywhere(tmp_path: Path) -> None:
                    mismatches=(_mismatch(),))
             for name, variant in (("a", "cpu-aot_eager-inference"), ("b", "cpu-aot_function-inference"))]
     report = merge([write_results(tmp_path / "r.jsonl", recs)])
-    words = sorted(g["words"] for g in report.causes())
+    words = sorted(g.words for g in report.causes())
     assert words == ["values at an output: differs (aot_function)", "values at an output: differs (torch.compile)"]
     write_report(report, tmp_path / "out")
     html = (tmp_path / "out" / "index.html").read_text()
@@ -256,10 +257,10 @@ def test_an_item_with_a_by_design_difference_beside_a_bug_counts_both_causes_eac
         {**STRUCTURE, "known": 0}, {**VALUES, "known": 1}), known_failures=(_known("by_design"), _known("bug")))
     report = merge([write_results(tmp_path / "r.jsonl", [both, *full_build("2.14.1")[1:]])])
     (v,) = report.verdicts()
-    assert v["known_by_kind"]["bug"] == {"items": 1, "causes": 1}
-    assert v["known_by_kind"]["by_design"] == {"items": 0, "causes": 1}
+    assert v.known_by_kind["bug"] == KindCountDoc(items=1, causes=1)
+    assert v.known_by_kind["by_design"] == KindCountDoc(items=0, causes=1)
     assert "1 difference(s) by design (beside worse ones in the same items)" in verdict_line(v)
-    kinds = {c["key"].split(" | ")[1]: c["kinds"] for c in report.causes()}
+    kinds = {c.key.split(" | ")[1]: c.kinds for c in report.causes()}
     assert kinds == {"number of outputs": ["by_design"], "values": ["bug"]}
 
 

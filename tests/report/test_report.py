@@ -17,7 +17,7 @@ from conformance import files as files_module
 from conformance.cli import main
 from conformance.report import ReportInputError, merge, write_report
 from conformance.report.diff import diff_runs
-from conformance.report.document import COMPAT_SCHEMA
+from conformance.report.document import COMPAT_SCHEMA, DroppedDoc, KindCountDoc, StaleDoc
 from conformance.report.words import verdict_line
 from tests.helpers.records import changed, full_build, record, write_results
 
@@ -100,8 +100,8 @@ def test_overlapping_inputs_keep_the_latest_record_and_say_so(tmp_path: Path) ->
     b = write_results(tmp_path / "old.jsonl", [old])
     report = merge([a, b])  # the newer record wins whatever the order of the files
     assert [s.record.status for s in report.records] == ["pass"]
-    assert report.dropped == [{"build": "2.13.0+cpu@cf30153c4c13", "case_id": "mutation_epilogue/a",
-                               "variant": "cpu-aot_eager-inference", "dropped": f"{b}:1", "kept": f"{a}:1"}]
+    assert report.dropped == [DroppedDoc(build="2.13.0+cpu@cf30153c4c13", case_id="mutation_epilogue/a",
+                                         variant="cpu-aot_eager-inference", dropped=f"{b}:1", kept=f"{a}:1")]
     write_report(report, tmp_path / "out")
     assert "1 record(s) were superseded by a later record" in (tmp_path / "out" / "compat.md").read_text()
 
@@ -215,8 +215,8 @@ def test_stale_expectations_and_xpasses_are_listed(tmp_path: Path) -> None:
     recs = [record("mutation_epilogue/a", status="xpass", known_failure=used, reason="passes; retire it"),
             *full_build("2.13.0")[1:]]
     report = merge([write_results(tmp_path / "r.jsonl", recs)], expectations=[exp])
-    assert report.stale == [{"source": f"{exp}:6", "case": "runtime_wrapper/gone", "reason": "stale",
-                             "link": "https://github.com/pytorch/pytorch/issues/2"}]
+    assert report.stale == [StaleDoc(source=f"{exp}:6", case="runtime_wrapper/gone", reason="stale",
+                                     link="https://github.com/pytorch/pytorch/issues/2")]
     assert [s.record.case_id for s in report.xpasses] == ["mutation_epilogue/a"]
     write_report(report, tmp_path / "out")
     md = (tmp_path / "out" / "compat.md").read_text()
@@ -338,10 +338,10 @@ def test_the_verdict_per_build_comes_first_newest_first_and_counts_what_changed(
     recs = [changed(r, known_failure=known) if r.status == "xfail" else r for r in [*old, *new]]
     report = merge([write_results(tmp_path / "r.jsonl", recs)])
     first, second = report.verdicts()
-    assert first["label"].startswith("torch 2.14.1") and second["label"].startswith("torch 2.13.0")
-    assert {k: first[k] for k in ("items", "passed", "known", "untriaged", "new", "fixed")} == {
+    assert first.label.startswith("torch 2.14.1") and second.label.startswith("torch 2.13.0")
+    assert first.model_dump(include={"items", "passed", "known", "untriaged", "new", "fixed"}) == {
         "items": 10, "passed": 8, "known": 1, "untriaged": 1, "new": 1, "fixed": 1}
-    assert second["previous"] is None and first["links"] == [known["link"]]
+    assert second.previous is None and first.links == [known["link"]]
     write_report(report, tmp_path / "out")
     head = (tmp_path / "out" / "compat.md").read_text().splitlines()[:12]
     assert head[4] == "## Verdict per build (newest first)"
@@ -358,7 +358,7 @@ def test_a_verdict_counts_only_bugs_as_known_bugs_and_the_other_kinds_apart(tmp_
                     mismatches=({**VALUE_MISMATCH, "where": r.case_id, "path": r.case_id},))
             if r.case_id in kinds else r for r in full_build("2.14.1", status=dict.fromkeys(kinds, "xfail"))]
     (v,) = merge([write_results(tmp_path / "r.jsonl", recs)]).verdicts()
-    assert v["known_by_kind"] == {k: {"items": 1, "causes": 1} for k in ("bug", "eager_bug", "benign", "by_design")}
+    assert v.known_by_kind == {k: KindCountDoc(items=1, causes=1) for k in ("bug", "eager_bug", "benign", "by_design")}
     line = verdict_line(v)
     assert "known: 1 known bug(s) (1 items), 1 bug(s) of eager's" in line, line
     assert "1 benign difference(s) (1 items), 1 difference(s) by design (1 items)" in line, line

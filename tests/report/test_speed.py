@@ -8,48 +8,57 @@ from typing import Any
 
 import pytest
 
+from conformance.bench.document import BenchDocument
 from conformance.report.cli import main
+from conformance.report.document import OwnDoc
 from conformance.report.speed import speed
 from tests.helpers.records import bench_doc, record, write_results
 
 
+def _bench(version: str, *, e2e: float, yard: float, step: float | None) -> BenchDocument:
+    return BenchDocument.model_validate(bench_doc(version, e2e=e2e, yard=yard, step=step))
+
+
 def test_the_change_lands_where_the_step_is_first_generated_and_is_timed_against_the_release_before() -> None:
-    docs = [bench_doc("2.15.0", e2e=40.0, yard=10.0, step=5.0), bench_doc("2.12.1", e2e=60.0, yard=10.0, step=None),
-            bench_doc("2.13.0", e2e=50.0, yard=10.0, step=5.0)]
+    docs = [_bench("2.15.0", e2e=40.0, yard=10.0, step=5.0), _bench("2.12.1", e2e=60.0, yard=10.0, step=None),
+            _bench("2.13.0", e2e=50.0, yard=10.0, step=5.0)]
     data = speed(docs)
-    assert data is not None and data["releases"] == ["2.12.1", "2.13.0", "2.15.0"]
-    me = next(t for t in data["tables"] if t["id"] == "mutation_epilogue")
-    (row,) = me["rows"]
-    assert row["landed"] == "2.13.0" and row["before"] == "2.12.1"
-    assert [c.get("median_us") for c in row["own"]] == pytest.approx([60.0, 50.0, 40.0])
-    assert row["at_landing"]["corrected"]["value"] == pytest.approx(60 / 50, rel=0.01)
-    assert row["at_landing"]["distinguishable"]
-    (later,) = row["later"]
-    assert later["release"] == "2.15.0" and later["corrected"]["value"] == pytest.approx(50 / 40, rel=0.01)
-    rw = next(t for t in data["tables"] if t["id"] == "runtime_wrapper")
-    (row,) = rw["rows"]
+    assert data is not None and data.releases == ["2.12.1", "2.13.0", "2.15.0"]
+    me = next(t for t in data.tables if t.id == "mutation_epilogue")
+    (row,) = me.rows
+    assert row.landed == "2.13.0" and row.before == "2.12.1"
+    assert [c.median_us for c in row.own] == pytest.approx([60.0, 50.0, 40.0])
+    assert row.at_landing is not None and row.at_landing.corrected is not None
+    assert row.at_landing.corrected.value == pytest.approx(60 / 50, rel=0.01)
+    assert row.at_landing.distinguishable
+    (later,) = row.later
+    assert later.release == "2.15.0" and later.corrected is not None
+    assert later.corrected.value == pytest.approx(50 / 40, rel=0.01)
+    rw = next(t for t in data.tables if t.id == "runtime_wrapper")
+    (row,) = rw.rows
     # the release before has no isolated step of its own: no before/after is invented
-    assert row["own"][0] == {"status": "absent"} and row["at_landing"] is None
-    assert "no such step of its own" in row["before_note"]
-    assert row["within_build"]["value"] == 2.5
+    assert row.own[0] == OwnDoc(status="absent") and row.at_landing is None
+    assert "no such step of its own" in row.before_note
+    assert row.within_build is not None and row.within_build.value == 2.5
 
 
 def test_machine_drift_between_the_two_runs_is_corrected_by_the_yardstick() -> None:
     # the compiled call took 1.5x as long on the newer build, but so did the reference loop: no change
-    data = speed([bench_doc("2.12.1", e2e=40.0, yard=10.0, step=None),
-                  bench_doc("2.13.0", e2e=60.0, yard=15.0, step=5.0)])
+    data = speed([_bench("2.12.1", e2e=40.0, yard=10.0, step=None),
+                  _bench("2.13.0", e2e=60.0, yard=15.0, step=5.0)])
     assert data is not None
-    row = next(t for t in data["tables"] if t["id"] == "mutation_epilogue")["rows"][0]
-    assert row["at_landing"]["ratio"]["value"] == pytest.approx(40 / 60, rel=0.01)
-    assert row["at_landing"]["corrected"]["value"] == pytest.approx(1.0, rel=0.01)
-    assert not row["at_landing"]["distinguishable"]
+    at = next(t for t in data.tables if t.id == "mutation_epilogue").rows[0].at_landing
+    assert at is not None and at.ratio is not None and at.corrected is not None
+    assert at.ratio.value == pytest.approx(40 / 60, rel=0.01)
+    assert at.corrected.value == pytest.approx(1.0, rel=0.01)
+    assert not at.distinguishable
 
 
 def test_an_oldest_build_that_already_has_the_step_says_the_landing_is_not_in_view() -> None:
-    data = speed([bench_doc("2.13.0", e2e=50.0, yard=10.0, step=5.0)])
+    data = speed([_bench("2.13.0", e2e=50.0, yard=10.0, step=5.0)])
     assert data is not None
-    row = data["tables"][0]["rows"][0]
-    assert row["landed"] == "2.13.0" and row["at_landing"] is None and "oldest build given" in row["before_note"]
+    row = data.tables[0].rows[0]
+    assert row.landed == "2.13.0" and row.at_landing is None and "oldest build given" in row.before_note
     assert speed([]) is None
 
 
@@ -116,14 +125,15 @@ def test_the_table_holds_every_ratio_the_plot_draws_and_says_which_build_each_is
     newest = bench_doc("2.15.0", e2e=40.0, yard=10.0, step=4.0)
     newest["tables"][1]["rows"][0]["ratios"]["interpreted/build"] = {"value": 3.1, "ci95": [3.0, 3.2],
                                                                       "distinguishable": True}
-    data = speed([bench_doc("2.12.1", e2e=60.0, yard=10.0, step=None),
-                  bench_doc("2.13.0", e2e=50.0, yard=10.0, step=5.0), newest])
+    data = speed([_bench("2.12.1", e2e=60.0, yard=10.0, step=None),
+                  _bench("2.13.0", e2e=50.0, yard=10.0, step=5.0), BenchDocument.model_validate(newest)])
     assert data is not None
-    rows = [r for t in data["tables"] for r in t["rows"] if r["within_newest"] is not None]
-    assert rows and any(r["within_newest"] != r["within_build"] for r in rows)
+    rows = [r for t in data.tables for r in t.rows if r.within_newest is not None]
+    assert rows and any(r.within_newest != r.within_build for r in rows)
     for r in rows:
-        assert f">{r['within_newest']['value']:.2f}x<" in data["plot"]["svg"]  # drawn
+        assert r.within_newest is not None
+        assert f">{r.within_newest.value:.2f}x<" in data.plot.svg  # drawn
         text = within_text(r)
-        assert text.startswith(ratio_text(r["within_build"]))
-        if r["within_newest"] != r["within_build"]:
-            assert f"newest build {ratio_text(r['within_newest'])} (plotted)" in text, text
+        assert text.startswith(ratio_text(r.within_build))
+        if r.within_newest != r.within_build:
+            assert f"newest build {ratio_text(r.within_newest)} (plotted)" in text, text
