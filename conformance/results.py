@@ -8,6 +8,7 @@ manifest says what the run selected and whether it finished (see `RunManifest`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import json
@@ -16,9 +17,9 @@ from pathlib import Path
 from typing import IO, Annotated, Any, Literal, get_args
 
 import pydantic.dataclasses
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from conformance.core.mismatch import sentence
+from conformance.core.mismatch import TEXT, Mismatch
 from conformance.schema.known import KnownFailureKind, Searched
 
 RESULT_SCHEMA = "torch-conformance.result/2"
@@ -58,30 +59,39 @@ class KnownFailureRef(_Record):
                                       "describes this behaviour (the case file's record of it).")
 
 
-class MismatchRecord(_Record):
-    """One difference: `<where>: <check> is <actual>, but <source> gives <expected> (<detail>)`.
-    `where` is rendered from the location fields (path, phase, call, call_label, warm); records of
-    earlier harness versions have `where` alone."""
+def _where_published(schema: dict[str, Any]) -> None:
+    """`where` is written (rendered from the location) but never read back: the schema says it is there."""
+    schema["properties"]["where"] = {"type": "string", "maxLength": TEXT, "readOnly": True, "description": "The "
+                                     "location as one phrase, rendered from path, phase, call_label and warm."}
+    schema["required"] = [*schema.get("required", []), "where"]
 
-    check: Name = Field(description="The check's id (conformance.core.checks).")
-    where: Text
-    expected: Text
-    actual: Text
-    detail: Text = ""
-    source: Name = Field("eager", description="What gave the expected value: eager, or the case's expect.*.")
-    path: Text = Field("", description="What differs: out[0], input x, grad of w, outputs, call, backward, ...")
-    phase: Name = Field("", description="When it was seen: empty, or after writing through the outputs.")
-    call: int | None = Field(None, description="Which call of the pass (1-based), where the pass has several.")
-    call_label: Text = Field("", description="That call in words: call 2 (x: tensor[7, 3]).")
-    warm: bool = Field(False, description="Seen in the warm rerun (expect.warm_rerun).")
-    role: Name = Field("", description="What the subject is: output, input, grad (of an input leaf), or empty.")
-    subject: Text = Field("", description="The tensor read: out[0], an input tensor (x, net.fc1.weight), a leaf.")
-    inner: tuple[Name, ...] = Field((), description="Inner tensors of a subclass subject, outermost first.")
-    known: int | None = Field(None, ge=0, description="Which of the record's known_failures covers this mismatch "
-                              "(its index); None where none does.")
 
-    def message(self) -> str:
-        return sentence(self.check, self.where, self.expected, self.actual, detail=self.detail, source=self.source)
+@pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(extra="forbid", json_schema_extra=_where_published))
+class MismatchRecord(Mismatch):
+    """One difference as a record keeps it: the core's `Mismatch` (its fields are declared there, once), validated,
+    with the known failure that covers it. Records of earlier harness versions have `where` alone: it becomes the
+    path, which then renders the same phrase."""
+
+    known: int | None = Field(default=None, ge=0, description="Which of the record's known_failures covers this "
+                              "mismatch (its index); None where none does.")
+
+    @classmethod
+    def of(cls, m: Mismatch, known: int | None = None) -> MismatchRecord:
+        return cls(**{f.name: getattr(m, f.name) for f in dataclasses.fields(Mismatch)}, known=known)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rendered_where(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "where" in data:
+            data = dict(data)
+            where = data.pop("where")
+            data.setdefault("path", where)
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]  # mypy does not take a decorated property (pydantic's docs)
+    @property
+    def where(self) -> str:
+        return super().where
 
 
 ProbeStatus = Literal["conforms", "diverges", "unknown-form", "not-modelled", "absent"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -18,28 +18,43 @@ def sentence(check: str, where: str, expected: str, actual: str, *, detail: str 
 WRITE_THROUGH = "after writing through the outputs"
 
 
+# A field's words and size limit, as the result record publishes them (conformance/results.py's MismatchRecord is
+# this class validated: pydantic reads `description` and `max_length` from a dataclass field's metadata).
+NAME, TEXT = 300, 200_000
+
+
+def _about(words: str, limit: int | None = None) -> dict[str, object]:
+    return {"description": words} | ({"max_length": limit} if limit else {})
+
+
 @dataclass(frozen=True)
 class Mismatch:
-    """One difference, located structurally: `path` names what differs (`out[0]`, `input x`,
-    `grad of w`, `outputs`, `call`, `backward`, `after the call`, `calls[1].after`, `cold pass over
-    3 call(s)`), `phase` when it was seen (empty, or `WRITE_THROUGH`), `call` which call of the
-    pass (1-based; None where the pass has one call or the check speaks of the whole pass) with
-    `call_label` its words, `warm` whether in the warm rerun; `role`, `subject` and `inner` name
-    the tensor a check read. `where` renders them as one phrase; nothing parses it back."""
+    """One difference, located structurally: `path` names what differs, `phase` when it was seen, `call` which
+    call of the pass with `call_label` its words, `warm` whether in the warm rerun; `role`, `subject` and `inner`
+    name the tensor a check read. `where` renders them as one phrase; nothing parses it back. The one declaration
+    of a mismatch's fields: the result record (conformance/results.py) is this class, validated."""
 
-    check: str
-    path: str
-    expected: str
-    actual: str
-    detail: str = ""
-    source: str = "eager"
-    phase: str = ""
-    call: int | None = None
-    call_label: str = ""
-    warm: bool = False
-    role: str = ""  # what `subject` is: output, input, grad (of an input), or empty (the call, the outputs...)
-    subject: str = ""  # out[0]; an input tensor as tensors_of names it (x, net.fc1.weight); a grad leaf (x.leaf)
-    inner: tuple[str, ...] = ()  # inner tensors of a subclass, outermost first
+    check: str = field(metadata=_about("The check's id (conformance.core.checks).", NAME))
+    path: str = field(metadata=_about("What differs: out[0], input x, grad of w, outputs, call, backward, after the "
+                                      "call, calls[1].after, cold pass over 3 call(s).", TEXT))
+    expected: str = field(metadata=_about("What the source gives.", TEXT))
+    actual: str = field(metadata=_about("What the compiled side gives.", TEXT))
+    detail: str = field(default="", metadata=_about("The judge's words on how the two differ (assert_close's, the "
+                                                    "keys gained or lost).", TEXT))
+    source: str = field(default="eager", metadata=_about("What gave the expected value: eager, or the case's "
+                                                         "expect.*.", NAME))
+    phase: str = field(default="", metadata=_about("When it was seen: empty, or after writing through the outputs.",
+                                                   NAME))
+    call: int | None = field(default=None, metadata=_about("Which call of the pass (1-based), where the pass has "
+                                                           "several and the check speaks of one."))
+    call_label: str = field(default="", metadata=_about("That call in words: call 2 (x: tensor[7, 3]).", TEXT))
+    warm: bool = field(default=False, metadata=_about("Seen in the warm rerun (expect.warm_rerun)."))
+    role: str = field(default="", metadata=_about("What the subject is: output, input, grad (of an input leaf), or "
+                                                  "empty (the call, the outputs...).", NAME))
+    subject: str = field(default="", metadata=_about("The tensor read: out[0], an input tensor as tensors_of names "
+                                                     "it (x, net.fc1.weight), a grad leaf (x.leaf).", TEXT))
+    inner: tuple[str, ...] = field(default=(), metadata=_about("Inner tensors of a subclass subject, outermost "
+                                                               "first.", 64))
 
     @property
     def where(self) -> str:
@@ -48,9 +63,6 @@ class Mismatch:
 
     def message(self) -> str:
         return sentence(self.check, self.where, self.expected, self.actual, detail=self.detail, source=self.source)
-
-    def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "where": self.where}
 
     def located(self, *, call: int | None, call_label: str, warm: bool) -> Mismatch:
         """The same mismatch placed in its call and pass."""

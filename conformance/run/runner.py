@@ -36,7 +36,7 @@ from conformance.data.variants import Variant
 from conformance.probe.capture import CaptureResult, capture_generated_sources
 from conformance.probe.generated import judge
 from conformance.pytest_plugin.guard import program_exception
-from conformance.results import GeneratedRecord, ProbeRecord, ResultRecord
+from conformance.results import GeneratedRecord, MismatchRecord, ProbeRecord, ResultRecord
 from conformance.run.compiles import CompileCounter, counting
 from conformance.run.extensions import ExtensionNotApplicable, RunExtension
 from conformance.run.fingerprint import build_fingerprint, device_fingerprint
@@ -211,6 +211,6 @@ def run_variant(lc: LoadedCase, variant: Variant, options: RunOptions | None = N
         known += list(options.extra_known_failures(lc.id))
     verdict = decide(mismatches, known, facts)
     covered = verdict.covered_by or (None,) * len(mismatches)
-    records = tuple({**m.to_json(), "known": i} for m, i in zip(mismatches, covered, strict=True))
+    records = tuple(MismatchRecord.of(m, i) for m, i in zip(mismatches, covered, strict=True))
     return done(verdict.status, reason=verdict.reason, known_failures=verdict.known_failures, mismatches=records,
                 allowed=tuple(f"{a}: {m.message()}" for a, m in outcome.allowed), raised=tuple(outcome.raised), **kw)

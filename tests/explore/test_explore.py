@@ -127,7 +127,7 @@ def _record(*mismatches: tuple[str, str, str, str], status: str = "fail") -> Res
     return ResultRecord.model_validate({
         "case_id": "x", "behavior": "mutation_epilogue", "device": "cpu", "backend": "aot_eager",
         "mode": "inference", "variant": "cpu-aot_eager-inference", "status": status,
-        "mismatches": [MismatchRecord(check=c, where=w, expected=e, actual=a).model_dump()
+        "mismatches": [MismatchRecord(check=c, path=w, expected=e, actual=a)
                        for c, w, e, a in mismatches],
     })
 
@@ -154,7 +154,7 @@ def test_a_program_with_two_causes_is_two_discrepancies_whichever_comes_first() 
     both = _record(("structure", "outputs", "tuple(*, *)", "list(*, *)"), ("values", "grad of la", "1", "2"))
     swapped = _record(*reversed([("structure", "outputs", "tuple(*, *)", "list(*, *)"),
                                  ("values", "grad of la", "1", "2")]))
-    assert signatures_of(both) == ["torch.compile | structure | the call | differs",
+    assert signatures_of(both) == ["torch.compile | structure | the outputs | differs",
                                    "torch.compile | values | an input's gradient | differs"]
     ran = Ran(None, "", [swapped])  # type: ignore[arg-type]  # the program is not read
     assert set(ran.discrepancies()) == set(signatures_of(both))
@@ -379,7 +379,7 @@ def test_the_cli_merges_shards_and_refuses_what_it_cannot_read(tmp_path: Path) -
 def test_a_finding_that_a_known_failure_shows_the_same_way_is_marked_known(tmp_path: Path) -> None:
     def record(case_id: str, status: str, where: str) -> ResultRecord:
         return ResultRecord(case_id=case_id, variant="cpu-aot_eager-inference", status=status,
-                            mismatches=(MismatchRecord(check="storage_offset", where=where, expected="3", actual="0"),))
+                            mismatches=(MismatchRecord(check="storage_offset", path=where, expected="3", actual="0"),))
 
     results = tmp_path / "results.jsonl"
     results.write_text("".join(r.to_json_line() for r in (
