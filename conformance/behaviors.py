@@ -1,18 +1,15 @@
 """The five behaviours under test, declared once each.
 
-A declaration holds what is the behaviour's own: its id, title, upstream change, contract, the
-generated artifacts the build logs for it, and whether the bench times it. Everything else about a
-behaviour is declared once, where the thing itself is, and named by the behaviour's id: the
-reference implementation is `reference_impl/<id>.py`, the cases `cases/<id>/`, the internals probe
-`conformance.probe.PROBES[id]` (built from the probe modules, each saying its behaviour), the bench
-table `<id>` (conformance/bench/suites.py); an oracle check says which behaviours it speaks to
-(`Check.behaviors`, conformance/core/checks.py) and a seeded fault which contract it breaks
-(`Fault.behavior`, conformance/selftest/faults.py). tests/test_behaviors.py checks that each
-behaviour has all of these and each of them names a declared behaviour. The case schema's choices,
-the probe's artifact map, the report's order and the docs come from BEHAVIORS.
+A declaration holds what is the behaviour's own: its id, title, upstream change, contract, and the generated
+artifacts the build logs for it. Each of its parts says which behaviour it serves where the part is declared: a
+probe module its `BEHAVIOR` (conformance/probe), an oracle check its `behaviors` (conformance/core/checks.py, by
+id: the core imports nothing of the harness), a seeded fault its `behavior` (conformance/selftest/faults.py), a
+bench table its `behavior` (conformance/bench/suites.py), a case file its `behavior` and folder (cases/<id>/).
+conformance/parts.py gathers each behaviour with its parts as objects (`torch-conformance behaviors` prints them),
+and names the reference implementation, which cannot name the harness. The case schema's choices, the probe's
+artifact map, the report's order and the docs come from BEHAVIORS.
 
-No torch here: the schema, the loader and the report read this module on machines without one, so
-it names the rest by id rather than importing it.
+No torch here: the schema, the loader and the report read this module on machines without one.
 """
 
 from __future__ import annotations
@@ -36,7 +33,6 @@ class Behavior:
     upstream: str
     contract: str
     artifacts: tuple[Artifact, ...]
-    benched: bool = True  # the bench has a table of its id
 
 
 MUTATION_EPILOGUE = Behavior(
@@ -88,13 +84,11 @@ SCALAR_RECOMPILE = Behavior(
     "(mul_, div_, add_, sub_) and composite expressions (0.5 * lr, b ** 0.5) compile once for a whole sweep "
     "of values, and every value gives eager's result, under every backend, with caches warm.",
     artifacts=(),
-    benched=False,
 )
 
 BEHAVIORS: tuple[Behavior, ...] = (MUTATION_EPILOGUE, RUNTIME_WRAPPER, SUBCLASS_WRAPPER, BACKWARD_UNWRAP,
                                    SCALAR_RECOMPILE)
 IDS: tuple[str, ...] = tuple(b.id for b in BEHAVIORS)
-BENCH_TABLES: tuple[str, ...] = tuple(b.id for b in BEHAVIORS if b.benched)
 
 
 # Wrappers builds generate and name that no behaviour probes: never taken for a probed one

@@ -410,6 +410,22 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_behaviors(args: argparse.Namespace) -> int:
+    from conformance.parts import PARTS  # lazy: start-up
+
+    if args.json:
+        sys.stdout.write(json.dumps([p.to_json() for p in PARTS], indent=1) + "\n")
+        return EXIT_OK
+    for p in PARTS:
+        b = p.behavior
+        print(f"{b.id}: {b.title} ({b.upstream})\n  contract: {b.contract}\n  reference: {p.reference.__name__}\n"
+              f"  probe: {p.probe.__name__}" + (f" (artifacts: {', '.join(a.name for a in b.artifacts)})"
+                                                if b.artifacts else " (a value sweep)")
+              + f"\n  checks: {', '.join(c.id for c in p.checks)}\n  faults: {', '.join(f.name for f in p.faults)}"
+              f"\n  bench: {p.bench.title if p.bench else 'none'}\n")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torch-conformance",
@@ -475,6 +491,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--write", metavar="PATH", help="write the schema to PATH")
     g.add_argument("--check", metavar="PATH", help="exit 1 if PATH differs from the current schema")
     p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("behaviors", help="the five behaviours under test, each with its contract, reference, probe, "
+                       "oracle checks, seeded faults and bench table")
+    p.add_argument("--json", action="store_true", help="as JSON")
+    p.set_defaults(func=cmd_behaviors, needs_torch=True)
 
     from conformance.report.cli import add_parser as add_report_parser  # lazy: start-up (the subcommand needs it)
 

@@ -1,15 +1,18 @@
-"""The behaviour registry: each declared behaviour has its reference, cases, probe, checks, faults
-and bench table, and each of those names a declared behaviour (one declaration per fact)."""
+"""The behaviour registry: each declared behaviour has its reference, cases, probe, checks, faults and bench
+table as objects (conformance/parts.py gathers them from the parts' own declarations), and each part names a
+declared behaviour (one declaration per fact)."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import pytest
 
-from conformance.behaviors import BEHAVIORS, BENCH_TABLES, IDS, Behavior
+from conformance.behaviors import BEHAVIORS, IDS, SCALAR_RECOMPILE
+from conformance.bench.suites import TABLES
+from conformance.cli import main
 from conformance.core.checks import CHECKS
+from conformance.parts import PARTS, REFERENCES, Parts
 from conformance.probe import COMPILED, PROBE_MODULES, PROBES
 from conformance.schema import Case
 from conformance.selftest.faults import FAULTS
@@ -17,26 +20,38 @@ from conformance.selftest.faults import FAULTS
 REPO = Path(__file__).parents[1]
 
 
-@pytest.mark.parametrize("behavior", BEHAVIORS, ids=IDS)
-def test_each_behaviour_has_its_reference_cases_checks_faults_and_probe(behavior: Behavior) -> None:
-    importlib.import_module(f"reference_impl.{behavior.id}")
-    assert list((REPO / "cases" / behavior.id).glob("*.yaml")), f"no case in cases/{behavior.id}/"
-    assert [c for c in CHECKS.values() if behavior.id in c.behaviors], f"no oracle check speaks to {behavior.id}"
-    assert [f for f in FAULTS.values() if f.behavior == behavior.id], f"no seeded fault breaks {behavior.id}"
-    assert (behavior.id in PROBES) == bool(behavior.artifacts)
-    assert [m.BEHAVIOR for m in PROBE_MODULES].count(behavior) == 1, f"no one probe module implements {behavior.id}"
+@pytest.mark.parametrize("parts", PARTS, ids=IDS)
+def test_each_behaviour_has_its_reference_cases_checks_faults_and_probe(parts: Parts) -> None:
+    b = parts.behavior
+    assert parts.reference.__name__ == f"reference_impl.{b.id}"
+    assert list((REPO / "cases" / b.id).glob("*.yaml")), f"no case in cases/{b.id}/"
+    assert parts.checks, f"no oracle check speaks to {b.id}"
+    assert parts.faults, f"no seeded fault breaks {b.id}"
+    assert parts.probe.BEHAVIOR is b
+    assert (b.id in PROBES) == bool(b.artifacts)
+    assert (parts.bench is None) == (b is SCALAR_RECOMPILE)  # a value sweep: no generated step to time
 
 
-def test_every_check_fault_probe_table_and_case_folder_names_a_declared_behaviour() -> None:
-    from conformance.bench.suites import TABLES
-
+def test_every_part_names_a_declared_behaviour() -> None:
+    assert [p.behavior for p in PARTS] == list(BEHAVIORS) and set(REFERENCES) == set(BEHAVIORS)
     assert {b for c in CHECKS.values() for b in c.behaviors} <= set(IDS)
-    assert {f.behavior for f in FAULTS.values()} <= set(IDS)
+    assert {f.behavior for f in FAULTS.values()} <= set(BEHAVIORS)
+    assert [m.BEHAVIOR for m in PROBE_MODULES] == list(BEHAVIORS)
     assert set(PROBES) == {b.id for b in COMPILED}
-    assert set(TABLES) == set(BENCH_TABLES) <= set(IDS)
+    assert len({t.behavior for t in TABLES}) == len(TABLES) and {t.behavior for t in TABLES} <= set(BEHAVIORS)
     assert {p.name for p in (REPO / "cases").iterdir() if p.is_dir()} == set(IDS)
 
 
 def test_the_schema_takes_its_behaviour_choices_from_the_registry() -> None:
     schema = Case.model_json_schema()
     assert tuple(schema["properties"]["behavior"]["enum"]) == IDS
+
+
+def test_behaviors_lists_each_behaviour_with_its_parts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["behaviors"]) == 0
+    text = capsys.readouterr().out
+    for p in PARTS:
+        assert f"{p.behavior.id}: {p.behavior.title}" in text
+        assert all(f.name in text for f in p.faults)
+    assert main(["behaviors", "--json"]) == 0
+    assert '"reference": "reference_impl.scalar_recompile"' in capsys.readouterr().out

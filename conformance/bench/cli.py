@@ -95,7 +95,7 @@ def cmd_explore_bench(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from conformance.bench.document import SCHEMA_ID, BenchDocument  # lazy: start-up (the subcommand needs it)
     from conformance.bench.report import markdown, write_outputs  # lazy: start-up (the subcommand needs it)
-    from conformance.bench.suites import TABLES, run_tables  # lazy: imports torch
+    from conformance.bench.suites import TABLE_IDS, run_tables  # lazy: imports torch
     from conformance.bench.timing import Settings  # lazy: start-up (the subcommand needs it)
     from conformance.run.fingerprint import build_fingerprint  # lazy: start-up (the subcommand needs it)
 
@@ -107,9 +107,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         settings = Settings(settings.repeat, args.target_ms / 1000, settings.warmup_s, settings.min_warmup,
                             settings.max_number)
     only = [t.strip() for t in args.only.split(",")] if args.only else None
-    unknown = [t for t in only or () if t not in TABLES]
+    unknown = [t for t in only or () if t not in TABLE_IDS]
     if unknown:
-        print(f"--only: unknown table(s) {', '.join(unknown)}; choose from {', '.join(TABLES)}", file=sys.stderr)
+        print(f"--only: unknown table(s) {', '.join(unknown)}; choose from {', '.join(TABLE_IDS)}", file=sys.stderr)
         return 2
     import torch
 

@@ -34,13 +34,13 @@ from typing import Any
 
 import torch
 
-from conformance.behaviors import BENCH_TABLES
+from conformance.behaviors import BACKWARD_UNWRAP, MUTATION_EPILOGUE, RUNTIME_WRAPPER, SUBCLASS_WRAPPER, Behavior
 from conformance.bench import published as pub
 from conformance.bench.generated import BuildFunction, capture_sources, exec_generated, find_def
 from conformance.bench.timing import Ratio, Settings, Stats, measure_interleaved, ratio
 from reference_impl.runtime_wrapper import as_list
 
-__all__ = ["TABLES", "Row", "Table", "estimate_ratio", "run_tables"]
+__all__ = ["TABLES", "TABLE_IDS", "BenchTable", "Row", "Table", "estimate_ratio", "run_tables"]
 
 
 @dataclass
@@ -470,7 +470,45 @@ def mutation_row(k: int, settings: Settings) -> Row:
 
 # -- all tables ----------------------------------------------------------------------------
 
-TABLES = BENCH_TABLES  # one table per behaviour that declares one (conformance/behaviors.py)
+@dataclass(frozen=True)
+class BenchTable:
+    """A behaviour's table: what it times, its columns, and how its rows are measured."""
+
+    behavior: Behavior
+    title: str
+    what: str
+    form_labels: dict[str, str]
+    rows: Callable[[Settings], list[Row]]
+
+    def measure(self, settings: Settings) -> Table:
+        return Table(self.behavior.id, self.title, self.what, dict(self.form_labels), self.rows(settings))
+
+
+TABLES: tuple[BenchTable, ...] = (
+    BenchTable(MUTATION_EPILOGUE, "Mutation epilogue, end to end (aot_function call, nop compilers, inference, "
+               "runtime epilogue)",
+               "w * x0 after x_i.add_(1) on k inputs of 4 floats; A/A = the same call timed twice, interleaved",
+               {"end_to_end": "compiled call", "end_to_end_again": "compiled call (A/A)",
+                "interpreted": "step: reference loop", "reference_codegen": "step: reference codegen",
+                "build": "step: build's _apply_mutations"},
+               lambda settings: [mutation_row(k, settings.scaled(3)) for k in (1, 4)]),
+    BenchTable(RUNTIME_WRAPPER, "RuntimeWrapper orchestration step in isolation",
+               "trivial compiled graph with preset outputs, no-op epilogues; args/aliases/mutations as in the row",
+               {"interpreted": "reference interpreted", "reference_codegen": "reference codegen",
+                "build": "build's _runtime_wrapper"},
+               lambda settings: [orchestration_row(a, m, n, settings) for (a, m, n) in pub.ORCHESTRATION]),
+    BenchTable(SUBCLASS_WRAPPER, "Subclass wrapper, end to end (compiled aot_eager call, inference)",
+               "x.sin() * 2 on a TwoTensor of 4 floats (nested: TwoTensor of two TwoTensors); the step columns "
+               "time the wrapper alone around a preset graph",
+               {"end_to_end": "compiled call", "interpreted": "step: reference loop",
+                "reference_codegen": "step: reference codegen", "build": "step: build's inner_fn"},
+               lambda settings: [subclass_row(False, settings), subclass_row(True, settings)]),
+    BenchTable(BACKWARD_UNWRAP, "Backward prologue unwrap step in isolation", "N plain saved tensors",
+               {"interpreted": "isinstance loop", "reference_codegen": "reference codegen",
+                "build": "build's unwrap_fn"},
+               lambda settings: unwrap_rows(sorted(pub.UNWRAP), settings)),
+)
+TABLE_IDS: tuple[str, ...] = tuple(t.behavior.id for t in TABLES)
 
 
 def run_tables(
@@ -480,43 +518,14 @@ def run_tables(
 ) -> list[Table]:
     """Measure the wanted tables (all by default), in the order of :data:`TABLES`."""
     say = progress or (lambda s: None)
-    wanted = [t for t in TABLES if only is None or t in only]
     tables: list[Table] = []
     grad = torch.is_grad_enabled()
     try:
         torch.set_grad_enabled(True)
-        for tid in wanted:
-            say(f"measuring {tid}")
-            if tid == "runtime_wrapper":
-                t = Table(tid, "RuntimeWrapper orchestration step in isolation",
-                          "trivial compiled graph with preset outputs, no-op epilogues; args/aliases/mutations "
-                          "as in the row",
-                          {"interpreted": "reference interpreted", "reference_codegen": "reference codegen",
-                           "build": "build's _runtime_wrapper"})
-                t.rows = [orchestration_row(a, m, n, settings) for (a, m, n) in pub.ORCHESTRATION]
-            elif tid == "backward_unwrap":
-                t = Table(tid, "Backward prologue unwrap step in isolation", "N plain saved tensors",
-                          {"interpreted": "isinstance loop", "reference_codegen": "reference codegen",
-                           "build": "build's unwrap_fn"})
-                t.rows = unwrap_rows(sorted(pub.UNWRAP), settings)
-            elif tid == "subclass_wrapper":
-                t = Table(tid, "Subclass wrapper, end to end (compiled aot_eager call, inference)",
-                          "x.sin() * 2 on a TwoTensor of 4 floats (nested: TwoTensor of two TwoTensors); "
-                          "the step columns time the wrapper alone around a preset graph",
-                          {"end_to_end": "compiled call", "interpreted": "step: reference loop",
-                           "reference_codegen": "step: reference codegen", "build": "step: build's inner_fn"})
-                t.rows = [subclass_row(False, settings), subclass_row(True, settings)]
-            else:
-                t = Table(tid, "Mutation epilogue, end to end (aot_function call, nop compilers, inference, "
-                          "runtime epilogue)",
-                          "w * x0 after x_i.add_(1) on k inputs of 4 floats; A/A = the same call timed twice, "
-                          "interleaved",
-                          {"end_to_end": "compiled call", "end_to_end_again": "compiled call (A/A)",
-                           "interpreted": "step: reference loop", "reference_codegen": "step: reference codegen",
-                           "build": "step: build's _apply_mutations"})
-                many = settings.scaled(3)
-                t.rows = [mutation_row(k, many) for k in (1, 4)]
-            tables.append(t)
+        for table in TABLES:
+            if only is None or table.behavior.id in only:
+                say(f"measuring {table.behavior.id}")
+                tables.append(table.measure(settings))
     finally:
         torch.set_grad_enabled(grad)
     return tables

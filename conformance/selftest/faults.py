@@ -21,6 +21,15 @@ from typing import Any, Literal
 
 import torch
 
+from conformance.behaviors import (
+    BACKWARD_UNWRAP,
+    MUTATION_EPILOGUE,
+    RUNTIME_WRAPPER,
+    SCALAR_RECOMPILE,
+    SUBCLASS_WRAPPER,
+    Artifact,
+    Behavior,
+)
 from conformance.core.state import flatten_outputs, is_subclass, storage_key
 from conformance.run.extensions import Compiled
 from conformance.selftest import codegen
@@ -29,22 +38,24 @@ from conformance.selftest import codegen
 @dataclass(frozen=True)
 class Fault:
     name: str
-    behavior: str
+    behavior: Behavior
     contract: str
     level: Literal["contract", "internals"]
     wrap: Callable[[Compiled], Compiled] | None = None
-    artifact: str = ""  # internals: the generated function it rewrites
+    artifact: Artifact | None = None  # internals: the generated function it rewrites
     transform: codegen.Transform | None = None
 
     def extension(self) -> FaultExtension:
         return FaultExtension(self)
 
 
-def contract_fault(name: str, behavior: str, contract: str, wrap: Callable[[Compiled], Compiled]) -> Fault:
+def contract_fault(name: str, behavior: Behavior, contract: str, wrap: Callable[[Compiled], Compiled]) -> Fault:
     return Fault(name, behavior, contract, "contract", wrap=wrap)
 
 
-def internals_fault(name: str, behavior: str, contract: str, artifact: str, transform: codegen.Transform) -> Fault:
+def internals_fault(name: str, behavior: Behavior, contract: str, transform: codegen.Transform) -> Fault:
+    """A rewrite of the function the behaviour's build generates (its one declared artifact)."""
+    (artifact,) = behavior.artifacts
     return Fault(name, behavior, contract, "internals", artifact=artifact, transform=transform)
 
 
@@ -59,9 +70,9 @@ class FaultExtension:
         return self.fault.wrap(compiled) if self.fault.wrap is not None else compiled
 
     def around_variant(self) -> contextlib.AbstractContextManager[None]:
-        if self.fault.transform is None:
+        if self.fault.transform is None or self.fault.artifact is None:
             return contextlib.nullcontext()
-        return codegen.rewriting(self.fault.artifact, self.fault.transform, self.hits)
+        return codegen.rewriting(self.fault.artifact.name, self.fault.transform, self.hits)
 
 
 def _float_tensors(args: tuple[Any, ...]) -> list[torch.Tensor]:
@@ -247,27 +258,27 @@ def recompile_every_call(compiled: Compiled) -> Compiled:
 CONTRACT_FAULTS: dict[str, Fault] = {
     f.name: f
     for f in (
-        contract_fault("output_perturbed", "runtime_wrapper", "outputs equal eager within tolerance", perturb_output()),
-        contract_fault("output_just_beyond_tolerance", "runtime_wrapper", "outputs equal eager within tolerance",
+        contract_fault("output_perturbed", RUNTIME_WRAPPER, "outputs equal eager within tolerance", perturb_output()),
+        contract_fault("output_just_beyond_tolerance", RUNTIME_WRAPPER, "outputs equal eager within tolerance",
               perturb_output(1e-4)),
-        contract_fault("input_mutation_dropped", "mutation_epilogue", "mutated inputs end as in eager (copy_)",
+        contract_fault("input_mutation_dropped", MUTATION_EPILOGUE, "mutated inputs end as in eager (copy_)",
               skip_input_mutation),
-        contract_fault("outputs_restructured", "runtime_wrapper", "outputs keep eager's container structure",
+        contract_fault("outputs_restructured", RUNTIME_WRAPPER, "outputs keep eager's container structure",
               outputs_as_list),
-        contract_fault("alias_returned_as_copy", "runtime_wrapper", "outputs aliasing inputs are real views",
+        contract_fault("alias_returned_as_copy", RUNTIME_WRAPPER, "outputs aliasing inputs are real views",
               copy_aliased_outputs),
-        contract_fault("grad_mode_left_changed", "runtime_wrapper", "grad mode restored after the call",
+        contract_fault("grad_mode_left_changed", RUNTIME_WRAPPER, "grad mode restored after the call",
               leave_grad_mode_flipped),
-        contract_fault("metadata_not_restored", "mutation_epilogue", "size/stride/offset end as in eager (as_strided_)",
+        contract_fault("metadata_not_restored", MUTATION_EPILOGUE, "size/stride/offset end as in eager (as_strided_)",
               undo_metadata_mutation),
-        contract_fault("storage_not_swapped", "mutation_epilogue", "storage identity ends as in eager (set_)",
+        contract_fault("storage_not_swapped", MUTATION_EPILOGUE, "storage identity ends as in eager (set_)",
               copy_instead_of_set),
-        contract_fault("version_not_bumped", "mutation_epilogue", "version counters move as in eager",
+        contract_fault("version_not_bumped", MUTATION_EPILOGUE, "version counters move as in eager",
               keep_version_counter),
-        contract_fault("gradient_perturbed", "backward_unwrap", "gradients equal eager", perturb_gradient),
-        contract_fault("sweep_reuses_first_value", "scalar_recompile", "every swept value gives eager's result",
+        contract_fault("gradient_perturbed", BACKWARD_UNWRAP, "gradients equal eager", perturb_gradient),
+        contract_fault("sweep_reuses_first_value", SCALAR_RECOMPILE, "every swept value gives eager's result",
               reuse_first_scalars),
-        contract_fault("recompile_every_value", "scalar_recompile", "one compile for the whole sweep",
+        contract_fault("recompile_every_value", SCALAR_RECOMPILE, "one compile for the whole sweep",
               recompile_every_call),
     )
 }
@@ -278,21 +289,21 @@ CONTRACT_FAULTS: dict[str, Fault] = {
 INTERNAL_FAULTS: dict[str, Fault] = {
     f.name: f
     for f in (
-        internals_fault("epilogue_statement_dropped", "mutation_epilogue",
-                   "one statement group per mutated input", "mutation_epilogue", codegen.drop_last_statement),
-        internals_fault("epilogue_set_as_copy", "mutation_epilogue",
-                   "a storage swap is applied with set_", "mutation_epilogue", codegen.set_to_copy),
-        internals_fault("epilogue_as_strided_dropped", "mutation_epilogue",
-                   "a metadata mutation is applied with as_strided_", "mutation_epilogue", codegen.drop_as_strided),
-        internals_fault("epilogue_slot_shifted", "mutation_epilogue",
-                   "each mutation lands on its own input", "mutation_epilogue", codegen.shift_slot),
-        internals_fault("epilogue_requires_grad_branch_dropped", "mutation_epilogue",
-                   "a leaf that requires grad is written through detach()", "mutation_epilogue",
+        internals_fault("epilogue_statement_dropped", MUTATION_EPILOGUE,
+                   "one statement group per mutated input", codegen.drop_last_statement),
+        internals_fault("epilogue_set_as_copy", MUTATION_EPILOGUE,
+                   "a storage swap is applied with set_", codegen.set_to_copy),
+        internals_fault("epilogue_as_strided_dropped", MUTATION_EPILOGUE,
+                   "a metadata mutation is applied with as_strided_", codegen.drop_as_strided),
+        internals_fault("epilogue_slot_shifted", MUTATION_EPILOGUE,
+                   "each mutation lands on its own input", codegen.shift_slot),
+        internals_fault("epilogue_requires_grad_branch_dropped", MUTATION_EPILOGUE,
+                   "a leaf that requires grad is written through detach()",
                    codegen.drop_requires_grad_branch),
-        internals_fault("unwrap_drops_last_arg", "backward_unwrap",
-                   "the backward unwrap is the identity", "backward_subclass_unwrap", codegen.unwrap_drops_last),
-        internals_fault("subclass_type_check_dropped", "subclass_wrapper",
-                   "non-frozen subclass inputs are type-checked", "subclass_wrapper", codegen.drop_type_checks),
+        internals_fault("unwrap_drops_last_arg", BACKWARD_UNWRAP,
+                   "the backward unwrap is the identity", codegen.unwrap_drops_last),
+        internals_fault("subclass_type_check_dropped", SUBCLASS_WRAPPER,
+                   "non-frozen subclass inputs are type-checked", codegen.drop_type_checks),
     )
 }
 

@@ -124,14 +124,14 @@ def _kill(record: ResultRecord, fault: Fault) -> str | None:
     if record.status == "fail":
         first = record.mismatches[0] if record.mismatches else None
         return f"contract: {first.check} at {first.where}" if first else "contract: ?"
-    if fault.level == "internals" and record.probes.statuses().get(fault.behavior) == "diverges":
+    if fault.level == "internals" and record.probes.statuses().get(fault.behavior.id) == "diverges":
         return "probe: diverges"
     return None
 
 
 def _order(items: Sequence[tuple[LoadedCase, Variant]], fault: Fault) -> list[tuple[LoadedCase, Variant]]:
     """The fault's own behaviour first, so an early stop finds the natural killers."""
-    return sorted(items, key=lambda it: it[0].case.behavior != fault.behavior)
+    return sorted(items, key=lambda it: it[0].case.behavior != fault.behavior.id)
 
 
 def run_selftest(
@@ -160,7 +160,7 @@ def run_selftest(
     outcomes = []
     exec_helper = bool(codegen_exec_targets())
     for fault in faults:
-        outcome = FaultOutcome(fault.name, fault.level, fault.behavior, fault.contract)
+        outcome = FaultOutcome(fault.name, fault.level, fault.behavior.id, fault.contract)
         if fault.level == "internals" and not exec_helper:
             outcome.note = "this build has no codegen exec helper: it generates nothing to alter"
             outcomes.append(outcome)
