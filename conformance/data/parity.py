@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -161,23 +161,6 @@ def load_parity(path: Path) -> Parity:
     return Parity(mapping, lines, str(path))
 
 
-def summary(mapping: ParityFile) -> list[dict[str, Any]]:
-    """Per upstream file (then a total): tests, behavioural tests, mapped, white-box, not portable."""
-    rows: dict[str, Counter[str]] = {}
-    for t in mapping.tests:
-        c = rows.setdefault(t.file, Counter())
-        c["tests"] += 1
-        c["behavioural"] += t.behavioural
-        c["mapped"] += bool(t.cases)
-        c["white_box"] += t.white_box is not None
-        c["not_portable"] += t.not_portable is not None
-    total: Counter[str] = Counter()
-    for c in rows.values():
-        total.update(c)
-    out = [{"file": f, "revision": mapping.revisions[f], **c} for f, c in sorted(rows.items())]
-    return [*out, {"file": "total", "revision": "", **total}]
-
-
 Outcome = Literal["pass", "known", "fail", "not run"]  # a mapped test on one build, against eager
 # the same, against what upstream asserts (Note [As upstream asserts])
 Asserted = Literal["holds", "fails", "not observable", "not checked", "not run"]
@@ -253,19 +236,40 @@ def asserted(expects: str | None, records: Iterable[ResultRecord]) -> Asserted:
     return HOLDS
 
 
-def table(mapping: ParityFile, records: Mapping[str, Mapping[str, list[ResultRecord]]]) -> list[dict[str, Any]]:
-    """`summary` with, per build, how the mapped tests fare (records[build][case_id] -> its items there):
-    `builds`, conforming to eager (`outcome`), and `asserts`, behaving as upstream's test asserts."""
-    rows = summary(mapping)
-    for row in rows:
-        tests = [t for t in mapping.tests if t.cases and row["file"] in (t.file, "total")]
-        row["builds"] = {
-            build: dict(Counter(outcome(r.status for cid in t.cases for r in by_case.get(cid, ())) for t in tests))
-            for build, by_case in records.items()
-        }
-        row["asserts"] = {
-            build: dict(Counter(asserted(t.expects, [r for cid in t.cases for r in by_case.get(cid, ())])
-                                for t in tests))
-            for build, by_case in records.items()
-        }
-    return rows
+class ParityRowDoc(BaseModel):
+    """One upstream test file (or the total): its tests, and per build how the mapped ones fare."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # as the compat document's own models
+
+    file: str
+    revision: str
+    tests: int
+    behavioural: int
+    mapped: int
+    white_box: int
+    not_portable: int
+    builds: dict[str, dict[Outcome, int]] = Field(description="Conforming to eager, per build.")
+    asserts: dict[str, dict[Asserted, int]] = Field(description="Behaving as upstream's test asserts, per build.")
+
+
+def table(mapping: ParityFile, records: Mapping[str, Mapping[str, list[ResultRecord]]]) -> list[ParityRowDoc]:
+    """Per upstream file (then the total): tests, behavioural tests, mapped, white-box, not portable; and per
+    build, how the mapped tests fare (records[build][case_id] -> its items there; none: no build): `builds`,
+    conforming to eager (`outcome`), and `asserts`, behaving as upstream's test asserts."""
+    files = sorted({t.file for t in mapping.tests})
+    return [*(_row(f, mapping.revisions[f], [t for t in mapping.tests if t.file == f], records) for f in files),
+            _row("total", "", list(mapping.tests), records)]
+
+
+def _row(file: str, revision: str, tests: list[UpstreamTest],
+         records: Mapping[str, Mapping[str, list[ResultRecord]]]) -> ParityRowDoc:
+    mapped = [t for t in tests if t.cases]
+    return ParityRowDoc(
+        file=file, revision=revision, tests=len(tests), behavioural=sum(t.behavioural for t in tests),
+        mapped=len(mapped), white_box=sum(t.white_box is not None for t in tests),
+        not_portable=sum(t.not_portable is not None for t in tests),
+        builds={build: dict(Counter(outcome(r.status for cid in t.cases for r in by_case.get(cid, ())) for t in mapped))
+                for build, by_case in records.items()},
+        asserts={build: dict(Counter(asserted(t.expects, [r for cid in t.cases for r in by_case.get(cid, ())])
+                                     for t in mapped))
+                 for build, by_case in records.items()})

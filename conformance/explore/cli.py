@@ -88,7 +88,7 @@ def _shard(text: str) -> tuple[int, int] | None:
     return (parsed[0] - 1, parsed[1]) if parsed else None
 
 
-def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, dict[str, Any]]]]:
+def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, FindingsFile]]]:
     """Every usage error at once, before any work; and the findings to merge, read."""
     from conformance.data.selection import check_selection  # lazy: start-up (the subcommand needs it)
     from conformance.explore.supervise import unmerged_states  # lazy: imports torch
@@ -149,10 +149,10 @@ def _shared(out: Path) -> bool:
     return resolved == resolved.parent or (home != "~" and resolved == Path(home).resolve())
 
 
-def _merge_parts(dirs: list[str]) -> tuple[list[str], list[tuple[Path, dict[str, Any]]]]:
+def _merge_parts(dirs: list[str]) -> tuple[list[str], list[tuple[Path, FindingsFile]]]:
     """Each folder's findings.json, checked. A folder given twice, or two files of the same rounds (a
     job's folder copied), would count the same programs and findings twice: refused."""
-    from conformance.explore.findings_file import merged_form, read_findings  # lazy: start-up (the subcommand needs it)
+    from conformance.explore.findings_file import read_findings  # lazy: start-up (the subcommand needs it)
 
     errors: list[str] = []
     seen: dict[Path, str] = {}
@@ -175,7 +175,7 @@ def _merge_parts(dirs: list[str]) -> tuple[list[str], list[tuple[Path, dict[str,
                           "would double")
             continue
         read.append((str(name), root, doc))
-    return errors, [(root, merged_form(doc)) for _, root, doc in read]
+    return errors, [(root, doc) for _, root, doc in read]
 
 
 def cmd_explore(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.explore.emit import finding_record, torch_version, with_sightings
 from conformance.explore.engine import Explorer, Finding
@@ -21,6 +21,9 @@ from conformance.report.causes import read_again, same_cause
 from conformance.report.read import ReportInputError, read_results
 from conformance.report.words import fenced
 from conformance.results import DIFFERED
+
+if TYPE_CHECKING:
+    from conformance.explore.findings_file import FindingsFile
 
 
 @dataclass
@@ -97,15 +100,16 @@ def rooted(f: dict[str, Any], root: Path) -> dict[str, Any]:
     return out
 
 
-def merge_into(out: Path, parts: Sequence[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+def merge_into(out: Path, parts: Sequence[tuple[Path, FindingsFile]]) -> dict[str, Any]:
     """One report from several jobs' findings.json (shards of one exploration): findings by signature,
     counts summed, the wall time the longest job's."""
     totals = Totals()
-    for root, report in parts:
-        totals.absorb(report, root)
-    head = {k: parts[0][1].get(k) for k in ("torch", "backends", "modes", "seed")}
-    seconds = max(report.get("seconds", 0.0) for _, report in parts)
-    workers = sum(int(report.get("parts", 1)) for _, report in parts)  # each ran this many at once
+    for root, doc in parts:
+        totals.absorb(doc.model_dump(exclude_unset=True), root)  # a finding keeps the keys its file had
+    first = parts[0][1]
+    head = {"torch": first.torch, "backends": first.backends, "modes": first.modes, "seed": first.seed}
+    seconds = max(doc.seconds for _, doc in parts)
+    workers = sum(doc.parts for _, doc in parts)  # each ran this many at once
     return findings_report(out, head, totals, seconds, parts=workers, shard=(0, 1))
 
 

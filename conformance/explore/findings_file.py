@@ -124,11 +124,6 @@ def read_findings(path: Path) -> tuple[FindingsFile | None, list[str]]:
     return doc, []
 
 
-def merged_form(doc: FindingsFile) -> dict[str, Any]:
-    """The checked file as the merge takes it: the keys it had, with checked values only."""
-    return doc.model_dump(exclude_unset=True)
-
-
 def _field(loc: tuple[int | str, ...]) -> str:
     text = ""
     for part in loc:

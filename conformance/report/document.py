@@ -8,7 +8,7 @@ from typing import Any, Final, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from conformance.bench.document import RatioDoc
-from conformance.data.parity import Asserted, Outcome
+from conformance.data.parity import ParityRowDoc
 from conformance.results import ProbeStatus, ResultRecord, RunManifest, Status
 from conformance.schema.known import KnownFailureKind
 
@@ -148,20 +148,6 @@ class DroppedDoc(_Doc):
     variant: str
     dropped: str
     kept: str
-
-
-class ParityRowDoc(_Doc):
-    """One upstream test file (or the total): its tests, and per build how the mapped ones fare."""
-
-    file: str
-    revision: str
-    tests: int
-    behavioural: int
-    mapped: int
-    white_box: int
-    not_portable: int
-    builds: dict[str, dict[Outcome, int]] = Field(description="Conforming to eager, per build.")
-    asserts: dict[str, dict[Asserted, int]] = Field(description="Behaving as upstream's test asserts, per build.")
 
 
 class ChangedDoc(_Doc):

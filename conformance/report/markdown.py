@@ -336,12 +336,12 @@ def _parity(report: Report) -> list[str]:
     for r in rows:
         cells = []
         for b in builds:
-            c = r["builds"].get(b.id, {})
+            c = r.builds.get(b.id, {})
             cells.append(f"{c.get('pass', 0)} / {c.get('known', 0)} / {c.get('fail', 0)} / {c.get('not run', 0)}")
-        share = f" ({r['mapped'] / r['behavioural']:.0%})" if r["behavioural"] else ""
-        name = "**total**" if r["file"] == "total" else _tick(r['file'])
-        out.append(f"| {name} | {_esc(r['revision'])} | {r['tests']} | {r['behavioural']} | {r['mapped']}{share} | "
-                   f"{r['white_box']} | {r['not_portable']} | " + " | ".join(cells) + " |")
+        share = f" ({r.mapped / r.behavioural:.0%})" if r.behavioural else ""
+        name = "**total**" if r.file == "total" else _tick(r.file)
+        out.append(f"| {name} | {_esc(r.revision)} | {r.tests} | {r.behavioural} | {r.mapped}{share} | "
+                   f"{r.white_box} | {r.not_portable} | " + " | ".join(cells) + " |")
     out += ["", "Behaves as upstream's test asserts (`expects`: eager's result, no error, an error of a type, a "
             "compile count, and upstream's assertions on generated source and graphs, checked on what the build "
             "generated): per build, mapped tests where every part holds / one does not hold / a part this build "
@@ -351,9 +351,9 @@ def _parity(report: Report) -> list[str]:
             "| upstream file | mapped | " + " | ".join(_esc(b.label) for b in builds) + " |",
             "|---|---:|" + "---|" * len(builds)]
     for r in rows:
-        cells = [" / ".join(str(r["asserts"].get(b.id, {}).get(k, 0)) for k in ASSERTED) for b in builds]
-        name = "**total**" if r["file"] == "total" else _tick(r['file'])
-        out.append(f"| {name} | {r['mapped']} | " + " | ".join(cells) + " |")
+        cells = [" / ".join(str(r.asserts.get(b.id, {}).get(k, 0)) for k in ASSERTED) for b in builds]
+        name = "**total**" if r.file == "total" else _tick(r.file)
+        out.append(f"| {name} | {r.mapped} | " + " | ".join(cells) + " |")
     return out
 
 

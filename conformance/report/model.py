@@ -21,7 +21,7 @@ from conformance.behaviors import IDS as BEHAVIORS
 from conformance.bench.document import BenchDocument
 from conformance.core.entry import counts_graphs
 from conformance.data.corpus import changed_files, root_of
-from conformance.data.parity import ParityFile
+from conformance.data.parity import ParityFile, ParityRowDoc
 from conformance.data.parity import table as parity_table
 from conformance.report.causes import causes_of
 from conformance.report.document import (
@@ -259,7 +259,7 @@ class Report:
                 made.setdefault(s.record.case_file, set()).add(s.record.case_sha256)
         return changed_files(made, root if root is not None else root_of())
 
-    def parity_rows(self) -> list[dict[str, Any]]:
+    def parity_rows(self) -> list[ParityRowDoc]:
         """Per upstream test file and in total: tests, behavioural, mapped; per build, the mapped tests
         whose cases pass / are known failures / fail / did not run there, and those where the build
         behaves as upstream's test asserts / does not / cannot be told."""

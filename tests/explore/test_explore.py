@@ -20,6 +20,7 @@ from conformance.data.loader import load_case
 from conformance.explore.emit import emit
 from conformance.explore.engine import Explorer, signature_of
 from conformance.explore.findings import mark_known, merge_into, to_markdown, write_findings, write_report
+from conformance.explore.findings_file import FindingsFile
 from conformance.explore.grammar import Program, programs
 from conformance.explore.supervise import Budget, Config, _run_case, supervise, totals_report, worker_main
 from conformance.results import MismatchRecord, ProbeRecord, ProbeResult, ResultRecord
@@ -334,15 +335,21 @@ def _part(root: Path, signature: str, statements: int, programs: int) -> tuple[P
                   "findings": [finding], "crashes": []}
 
 
+def _merged(out: Path, parts: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+    """The parts merged as `explore --merge` reads them: checked."""
+    return merge_into(out, [(root, FindingsFile.model_validate(doc)) for root, doc in parts])
+
+
 def test_shards_merge_into_one_report_one_finding_per_signature(tmp_path: Path) -> None:
     parts = [_part(tmp_path / "a", "same", 4, 100), _part(tmp_path / "b", "same", 2, 50),
              _part(tmp_path / "c", "other", 3, 10)]
-    report = merge_into(tmp_path / "merged", parts)
+    report = _merged(tmp_path / "merged", parts)
     assert report["programs"] == 160 and report["eager_rejected"] == 3 and report["seconds"] == 110.0
     kept = {f["signature"]: f for f in report["findings"]}
     assert set(kept) == {"same", "other"} and kept["same"]["statements"] == 2  # the shorter program
     assert (tmp_path / "merged" / kept["same"]["case"]).read_text() == "# a case\n"
     assert kept["same"]["case"] == "findings/b.yaml"
+    assert {"real_code", "kinds", "shrunk"}.isdisjoint(kept["other"])  # the keys its file had, no defaults added
 
 
 def test_merge_groups_keys_an_older_run_wrote_as_todays_normalisation_does(tmp_path: Path) -> None:
@@ -356,7 +363,7 @@ def test_merge_groups_keys_an_older_run_wrote_as_todays_normalisation_does(tmp_p
                    3, 10),
              _part(tmp_path / "d", head + "modified: [torch.FloatTensor []] is at version N; expected", 3, 10),
              _part(tmp_path / "e", head + "another message", 1, 10)]
-    report = merge_into(tmp_path / "merged", parts)
+    report = _merged(tmp_path / "merged", parts)
     kept = {f["signature"]: f for f in report["findings"]}
     one = head + "Guard failed. Guard fail reason: ?"
     assert sorted(kept) == sorted([one, head + "modified: [?] is at vers", head + "another message"]), kept
@@ -425,7 +432,7 @@ def test_merge_copies_no_file_from_outside_the_folder_it_merges(tmp_path: Path) 
     root, report = _part(tmp_path / "a", "same", 1, 10)
     report["findings"][0]["case"] = str(secret)  # an absolute path, and a relative one that climbs out
     report["findings"][0]["reproducer"] = "../secret.yaml"
-    merged = merge_into(tmp_path / "merged", [(root, report)])
+    merged = _merged(tmp_path / "merged", [(root, report)])
     assert merged["findings"][0]["case"] == "" and merged["findings"][0]["reproducer"] == ""
     assert not (tmp_path / "merged" / "findings" / "secret.yaml").exists()
 
