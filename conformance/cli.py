@@ -411,7 +411,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_behaviors(args: argparse.Namespace) -> int:
-    from conformance.parts import PARTS  # lazy: start-up
+    from conformance.behaviors.parts import PARTS  # lazy: start-up
 
     if args.json:
         sys.stdout.write(json.dumps([p.to_json() for p in PARTS], indent=1) + "\n")

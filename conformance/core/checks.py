@@ -337,7 +337,7 @@ MODE_WORDS = _flag_words("{check} is on after the call where eager's is off",
 class Check:
     """One oracle check: its id, what it is about, how a script observes it (`observe`, read as `reads`
     says) and holds two sides together (`compare`), how two sides are judged, the contracts it speaks to
-    (`behaviors`, ids of conformance/behaviors.py; none: every contract, as dtype or a non-tensor output's
+    (`behaviors`, ids of conformance/behaviors; none: every contract, as dtype or a non-tensor output's
     value), which `ways` a difference of it can go (its directions) and the `words` an issue draft's title
     says it in."""
 
@@ -379,7 +379,7 @@ class Check:
         return None if detail is None else self.mismatch(where, show(expected), show(actual), detail, of=of)
 
 
-# the behaviours' ids (conformance/behaviors.py; core imports nothing of the harness: tests/core/test_core.py)
+# the behaviours' ids (conformance/behaviors; core imports nothing of the harness: tests/core/test_core.py)
 _ME, _RW, _SW = "mutation_epilogue", "runtime_wrapper", "subclass_wrapper"
 _BU, _SR = "backward_unwrap", "scalar_recompile"
 

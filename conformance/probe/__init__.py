@@ -48,7 +48,7 @@ metadata) to the behaviour's structural form (Note [Structural form]) and compar
 
 A probe result never fails a case by itself; the runner decides what ``diverges`` means
 (``--strict-internals``). Each behaviour's probe is ``conformance/probe/<behaviour>.py``, run
-for every behaviour that declares generated artifacts (conformance/behaviors.py).
+for every behaviour that declares generated artifacts (conformance/behaviors).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Probe of the backward unwrap: the build's `unwrap_fn` against the reference's identity (see
-conformance/behaviors.py, BACKWARD_UNWRAP)."""
+conformance/behaviors, BACKWARD_UNWRAP)."""
 
 from __future__ import annotations
 

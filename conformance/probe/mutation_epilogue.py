@@ -1,5 +1,5 @@
 """Probe of the mutation epilogue: the build's generated `_apply_mutations` against the reference's
-(see conformance/behaviors.py, MUTATION_EPILOGUE)."""
+(see conformance/behaviors, MUTATION_EPILOGUE)."""
 
 from __future__ import annotations
 

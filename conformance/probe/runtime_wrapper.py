@@ -1,5 +1,5 @@
 """Probe of the runtime wrapper: the build's `_runtime_wrapper` (and `_alias_fn`) against the
-reference's (see conformance/behaviors.py, RUNTIME_WRAPPER)."""
+reference's (see conformance/behaviors, RUNTIME_WRAPPER)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Probe of the scalar-tensorify fix: the compile count of a value sweep against the reference's
-prediction with and without the fix (see conformance/behaviors.py, SCALAR_RECOMPILE)."""
+prediction with and without the fix (see conformance/behaviors, SCALAR_RECOMPILE)."""
 
 from __future__ import annotations
 

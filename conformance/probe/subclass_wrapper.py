@@ -1,5 +1,5 @@
 """Probe of the subclass wrapper: the build's `inner_fn` against the reference's (see
-conformance/behaviors.py, SUBCLASS_WRAPPER)."""
+conformance/behaviors, SUBCLASS_WRAPPER)."""
 
 from __future__ import annotations
 

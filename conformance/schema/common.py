@@ -14,7 +14,7 @@ SCHEMA_VERSIONS = (1, 2)  # v2 is a superset of v1: every v1 file loads unchange
 
 if TYPE_CHECKING:
     Behavior = str
-else:  # the choices come from the registry: one declaration per behaviour (conformance/behaviors.py)
+else:  # the choices come from the registry: one declaration per behaviour (conformance/behaviors)
     Behavior = Literal[IDS]
 # Any torch.compile backend registered on the build, or aot_function; a name this build does not
 # register makes the item a skip saying so (conformance.core.compile.lookup_backend).

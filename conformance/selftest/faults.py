@@ -4,7 +4,7 @@ Contract faults wrap the compiled callable and break one contract (they work on 
 Internals faults rewrite one function the build generates, before the build logs and executes
 it (conformance/selftest/codegen.py), so the probe must see `diverges` and, where the change is
 observable, a contract check must fail. Each fault names the behaviour whose contract it breaks,
-and that behaviour's declaration lists it (conformance/behaviors.py).
+and that behaviour's declaration lists it (conformance/behaviors).
 
 A fault reaches a run only as an extension (`Fault.extension()`, see conformance/run/extensions.py), made for that
 run: a wrapper touches no global, and an internals rewrite is undone when the variant ends

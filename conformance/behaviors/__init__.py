@@ -5,11 +5,12 @@ artifacts the build logs for it. Each of its parts says which behaviour it serve
 probe module its `BEHAVIOR` (conformance/probe), an oracle check its `behaviors` (conformance/core/checks.py, by
 id: the core imports nothing of the harness), a seeded fault its `behavior` (conformance/selftest/faults.py), a
 bench table its `behavior` (conformance/bench/suites.py), a case file its `behavior` and folder (cases/<id>/).
-conformance/parts.py gathers each behaviour with its parts as objects (`torch-conformance behaviors` prints them),
-and names the reference implementation, which cannot name the harness. The case schema's choices, the probe's
+parts.py beside this module gathers each behaviour with its parts as objects (`torch-conformance behaviors` prints
+them), and names the reference implementation, which cannot name the harness. The case schema's choices, the probe's
 artifact map, the report's order and the docs come from BEHAVIORS.
 
-No torch here: the schema, the loader and the report read this module on machines without one.
+No torch here: the schema, the loader and the report read this module on machines without one (parts.py imports
+torch).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The behaviour registry: each declared behaviour has its reference, cases, probe, checks, faults and bench
-table as objects (conformance/parts.py gathers them from the parts' own declarations), and each part names a
+table as objects (conformance/behaviors/parts.py gathers them from the parts' own declarations), and each part names a
 declared behaviour (one declaration per fact)."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from conformance.behaviors import BEHAVIORS, IDS, SCALAR_RECOMPILE
+from conformance.behaviors.parts import PARTS, REFERENCES, Parts
 from conformance.bench.suites import TABLES
 from conformance.cli import main
 from conformance.core.checks import CHECKS
-from conformance.parts import PARTS, REFERENCES, Parts
 from conformance.probe import COMPILED, PROBE_MODULES, PROBES
 from conformance.schema import Case
 from conformance.selftest.faults import FAULTS
 
-REPO = Path(__file__).parents[1]
+REPO = Path(__file__).parents[2]
 
 
 @pytest.mark.parametrize("parts", PARTS, ids=IDS)
