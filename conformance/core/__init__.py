@@ -11,5 +11,5 @@ import ...` line each); its top-level names are unique across the core; and it w
 case as plain data (the case model dumped to JSON, with every default present).
 """
 
-CORE_MODULES = ("entry", "spec", "mismatch", "entries", "checks", "cause", "build", "state", "compare", "call",
+CORE_MODULES = ("entry", "spec", "mismatch", "entries", "ways", "checks", "cause", "build", "state", "compare", "call",
                 "compile", "loop")

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args
 
-from conformance.core.checks import PLAIN_WORDS, Ways, Words, by_id
+from conformance.core.checks import by_id
+from conformance.core.ways import PLAIN_WORDS, Ways, Words
 
 # a summary may be cut before its closing parenthesis
 _CAUSED_BY = re.compile(r"\(caused by (?P<type>[\w.]+): (?P<message>.*?)\)?\s*$", re.DOTALL)

@@ -25,8 +25,9 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from conformance.core.checks import C, RaiseWays
+from conformance.core.checks import C
 from conformance.core.entry import counts_graphs
+from conformance.core.ways import RaiseWays
 from conformance.data.loader import CaseLoadError, LoadedCase, load_case
 from conformance.data.variants import Variant, variants_of
 from conformance.explore.grammar import Program, programs, registry_table

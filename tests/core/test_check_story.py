@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from conformance.core.cause import Cause, directions
-from conformance.core.checks import CHECKS, C, Check, CountWays, RaiseWays, by_id
+from conformance.core.checks import CHECKS, C, Check, by_id
 from conformance.core.mismatch import WRITE_THROUGH
+from conformance.core.ways import CountWays, RaiseWays
 from conformance.reproducer import carried
 from conformance.reproducer.short import CORE_FUNCTIONS, _plain
 
