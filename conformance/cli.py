@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -15,10 +19,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance import __version__
+from conformance.bench.cli import add_parser as add_bench_parser
+from conformance.bench.document import bench_json_schema
+from conformance.data.corpus import has_cases, resolve, root_of, where_looked
+from conformance.data.devices import device_status
+from conformance.data.loader import CaseLoadError, LoadedCase, load_all
+from conformance.data.parity import load_parity, parity_path
+from conformance.explore import cli as explore
 from conformance.options import BY_NAME, OPTIONS, Option, check_number, csv
+from conformance.report.cli import add_parser as add_report_parser
+from conformance.report.cli import diff_main
+from conformance.report.document import compat_json_schema
+from conformance.results import hold_results, manifest_json_schema, manifest_path, result_json_schema
+from conformance.schema import json_schema
+from conformance.selftest import cli as selftest
 
 if TYPE_CHECKING:
-    from conformance.data.loader import LoadedCase
     from conformance.data.variants import Variant
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -45,16 +61,12 @@ def _add_option(parser: argparse.ArgumentParser, opt: Option) -> None:
 
 
 def _paths(args: argparse.Namespace) -> list[Path]:
-    from conformance.data.corpus import resolve, root_of  # lazy: start-up (the subcommand needs it)
-
     root = root_of(args.cases)
     return [resolve(p, root) for p in args.paths] or [root]
 
 
 def _no_cases(args: argparse.Namespace, paths: list[Path]) -> int | None:
     """A usage error where the paths hold no case file: never a table of zeros or an empty run."""
-    from conformance.data.corpus import has_cases, where_looked  # lazy: start-up (the subcommand needs it)
-
     named = list(args.paths) if args.paths else list(map(str, paths))  # as the user wrote them
     missing = [shown for shown, p in zip(named, paths, strict=True) if not p.exists()]
     if missing:
@@ -81,8 +93,6 @@ def _require_torch(how: bool | str) -> bool:
     import it in their worker (a broken build is then an error record per item), which spares the
     run's own process the import (seconds, most of its start-up)."""
     if how == "installed":
-        import importlib.util
-
         found = importlib.util.find_spec("torch") is not None
     else:
         try:
@@ -97,9 +107,6 @@ def _require_torch(how: bool | str) -> bool:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
-    from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
-
     root = root_of(args.cases)
     paths = _paths(args)
     if (problem := _no_cases(args, paths)) is not None and not any(p.name == "UPSTREAM.yaml" for p in paths):
@@ -111,7 +118,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print("torch is not importable here: checked the schema only (not classes, class names, backends)",
               file=sys.stderr)
     else:
-        from conformance.data.deep_check import checker  # lazy: imports torch
+        from conformance.data.deep_check import checker  # lazy: start-up
 
         check = checker(backends=True)
     cases, errors = load_all(paths, root if root.is_dir() else None, check)
@@ -142,9 +149,6 @@ def _check_parity(root: Path, paths: list[Path], counts: dict[str, str | None]) 
     """The upstream parity mapping's errors: its schema, and (when the whole cases folder was
     validated, so every case is known) each case id it names that no case has, and each count upstream
     asserts that a mapped case states otherwise (`counts`: case id -> its stated count)."""
-    from conformance.data.loader import CaseLoadError  # lazy: start-up (the subcommand needs it)
-    from conformance.data.parity import load_parity, parity_path  # lazy: start-up (the subcommand needs it)
-
     path = parity_path(root)
     if not path.is_file() or not any(p.resolve() in (root.resolve(), path.resolve()) for p in paths):
         return []
@@ -153,19 +157,14 @@ def _check_parity(root: Path, paths: list[Path], counts: dict[str, str | None]) 
     except CaseLoadError as exc:
         return [str(e) for e in exc.errors]
     if not any(p.resolve() == root.resolve() for p in paths):
-        from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
-
         counts = {c.id: c.case.expect.stated_count() for c in load_all([root], root)[0]}
     return parity.dangling(counts) + parity.miscounted(counts)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
-    from conformance.data.devices import device_status  # lazy: start-up (the subcommand needs it)
-    from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
-    from conformance.data.selection import check_selection  # lazy: start-up (the subcommand needs it)
-    from conformance.data.variants import variants_of  # lazy: start-up (the subcommand needs it)
-    from conformance.pytest_plugin.plugin import item_name  # lazy: start-up (the subcommand needs it)
+    from conformance.data.selection import check_selection  # lazy: start-up
+    from conformance.data.variants import variants_of  # lazy: start-up
+    from conformance.pytest_plugin.plugin import item_name  # lazy: start-up
 
     root = root_of(args.cases)
     paths = _paths(args)
@@ -209,7 +208,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def _keyword_matches(expression: str, lc: LoadedCase, variant: Variant) -> bool:
     """pytest's -k over the same words a run's items carry (see plugin.CaseItem)."""
-    from _pytest.mark.expression import Expression
+    from _pytest.mark.expression import Expression  # lazy: start-up
 
     words = {lc.id, lc.case.behavior, variant.device, variant.backend_label, variant.mode,
              f"{lc.id.rsplit('/', 1)[-1]}[{variant.label}]", lc.path.name}
@@ -249,8 +248,6 @@ def _cases_root(args: argparse.Namespace) -> str | None:
     """The cases root for a run: --cases (or its environment variable); else, where a path given
     lies outside the default folder (a case of one's own), the folder the paths have in common,
     so that every path given is run and ids are paths under it."""
-    from conformance.data.corpus import resolve, root_of  # lazy: start-up (the subcommand needs it)
-
     if args.cases or not args.paths:
         return str(args.cases) if args.cases else None
     default = root_of(None).resolve()
@@ -265,14 +262,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     problems = [why for name in ("timeout", "memory_limit") if getattr(args, name) is not None
                 and (why := check_number(BY_NAME[name], getattr(args, name), positive=name == "timeout"))]
     if not problems:
-        from conformance.data.selection import check_selection  # lazy: start-up (the subcommand needs it)
+        from conformance.data.selection import check_selection  # lazy: start-up
 
         problems = check_selection(csv(args.devices), csv(args.backends), csv(args.modes))
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return EXIT_USAGE
-    from conformance.data.corpus import resolve, root_of  # lazy: start-up (the subcommand needs it)
-
     root = root_of(args.cases)
     files = [resolve(p.split("::", 1)[0], root) for p in args.paths]
     if (problem := _no_cases(args, files or [root])) is not None:
@@ -284,8 +279,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("pytest " + " ".join(argv))
         return EXIT_OK
-    from conformance.results import hold_results  # lazy: start-up (the subcommand needs it)
-
     results = Path(args.results or BY_NAME["results"].env_default())
     holder = hold_results(results)  # only to say so plainly: the run's own process holds it for real
     if isinstance(holder, str):
@@ -294,10 +287,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     holder.close()
     started = time.time()
     if str(args.numprocesses or "1") == "0":
-        from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
-
         return _serial(argv, results, started, root_of(args.cases))
-    import pytest
+    import pytest  # lazy: start-up
 
     return _status(results, int(pytest.main(argv)), started)
 
@@ -314,12 +305,8 @@ def _serial(argv: list[str], results: Path, started: float, root: Path) -> int:
     """-n 0: the items run in one child process (conformance/pytest_plugin/serial.py), in a session of its
     own so that a terminal's Ctrl-C reaches it once, through us; our SIGINT, SIGTERM and SIGHUP are passed
     on to it, and it ends with us."""
-    import shutil
-    import signal
-    import tempfile
-
-    from conformance.pytest_plugin.guard import SERIAL_JOURNAL_ENV  # lazy: start-up (the subcommand needs it)
-    from conformance.pytest_plugin.serial import how_it_ended, settle  # lazy: start-up (the subcommand needs it)
+    from conformance.pytest_plugin.guard import SERIAL_JOURNAL_ENV  # lazy: start-up
+    from conformance.pytest_plugin.serial import how_it_ended, settle  # lazy: start-up
 
     journal = Path(tempfile.mkdtemp(prefix="torch-conformance-journal-"))
     env = {**os.environ, SERIAL_JOURNAL_ENV: str(journal)}
@@ -350,8 +337,6 @@ def _serial(argv: list[str], results: Path, started: float, root: Path) -> int:
 
 def _end_with_parent() -> None:
     """In the child before it runs pytest: end it (SIGTERM) when the CLI dies."""
-    import signal
-
     from conformance.pytest_plugin.serial import end_with_parent  # lazy: start-up
 
     end_with_parent(signal.SIGTERM)
@@ -360,8 +345,6 @@ def _end_with_parent() -> None:
 def _accounted(results: Path, code: int, started: float) -> int:
     """The run's status, unless its records fall short of the items it selected (a process that
     ended mid-run): then never 0."""
-    from conformance.results import manifest_path  # lazy: start-up (the subcommand needs it)
-
     manifest = manifest_path(results)
     if code == EXIT_NOTHING:
         return code
@@ -385,11 +368,7 @@ def _accounted(results: Path, code: int, started: float) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from conformance.bench.document import bench_json_schema  # lazy: start-up (the subcommand needs it)
-    from conformance.explore.findings_file import findings_json_schema  # lazy: start-up (the subcommand needs it)
-    from conformance.report.document import compat_json_schema  # lazy: start-up (the subcommand needs it)
-    from conformance.results import manifest_json_schema, result_json_schema  # lazy: start-up (the subcommand needs it)
-    from conformance.schema import json_schema  # lazy: start-up (the subcommand needs it)
+    from conformance.explore.findings_file import findings_json_schema  # lazy: start-up
 
     made = {"case": json_schema, "result": result_json_schema, "manifest": manifest_json_schema,
             "bench": bench_json_schema, "findings": findings_json_schema, "compat": compat_json_schema}[args.of]
@@ -472,11 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the pytest command line and exit")
     p.set_defaults(func=cmd_run, pytest_args=[], needs_torch="installed")
 
-    from conformance.selftest import cli as selftest  # lazy: start-up (the subcommand needs it)
-
     selftest.register(sub)
-
-    from conformance.explore import cli as explore  # lazy: start-up (the subcommand needs it)
 
     explore.register(sub)
 
@@ -497,11 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="as JSON")
     p.set_defaults(func=cmd_behaviors, needs_torch=True)
 
-    from conformance.report.cli import add_parser as add_report_parser  # lazy: start-up (the subcommand needs it)
-
     add_report_parser(sub)
-
-    from conformance.bench.cli import add_parser as add_bench_parser  # lazy: start-up (the subcommand needs it)
 
     add_bench_parser(sub)
     return parser
@@ -511,8 +482,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["report", "diff"]:  # a subcommand of its own under `report`, whose positionals are files
-        from conformance.report.cli import diff_main  # lazy: start-up (the subcommand needs it)
-
         return diff_main(argv[2:])
     extra: list[str] = []
     if "--" in argv:

@@ -6,11 +6,17 @@ import argparse
 import datetime as _dt
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from conformance.bench.document import SCHEMA_ID, BenchDocument
+from conformance.bench.report import compare, markdown, read, write_outputs
+from conformance.bench.timing import Settings
+from conformance.data.corpus import root_of
 from conformance.options import BY_NAME
+from conformance.run.fingerprint import build_fingerprint
 
 __all__ = ["add_parser", "cmd_bench"]
 
@@ -65,10 +71,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_explore_bench(args: argparse.Namespace) -> int:
     """One fixed-seed exploration per configuration, in this process (one core)."""
-    import tempfile
-
-    from conformance.explore.engine import Explorer  # lazy: imports torch
-    from conformance.run.fingerprint import build_fingerprint  # lazy: start-up (the subcommand needs it)
+    from conformance.explore.engine import Explorer  # lazy: start-up
 
     rows = []
     for config in args.configs.split(","):
@@ -93,11 +96,7 @@ def cmd_explore_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from conformance.bench.document import SCHEMA_ID, BenchDocument  # lazy: start-up (the subcommand needs it)
-    from conformance.bench.report import markdown, write_outputs  # lazy: start-up (the subcommand needs it)
-    from conformance.bench.suites import TABLE_IDS, run_tables  # lazy: imports torch
-    from conformance.bench.timing import Settings  # lazy: start-up (the subcommand needs it)
-    from conformance.run.fingerprint import build_fingerprint  # lazy: start-up (the subcommand needs it)
+    from conformance.bench.suites import TABLE_IDS, run_tables  # lazy: start-up
 
     settings = Settings.quick() if args.quick else Settings()
     if args.repeat:
@@ -111,7 +110,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if unknown:
         print(f"--only: unknown table(s) {', '.join(unknown)}; choose from {', '.join(TABLE_IDS)}", file=sys.stderr)
         return 2
-    import torch
+    import torch  # lazy: start-up
 
     started = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     t0 = time.perf_counter()
@@ -132,8 +131,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from conformance.bench.report import compare, read  # lazy: start-up (the subcommand needs it)
-
     try:
         a, b = read(args.before), read(args.after)
     except (OSError, ValueError) as exc:
@@ -150,8 +147,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_harness(args: argparse.Namespace) -> int:
-    from conformance.bench.harness import harness_markdown, measure_harness  # lazy: start-up (the subcommand needs it)
-    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
+    from conformance.bench.harness import harness_markdown, measure_harness  # lazy: start-up
 
     args.cases = root_of(args.cases)
     if not args.cases.is_dir():

@@ -38,7 +38,12 @@ from conformance.behaviors import BACKWARD_UNWRAP, MUTATION_EPILOGUE, RUNTIME_WR
 from conformance.bench import published as pub
 from conformance.bench.generated import BuildFunction, capture_sources, exec_generated, find_def
 from conformance.bench.timing import Ratio, Settings, Stats, measure_interleaved, ratio
+from reference_impl import backward_unwrap as bu
+from reference_impl import mutation_epilogue as me
+from reference_impl import runtime_wrapper as rw
+from reference_impl import subclass_wrapper as sw
 from reference_impl.runtime_wrapper import as_list
+from reference_impl.subclass_wrapper import is_wrapper_subclass
 
 __all__ = ["TABLES", "TABLE_IDS", "BenchTable", "Row", "Table", "estimate_ratio", "run_tables"]
 
@@ -116,7 +121,7 @@ def _passthrough(orig_inputs: object, fw_outs: Any) -> Any:
 
 
 def _reset() -> None:
-    import torch._dynamo
+    import torch._dynamo  # lazy: start-up
 
     torch._dynamo.reset()
 
@@ -159,7 +164,10 @@ def build_runtime_wrapper(aliases: int, mutations: int, nargs: int) -> BuildFunc
     """Compile the row's program (aot_function, inference, runtime epilogue) and exec the
     build's ``_runtime_wrapper`` with trivial epilogues (see Note [Timing the build's
     generated code])."""
-    from functorch.compile import aot_function, nop  # type: ignore[attr-defined]  # re-exported without __all__
+    from functorch.compile import (  # type: ignore[attr-defined]  # re-exported without __all__
+        aot_function,  # lazy: start-up
+        nop,
+    )
 
     fn = _program(orchestration_source(aliases, mutations, nargs))
     args = [torch.randn(4) for _ in range(nargs)]
@@ -180,8 +188,6 @@ def build_runtime_wrapper(aliases: int, mutations: int, nargs: int) -> BuildFunc
 
 
 def orchestration_row(aliases: int, mutations: int, nargs: int, settings: Settings) -> Row:
-    from reference_impl import runtime_wrapper as rw  # lazy: imports torch
-
     outputs = (
         *(rw.OutputSpec(rw.AliasKind.ALIAS_OF_INPUT, mutations + i) for i in range(aliases)),
         rw.OutputSpec(),
@@ -251,7 +257,7 @@ def _timed_row(  # noqa: PLR0917  # one row's facets, positional like the table'
 
 
 def _two_tensor(nested: bool, requires_grad: bool) -> torch.Tensor:
-    from conformance.core.build import two_tensor_type  # lazy: imports torch
+    from conformance.core.build import two_tensor_type  # lazy: start-up
 
     tt = two_tensor_type()
     gen = torch.Generator().manual_seed(0)
@@ -290,8 +296,6 @@ def build_unwrap() -> BuildFunction:
 
 
 def unwrap_rows(counts: Sequence[int], settings: Settings) -> list[Row]:
-    from reference_impl import backward_unwrap as bu  # lazy: imports torch
-
     build = build_unwrap()
     rows = []
     for n in counts:
@@ -322,8 +326,6 @@ def unwrap_rows(counts: Sequence[int], settings: Settings) -> list[Row]:
 
 
 def _leaves(t: Any) -> list[Any]:
-    from reference_impl.subclass_wrapper import is_wrapper_subclass  # lazy: imports torch
-
     if not is_wrapper_subclass(t):
         return [t]
     names, _ = t.__tensor_flatten__()
@@ -331,8 +333,7 @@ def _leaves(t: Any) -> list[Any]:
 
 
 def subclass_row(nested: bool, settings: Settings) -> Row:
-    from conformance.core.build import two_tensor_type  # lazy: imports torch
-    from reference_impl import subclass_wrapper as sw  # lazy: imports torch
+    from conformance.core.build import two_tensor_type  # lazy: start-up
 
     tt = two_tensor_type()
     _reset()
@@ -406,9 +407,10 @@ def mutation_source(k: int) -> str:
 
 
 def mutation_row(k: int, settings: Settings) -> Row:
-    from functorch.compile import aot_function, nop  # type: ignore[attr-defined]  # re-exported without __all__
-
-    from reference_impl import mutation_epilogue as me  # lazy: imports torch
+    from functorch.compile import (  # type: ignore[attr-defined]  # re-exported without __all__
+        aot_function,  # lazy: start-up
+        nop,
+    )
 
     gen = torch.Generator().manual_seed(0)
     w = torch.randn(4, generator=gen)

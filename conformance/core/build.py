@@ -20,6 +20,7 @@ import linecache
 import math
 import re
 import sys
+import traceback
 import types
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
@@ -79,8 +80,6 @@ def load_classes(source: str | None, filename: str) -> dict[str, Any]:
 
 def source_line(exc: BaseException, filename: str) -> str:
     """' at <where>:<line>' for the deepest frame of `exc` in the source registered as `filename`."""
-    import traceback
-
     found = ""
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         if frame.f_code.co_filename == filename:
@@ -116,7 +115,7 @@ def resolve_class(ref: str, classes: dict[str, Any], base: type, what: str) -> t
 
 def two_tensor_type() -> type[torch.Tensor]:
     try:
-        from torch.testing._internal.two_tensor import TwoTensor
+        from torch.testing._internal.two_tensor import TwoTensor  # guarded: a build without it
     except ImportError as exc:
         raise FeatureUnavailable(
             f"TwoTensor is not importable from this build (torch.testing._internal.two_tensor: {exc})"

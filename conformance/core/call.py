@@ -9,6 +9,7 @@ KeyboardInterrupt of its own; `call` records them like any exception, and re-rai
 from __future__ import annotations
 
 import contextlib
+import linecache
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -221,8 +222,6 @@ def run_action(inputs: BuiltInputs, source: str, filename: str, *, env: Env, out
     """`act`, giving the exception itself: where a statement raises, the rest of the block does not run and
     no input is rebound. `compiled` tells the block which side it acts on (an assertion upstream makes on the
     compiled side only)."""
-    import linecache
-
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     scope: dict[str, Any] = {"torch": torch, **env.classes, **inputs.named, "out": out, "compiled": compiled}
     try:
@@ -352,7 +351,7 @@ def undo_write_through(side: Side) -> None:
 
 
 def mark_dynamic(inputs: BuiltInputs) -> None:
-    import torch._dynamo
+    import torch._dynamo  # lazy: start-up
 
     for name, dims in inputs.dynamic_dims.items():
         torch._dynamo.mark_dynamic(inputs.named[name], list(dims))

@@ -63,7 +63,7 @@ def moved(actual: int, expected: int, tol: Tolerance) -> str | None:
 def _identical(actual: torch.Tensor, expected: torch.Tensor) -> bool:
     """Plain dense tensors of one dtype and shape with equal values: within any tolerance, so
     assert_close (a tenth of the harness's own time, most values being equal) need not run."""
-    import torch  # the registry is read where torch is not imported (a case's known failures name checks)
+    import torch  # lazy: start-up
 
     if not (type(actual) is torch.Tensor and type(expected) is torch.Tensor
             and actual.layout == expected.layout == torch.strided and actual.dtype == expected.dtype
@@ -78,7 +78,7 @@ def _identical(actual: torch.Tensor, expected: torch.Tensor) -> bool:
 def close(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> str | None:
     """assert_close within the case's tolerance (both or neither given; torch's defaults for the
     dtype otherwise), NaN equal to NaN, on the CPU; the detail is assert_close's own words."""
-    import torch  # the registry is read where torch is not imported (a case's known failures name checks)
+    import torch  # lazy: start-up
 
     if _identical(actual, expected):
         return None
@@ -104,7 +104,7 @@ def close_array(actual: Any, expected: Any, tol: Tolerance) -> str | None:
     by `close` (the case's tolerance, else torch's defaults for the dtype; NaN equal to NaN). An array
     torch cannot hold (object, strings, datetimes) element by element: an array as an array, a float
     by `close_float`, anything else exactly."""
-    import torch  # the registry is read where torch is not imported (a case's known failures name checks)
+    import torch  # lazy: start-up
 
     if actual.dtype != expected.dtype:
         return f"dtype {actual.dtype}, but eager's is {expected.dtype}"

@@ -103,7 +103,7 @@ def backend_missing(name: str) -> str | None:
 def lookup_backend(name: str) -> Callable[..., Any]:
     """A torch.compile backend by its registered name; FeatureUnavailable if this build has none
     or it cannot run here."""
-    import torch._dynamo
+    import torch._dynamo  # lazy: start-up
 
     missing = backend_missing(name)
     if missing is not None:
@@ -111,7 +111,7 @@ def lookup_backend(name: str) -> Callable[..., Any]:
 
     lookup: Callable[[str], Callable[..., Any]] | None = getattr(torch._dynamo, "lookup_backend", None)
     if lookup is None:
-        from torch._dynamo.backends.registry import lookup_backend
+        from torch._dynamo.backends.registry import lookup_backend  # lazy: start-up
 
         lookup = lookup_backend
     try:
@@ -136,7 +136,10 @@ def make_compiled(
         return fn, counting(lambda gm, _example_inputs, **_kw: gm, False)
     if backend == AOT_FUNCTION:
         try:
-            from functorch.compile import aot_function, nop  # type: ignore[attr-defined]  # re-exported without __all__
+            from functorch.compile import (  # type: ignore[attr-defined]  # re-exported without __all__
+                aot_function,  # guarded: a build without it
+                nop,
+            )
         except ImportError as exc:
             raise FeatureUnavailable(f"functorch.compile.aot_function is not available: {exc}") from None
         counter = counting(nop, True)
@@ -144,7 +147,9 @@ def make_compiled(
                                 dynamic=bool(options["dynamic"]), **_resolved(aot_function_options(options)))
         return compiled, counter
     if backend in (AOT_MODULE_SIMPLIFIED, AOT_MODULE, *TRACING_ENTRIES):
-        from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
+        from functorch.compile import (  # type: ignore[attr-defined]  # re-exported without __all__
+            nop,  # lazy: start-up
+        )
 
         counter = counting(nop if backend not in TRACING_ENTRIES else lambda gm, _args: gm, True)
         return module_entry(backend, fn, counter, kiim, options), counter
@@ -177,7 +182,7 @@ def aot_function_options(options: CompileData) -> dict[str, str | bool]:
 
 
 def _resolved(chosen: dict[str, str | bool]) -> dict[str, Any]:
-    import functorch.compile
+    import functorch.compile  # lazy: start-up
 
     return {k: getattr(functorch.compile, v) if isinstance(v, str) else v for k, v in chosen.items()}
 
@@ -217,8 +222,8 @@ def config_patches(case: CaseData, backend: str) -> list[tuple[Any, dict[str, An
         patches.append((module, {flag: value}))
     options = case["compile"]
     if backend == "inductor" and (options["options"] or options["mode"]):
-        import torch._inductor
-        import torch._inductor.config as inductor_config
+        import torch._inductor  # lazy: start-up
+        import torch._inductor.config as inductor_config  # lazy: start-up
 
         chosen: dict[str, Any] = {}
         if options["mode"]:
@@ -231,7 +236,7 @@ def config_patches(case: CaseData, backend: str) -> list[tuple[Any, dict[str, An
 @contextlib.contextmanager
 def isolated(case: CaseData, backend: str) -> Iterator[None]:
     """See Note [Isolation between cases]."""
-    import torch._dynamo
+    import torch._dynamo  # lazy: start-up
 
     torch._dynamo.reset()
     grad = torch.is_grad_enabled()

@@ -47,6 +47,8 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils._pytree import tree_unflatten
 
 from conformance.core.entry import (
     AOT_EXPORT_JOINT_SIMPLE,
@@ -111,8 +113,7 @@ def _traced_from(tensors: tuple[Any, ...], tracing: TracingMode | None) -> tuple
     copies with symbolic sizes under a ShapeEnv; and that ShapeEnv (None where there is none)."""
     if tracing in (None, "real"):
         return list(tensors), None
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv  # lazy: start-up
 
     shape_env = ShapeEnv() if tracing == "symbolic" else None
     mode = FakeTensorMode(shape_env=shape_env)
@@ -122,7 +123,7 @@ def _traced_from(tensors: tuple[Any, ...], tracing: TracingMode | None) -> tuple
 def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool,
                                  tracing: TracingMode | None) -> Callable[..., Any]:
     try:
-        from torch._functorch.aot_autograd import aot_module_simplified
+        from torch._functorch.aot_autograd import aot_module_simplified  # guarded: a build without it
     except ImportError as exc:
         raise FeatureUnavailable(f"aot_module_simplified is not available: {exc}") from None
     state: dict[str, Any] = {}
@@ -150,7 +151,9 @@ def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any],
 def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool
                       ) -> Callable[..., Any]:
     try:
-        from functorch.compile import aot_module  # type: ignore[attr-defined]  # re-exported without __all__
+        from functorch.compile import (  # type: ignore[attr-defined]  # re-exported without __all__
+            aot_module,  # guarded: a build without it
+        )
     except ImportError as exc:
         raise FeatureUnavailable(f"functorch.compile.aot_module is not available: {exc}") from None
     state: dict[str, Any] = {}
@@ -168,7 +171,7 @@ def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callab
 def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any], tracing: TracingMode | None
                    ) -> Callable[..., Any]:
     try:
-        from torch.fx.experimental.proxy_tensor import make_fx
+        from torch.fx.experimental.proxy_tensor import make_fx  # guarded: a build without it
     except ImportError as exc:
         raise FeatureUnavailable(f"make_fx is not available: {exc}") from None
     state: dict[str, Any] = {}
@@ -189,8 +192,6 @@ def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any], tracing:
 def _run_exported(gm: Callable[..., Any], graph: torch.fx.Graph, sig: Any, program: _ProgramModule,
                   tensors: tuple[Any, ...]) -> Any:
     """The exported graph called, and its signature's mutations applied (Note [Module entry points])."""
-    from torch.utils._pytree import tree_unflatten
-
     lifted = [*(program.get_parameter(n) for n in sig.parameters), *(program.get_buffer(n) for n in sig.buffers)]
     outs = gm(*lifted, *tensors)
     user_inputs = {name: tensors[i] for i, name in enumerate(sig.user_inputs)}
@@ -223,7 +224,7 @@ def _log_readable(gm: torch.fx.GraphModule) -> None:
 def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any], pre_dispatch: bool
                              ) -> Callable[..., Any]:
     try:
-        from torch._functorch.aot_autograd import aot_export_module
+        from torch._functorch.aot_autograd import aot_export_module  # guarded: a build without it
     except ImportError as exc:
         raise FeatureUnavailable(f"aot_export_module is not available: {exc}") from None
     state: dict[str, Any] = {}
@@ -250,7 +251,7 @@ def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any]
 
 def _aot_export_joint_simple_entry(fn: Callable[..., Any], counter: Callable[..., Any]) -> Callable[..., Any]:
     try:
-        from torch._functorch.aot_autograd import aot_export_joint_simple
+        from torch._functorch.aot_autograd import aot_export_joint_simple  # guarded: a build without it
     except ImportError as exc:
         raise FeatureUnavailable(f"aot_export_joint_simple is not available: {exc}") from None
     state: dict[str, Any] = {}
@@ -272,7 +273,7 @@ def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any]
     """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler;
     `options` the case's compile options."""
     pre_dispatch, tracing = options["pre_dispatch"], options["tracing_mode"]
-    from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__
+    from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__  # lazy: start-up
 
     if entry == AOT_EXPORT_MODULE:
         return _aot_export_module_entry(fn, counter, pre_dispatch)

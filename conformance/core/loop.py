@@ -154,7 +154,7 @@ def recompile_note(case: CaseData, target: Target, per_call: list[int], fresh: t
 
 def run_passes(case: CaseData, target: Target, callbacks: LoopCallbacks | None = None) -> Outcome:
     """Every pass of the variant (a second, with caches warm, where the case asks), isolated."""
-    import torch._dynamo
+    import torch._dynamo  # lazy: start-up
 
     callbacks = callbacks or LoopCallbacks()
     points = call_points(case)
@@ -200,7 +200,7 @@ def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callba
     """The program compiled afresh for a call that asks for it (`fresh`), as upstream compiles anew: a new
     function object through the same entry point, after torch._dynamo.reset() for torch.compile so that no
     cached frame is reused; its graphs count with the pass's (the same counter)."""
-    import torch._dynamo
+    import torch._dynamo  # lazy: start-up
 
     if target.backend not in WITHOUT_DYNAMO:
         torch._dynamo.reset()

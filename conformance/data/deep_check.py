@@ -16,6 +16,8 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 
+import torch
+
 from conformance.core.build import load_classes, resolve_class
 from conformance.core.compile import backend_missing, config_flag
 from conformance.core.entry import NONE, WITHOUT_DYNAMO
@@ -54,9 +56,6 @@ def _time_limit(seconds: int) -> Iterator[None]:
 def torch_problems(lc: LoadedCase, *, backends: bool) -> list[CaseError]:
     """`backends`: also report what this build lacks but another may have (a backend, a config
     flag), as validate does; a run skips such items instead."""
-    import torch
-
-
     errors: list[CaseError] = []
     try:
         with _time_limit(CLASSES_SECONDS):

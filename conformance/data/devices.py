@@ -22,7 +22,7 @@ def _accelerator_module(device_type: str, torch: object) -> object | None:
 def device_status(device: str, torch_module: object | None = None) -> DeviceStatus:
     """Whether `device` (e.g. 'cpu', 'cuda:1', 'xpu') can run a case here, and if not, why."""
     if torch_module is None:
-        import torch as torch_module
+        import torch as torch_module  # lazy: start-up
     torch = torch_module
     dtype, _, index = device.partition(":")
     if dtype == "cpu":
@@ -50,7 +50,7 @@ def device_status(device: str, torch_module: object | None = None) -> DeviceStat
 def default_devices(torch_module: object | None = None) -> tuple[str, ...]:
     """cpu and cuda (cuda skips with a reason where absent), plus any other available accelerator."""
     if torch_module is None:
-        import torch as torch_module
+        import torch as torch_module  # lazy: start-up
     extra: list[str] = []
     accelerator = getattr(torch_module, "accelerator", None)
     current: Callable[[], object] | None = getattr(accelerator, "current_accelerator", None)

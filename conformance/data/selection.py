@@ -23,7 +23,7 @@ DECLARED_BACKENDS = (*DEFAULT_BACKENDS, DYNAMO_EAGER, *OWN_ENTRIES)
 
 def registered_backends() -> tuple[str, ...]:
     """Every torch.compile backend name registered on this build (debug ones included)."""
-    import torch._dynamo
+    import torch._dynamo  # lazy: start-up
 
     try:
         names = torch._dynamo.list_backends(exclude_tags=())
@@ -39,7 +39,7 @@ def _suggest(value: str, choices: Sequence[str]) -> str:
 
 def device_error(device: str) -> str | None:
     """Why `device` is not a device string this torch build knows, or None."""
-    import torch
+    import torch  # lazy: start-up
 
     try:
         torch.device(device)

@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from conformance.explore.layout import WriteFailed
 from conformance.options import shard_of
+from conformance.schema.case import SEED_LIMIT
 
 if TYPE_CHECKING:
     from conformance.explore.findings_file import FindingsFile
@@ -90,17 +92,15 @@ def _shard(text: str) -> tuple[int, int] | None:
 
 def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, FindingsFile]]]:
     """Every usage error at once, before any work; and the findings to merge, read."""
-    from conformance.data.selection import check_selection  # lazy: start-up (the subcommand needs it)
-    from conformance.explore.supervise import unmerged_states  # lazy: imports torch
-    from conformance.selftest.faults import FAULTS  # lazy: imports torch
+    from conformance.data.selection import check_selection  # lazy: start-up
+    from conformance.explore.supervise import unmerged_states  # lazy: start-up
+    from conformance.selftest.faults import FAULTS  # lazy: start-up
 
     errors = check_selection([], args.backends, args.modes)
     if args.fault is not None and args.fault not in FAULTS:
         errors.append(f"--fault {args.fault}: no such fault; choose from {', '.join(sorted(FAULTS))}")
     if not (0 < args.time_budget < math.inf) or args.max_examples <= 0 or args.workers <= 0:
         errors.append("--time-budget, --max-examples and --workers must be positive (and the budget finite)")
-    from conformance.schema.case import SEED_LIMIT  # lazy: start-up (pydantic)
-
     if not 0 <= args.seed < SEED_LIMIT:
         errors.append(f"--seed {args.seed}: give 0 or a positive number below 2**63 (a case's seed)")
     if not args.merge and (not args.backends or not args.modes):
@@ -110,7 +110,7 @@ def _usage(args: argparse.Namespace) -> tuple[list[str], list[tuple[Path, Findin
     merge_errors, parts = _merge_parts(args.merge or [])
     errors += merge_errors
     if args.builds is not None:
-        from conformance.explore.releases import check_builds  # lazy: start-up (the subcommand needs it)
+        from conformance.explore.releases import check_builds  # lazy: start-up
 
         errors += check_builds([b for b in args.builds.split(",") if b]) or (
             [] if args.builds.strip(",") else ["--builds: give at least one build"])
@@ -152,7 +152,7 @@ def _shared(out: Path) -> bool:
 def _merge_parts(dirs: list[str]) -> tuple[list[str], list[tuple[Path, FindingsFile]]]:
     """Each folder's findings.json, checked. A folder given twice, or two files of the same rounds (a
     job's folder copied), would count the same programs and findings twice: refused."""
-    from conformance.explore.findings_file import read_findings  # lazy: start-up (the subcommand needs it)
+    from conformance.explore.findings_file import read_findings  # lazy: start-up
 
     errors: list[str] = []
     seen: dict[Path, str] = {}
@@ -179,9 +179,8 @@ def _merge_parts(dirs: list[str]) -> tuple[list[str], list[tuple[Path, FindingsF
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    from conformance.explore.findings import discard_report, mark_known, merge_into, write_report  # lazy: imports torch
-    from conformance.explore.layout import WriteFailed  # lazy: start-up (the subcommand needs it)
-    from conformance.explore.supervise import Interrupts  # lazy: imports torch
+    from conformance.explore.findings import discard_report, mark_known, merge_into, write_report  # lazy: start-up
+    from conformance.explore.supervise import Interrupts  # lazy: start-up
 
     if args.coverage is not None:
         return _coverage(args)
@@ -199,7 +198,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         try:
             report = merge_into(out, parts) if parts else _explore(args, out, shard, interrupts)
             if args.builds:
-                from conformance.explore.releases import add_releases  # lazy: start-up (the subcommand needs it)
+                from conformance.explore.releases import add_releases  # lazy: start-up
 
                 add_releases(report, out, [b for b in args.builds.split(",") if b],
                              say=lambda line: print(line, file=sys.stderr))
@@ -218,8 +217,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def _coverage(args: argparse.Namespace) -> int:
-    from conformance.explore.coverage import coverage, to_text  # lazy: start-up (the subcommand needs it)
-    from conformance.schema.case import SEED_LIMIT  # lazy: start-up (pydantic)
+    from conformance.explore.coverage import coverage, to_text  # lazy: start-up
 
     if args.coverage <= 0 or not 0 <= args.seed < SEED_LIMIT:
         print("explore: --coverage N: give a positive N (and --seed from 0 to 2**63 - 1)", file=sys.stderr)
@@ -230,7 +228,7 @@ def _coverage(args: argparse.Namespace) -> int:
 
 
 def _explore(args: argparse.Namespace, out: Path, shard: tuple[int, int], interrupts: Interrupts) -> dict[str, Any]:
-    from conformance.explore.supervise import Config, supervise, totals_report  # lazy: imports torch
+    from conformance.explore.supervise import Config, supervise, totals_report  # lazy: start-up
 
     config = Config(out=str(out), backends=args.backends, modes=args.modes, fault=args.fault,
                     time_budget=args.time_budget, max_examples=args.max_examples, seed=args.seed,

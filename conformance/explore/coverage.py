@@ -14,6 +14,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
+from conformance.explore.engine import Explorer, Ran, case_text
 from conformance.explore.grammar import CALL_KINDS, CONTEXTS, Program, programs, registry_table
 from conformance.explore.registry import DTYPES, FormTable
 from conformance.explore.statements import ACTIONS, FLOAT_KINDS, METADATA, OP_KINDS, STORAGE_MOVES, family_of
@@ -110,8 +111,6 @@ def _eager_verdicts(n: int, seed_: int, registry: bool) -> list[str]:
 
 def _child(n: int, seed_: int, start: int, registry: bool) -> None:
     """Run programs start.. of the N drawn, both sides eager, printing each one's verdict as it ends."""
-    from conformance.explore.engine import Explorer, Ran, case_text  # lazy: imports torch
-
     with tempfile.TemporaryDirectory(prefix="conformance-coverage-") as tmp:
         explorer = Explorer(Path(tmp), backends=("none",), modes=("inference",))
         for p in draw(n, seed_, registry=registry)[start:]:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import torch
 import yaml
 
 from conformance.data.loader import load_case
@@ -26,7 +27,7 @@ def _slug(signature: str) -> str:
 
 def emit(explorer: Explorer, finding: Finding) -> Finding:
     """Write the finding's case file and reproducer under findings/, and rerun the case file."""
-    from conformance.reproducer.short import render_short  # lazy: imports torch
+    from conformance.reproducer.short import render_short  # lazy: start-up
 
     folder = explorer.out / "findings"
     folder.mkdir(parents=True, exist_ok=True)
@@ -56,8 +57,6 @@ def emit(explorer: Explorer, finding: Finding) -> Finding:
 
 
 def torch_version() -> str:
-    import torch
-
     return str(torch.__version__)
 
 

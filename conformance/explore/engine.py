@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hypothesis.reporting
 import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -32,8 +33,10 @@ from conformance.data.loader import CaseLoadError, LoadedCase, load_case
 from conformance.data.variants import Variant, variants_of
 from conformance.explore.grammar import Program, programs, registry_table
 from conformance.explore.layout import EXAMPLES, RUNNING
+from conformance.probe.scalar_recompile import NOT_MODELLED, predicted
 from conformance.report.causes import cause_of, causes_of
 from conformance.results import TORCH_BUCKETS, ResultRecord, undeclared
+from conformance.run.probe_driver import scalar_sweep
 from conformance.run.runner import RunOptions, run_variant
 
 ROUND_EXAMPLES = 100  # programs per Hypothesis round: each round shrinks what it found before the next
@@ -102,9 +105,6 @@ def sweep_expectation(lc: LoadedCase, records: Sequence[ResultRecord]) -> int | 
     a passing record compiled another: only where every compiling variant compiled one graph on
     its first call (the prediction is per compiled region; a graph break makes several) and the
     variants agree on the prediction; ``None`` otherwise, or where the case sets a count."""
-    from conformance.probe.scalar_recompile import NOT_MODELLED, predicted  # lazy: imports torch
-    from conformance.run.probe_driver import scalar_sweep  # lazy: imports torch
-
     if lc.case.expect.compiles is not None:
         return None
     expected: set[int] = set()
@@ -414,7 +414,5 @@ def _leaves(exc: BaseException) -> Iterator[BaseException]:
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
     """Hypothesis prints each falsifying example; the explorer writes its own report."""
-    import hypothesis.reporting
-
     with hypothesis.reporting.with_reporter(lambda _value: None):
         yield

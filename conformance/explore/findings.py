@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance.explore.emit import finding_record, torch_version, with_sightings
-from conformance.explore.engine import Explorer, Finding
+from conformance.explore.engine import Explorer, Finding, signatures_of
 from conformance.explore.layout import EXAMPLES, WriteFailed
 from conformance.explore.releases import in_words
 from conformance.files import write_atomic
@@ -285,8 +285,6 @@ def write_findings(explorer: Explorer, findings: list[Finding]) -> dict[str, Any
 def mark_known(report: dict[str, Any], known: Path) -> list[str]:
     """Each finding that a known failure of the corpus shows the same way on this build (the same
     cause: conformance.report.causes) names those cases; warnings."""
-    from conformance.explore.engine import signatures_of  # lazy: imports torch
-
     try:
         records = [s.record for s in read_results(known, [])]
     except ReportInputError as exc:

@@ -17,6 +17,7 @@ ATen set and pointwise ops, drawn where it reads a tensor written before).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import hashlib
@@ -27,10 +28,15 @@ import re
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import torch
+import torch.nn.modules
+import torch.optim
 
 Shape = tuple[int, ...]
 
@@ -92,8 +98,6 @@ def _arg_choices(arg: Any, shape: Shape) -> list[str | None] | None:  # noqa: PL
 
 
 def _family(schema: Any, tags: Any) -> str | None:
-    import torch
-
     first = schema.arguments[0].alias_info
     returns = schema.returns
     if first is not None and first.is_write:
@@ -107,8 +111,6 @@ def _family(schema: Any, tags: Any) -> str | None:
 
 def candidates(shapes: tuple[Shape, ...]) -> Iterator[tuple[str, str, Shape, list[str]]]:
     """(family, op, shape, calls to try), per ATen schema a form can be written for."""
-    import torch
-
     for schema in torch._C._jit_get_all_schemas():
         namespace, _, name = schema.name.partition("::")
         if namespace != "aten" or name.startswith(SKIPPED_PREFIXES) or "quantized" in name or "empty" in name \
@@ -143,8 +145,6 @@ def candidates(shapes: tuple[Shape, ...]) -> Iterator[tuple[str, str, Shape, lis
 
 def _sample(shape: Shape, dtype: str) -> Any:
     """A tensor of the shape and dtype with no zero (an integer division by zero ends the process)."""
-    import torch
-
     n = 1
     for d in shape:
         n *= d
@@ -152,8 +152,6 @@ def _sample(shape: Shape, dtype: str) -> Any:
 
 
 def _run(call: str, shape: Shape, dtype: str) -> tuple[Any, Any, tuple[Any, Any]]:
-    import torch
-
     t = _sample(shape, dtype)
     before = (t.shape, t.stride())
     out = eval(call.format(t="t", o="o"), {"torch": torch, "t": t, "o": _sample(shape, dtype)})
@@ -163,8 +161,6 @@ def _run(call: str, shape: Shape, dtype: str) -> tuple[Any, Any, tuple[Any, Any]
 
 
 def _same(a: Any, b: Any) -> bool:
-    import torch
-
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
         return a is None and b is None
     if a.shape != b.shape or a.dtype != b.dtype:
@@ -178,8 +174,6 @@ def _same(a: Any, b: Any) -> bool:
 def _filled() -> Iterator[None]:
     """Memory torch leaves uninitialised filled (NaN, the largest integer): an op whose result reads
     some gives another result here than on a first run, and is never drawn."""
-    import torch
-
     det, warn = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
     fill = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]  # a module attribute torch sets
     torch.use_deterministic_algorithms(True, warn_only=True)
@@ -195,8 +189,6 @@ def _try(family: str, call: str, shape: Shape, dtype: str) -> Shape | None:
     """The result shape where eager accepts the call on a sample of the shape and dtype, and gives
     the same on a second sample with torch's uninitialised memory filled (an op whose result reads
     some does not), else None."""
-    import torch
-
     t, out, before = _run(call, shape, dtype)
     with _filled():
         again, out_again, _ = _run(call, shape, dtype)
@@ -215,8 +207,6 @@ def _try(family: str, call: str, shape: Shape, dtype: str) -> Shape | None:
 
 def _child(shapes: list[Shape]) -> None:
     """Announce each attempt, then say whether eager accepted it (JSON lines on stdout)."""
-    import warnings
-
     warnings.simplefilter("ignore")
     skip = set(sys.argv[3:])
     for family, op, shape, calls in candidates(tuple(shapes)):
@@ -257,8 +247,6 @@ def _validate(shapes: tuple[Shape, ...]) -> list[Form]:
 
 
 def _cache_path(shapes: tuple[Shape, ...]) -> Path:
-    import torch
-
     key = hashlib.sha256(f"{torch.__version__}|{torch.version.git_version}|{shapes}|{REGISTRY_VERSION}".encode())
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "torch-conformance"
     return root / f"forms-{key.hexdigest()[:16]}.json"
@@ -289,11 +277,6 @@ def real_code_ops() -> frozenset[str]:
     """The tensor methods and torch functions torch's own optimizers (torch/optim) and modules
     (torch/nn/modules) call, read from their source: the statement forms real training code runs
     (a `_foreach_mul_` counts as `mul_`)."""
-    import ast
-
-    import torch.nn.modules
-    import torch.optim
-
     names: set[str] = set()
     for package in (torch.optim, torch.nn.modules):
         for path in Path(str(package.__file__)).parent.glob("*.py"):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.data.loader import case_id_for
+from conformance.explore.engine import signatures_of
 from conformance.report.causes import same_cause
 from conformance.results import UNEXPLAINED, ResultRecord
 from conformance.versions import version_key
@@ -64,8 +65,6 @@ def rerun(cases: list[Path], root: Path, site: Path) -> tuple[str, list[Any]]:
 
 def outcome(signature: str, records: list[Any]) -> str:
     """What one build did with a finding's case: fails (the same cause), passes, or what else."""
-    from conformance.explore.engine import signatures_of  # lazy: imports torch
-
     if not records:
         return "not run"
     seen = [sig for r in records if r.status in UNEXPLAINED for sig in signatures_of(r)]

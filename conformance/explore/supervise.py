@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import multiprocessing
 import os
 import signal
@@ -21,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from torch._logging import set_logs  # type: ignore[attr-defined]  # public API, not in the stub's exports
 
 from conformance.data.loader import load_case
 from conformance.explore.emit import emit, finding_record, torch_version, with_sightings
 from conformance.explore.engine import Explorer
 from conformance.explore.findings import Totals, findings_report
+from conformance.explore.grammar import registry_table
 from conformance.explore.layout import RUNNING, STATE
 from conformance.files import write_atomic
 from conformance.pytest_plugin.serial import end_with_parent
@@ -74,11 +77,7 @@ class Budget:
 
 def worker_main(config: Config, worker: int, first_round: int, budget: Budget) -> None:
     """One worker's life: explore its shard, saving state after each program batch, round and finding."""
-    import logging
-
-    from torch._logging import set_logs  # type: ignore[attr-defined]  # public API, not in the stub's exports
-
-    from conformance.selftest.faults import FAULTS  # lazy: imports torch
+    from conformance.selftest.faults import FAULTS  # lazy: start-up
 
     set_logs(all=logging.CRITICAL)
     out = shard_dir(config, worker)
@@ -137,7 +136,7 @@ def _signal_name(exitcode: int | None) -> str:
 
 def _run_case(case: str, fault: str | None) -> None:
     """In a fresh process: run every variant of one case file (does the process die again?)."""
-    from conformance.selftest.faults import FAULTS  # lazy: imports torch
+    from conformance.selftest.faults import FAULTS  # lazy: start-up
 
     path = Path(case)
     explorer = Explorer(path.parent, extensions=(FAULTS[fault].extension(),) if fault else ())
@@ -197,8 +196,6 @@ def supervise(config: Config, progress: Callable[[str], None] | None = None, tar
             return supervise(config, progress, target, confirm, own)
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch state shared with the parent
     if config.registry:
-        from conformance.explore.grammar import registry_table  # lazy: imports torch
-
         registry_table()  # validated once here (then cached per build), not by each worker against its budget
     start = time.monotonic()
     totals = Totals()

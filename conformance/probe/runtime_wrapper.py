@@ -69,7 +69,7 @@ def _view_replay() -> bool:
     """The user's setting in effect (a case's `config:` applies through the probe): replay an
     aliased output's views, or regenerate it with one as_strided. A build without the
     setting replays."""
-    import torch._functorch.config as functorch_config
+    import torch._functorch.config as functorch_config  # lazy: start-up
 
     return bool(getattr(functorch_config, "view_replay_for_aliased_outputs", True))
 

@@ -301,8 +301,8 @@ def with_reproducer(record: ResultRecord, ref: ItemRef, root: Path, results: Pat
                     rootpath: Path) -> ResultRecord:
     """A dead item's record with the script that runs its case as the harness did (a process death that
     is the build's ends the script the same way); the record unchanged where none can be made."""
-    from conformance.data.variants import variants_of  # lazy: start-up (only a dead item needs it)
-    from conformance.reproducer.write import attach  # lazy: start-up (only a dead item needs it)
+    from conformance.data.variants import variants_of  # lazy: start-up
+    from conformance.reproducer.write import attach  # lazy: start-up
 
     path = next((p for p in (rootpath / ref.case_file, cwd / ref.case_file) if p.is_file()), None)
     try:

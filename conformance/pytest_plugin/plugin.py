@@ -31,6 +31,7 @@ from conformance.data.corpus import root_of, where_looked
 from conformance.data.expectations import Expectation, external_lookup, load_expectations
 from conformance.data.loader import CaseError, CaseLoadError, LoadedCase, case_id_for, is_case_file, load_case
 from conformance.options import BY_NAME, OPTIONS, check_number, csv, shard_of
+from conformance.pytest_plugin import hookspecs
 from conformance.pytest_plugin.accounting import RECORD_KEY, ItemRef, ResultsSink
 from conformance.pytest_plugin.guard import (
     EXIT_WATCHDOG,
@@ -43,6 +44,7 @@ from conformance.pytest_plugin.guard import (
     set_memory_limit,
 )
 from conformance.results import ResultRecord, ResultsWriter, hold_results
+from conformance.run.fingerprint import build_fingerprint
 
 if TYPE_CHECKING:
     from conformance.data.variants import Variant
@@ -52,8 +54,6 @@ ACTIVATE_ENV = "TORCH_CONFORMANCE"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from conformance.pytest_plugin import hookspecs  # lazy: pytest loads the plugin in every project
-
     pluginmanager.add_hookspecs(hookspecs)
 
 
@@ -127,7 +127,7 @@ def _checked_options(config: pytest.Config) -> tuple[float, float]:
         if why:
             errors.append(why)
     if not _is_worker(config):
-        from conformance.data.selection import check_selection  # lazy: pytest loads the plugin in every project
+        from conformance.data.selection import check_selection  # lazy: start-up
 
         errors += check_selection(csv(config.getoption("conformance_devices")),
                                   csv(config.getoption("conformance_backends")),
@@ -315,8 +315,6 @@ def _drop_unused_hypothesis_plugin(config: pytest.Config, root: Path) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if not _active(config):
         return None
-    from conformance.run.fingerprint import build_fingerprint  # lazy: pytest loads the plugin in every project
-
     fp = build_fingerprint()
     state = config.stash[_STATE]
     return [
@@ -338,7 +336,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _build_checks() -> Callable[[LoadedCase], list[CaseError]]:
-    from conformance.data.deep_check import checker  # lazy: imports torch
+    from conformance.data.deep_check import checker  # lazy: start-up
 
     return checker(backends=False)  # a backend this build lacks is a skip with its reason, not an error
 
@@ -381,7 +379,7 @@ class CaseFile(pytest.File):
             yield self._error(lc.id, (err,))
             return
         state.ids[lc.id] = display
-        from conformance.data.variants import variants_of  # lazy: pytest loads the plugin in every project
+        from conformance.data.variants import variants_of  # lazy: start-up
 
         opts = self.config
         for variant in variants_of(
@@ -454,7 +452,7 @@ class CaseItem(pytest.Item):
     def _options(self) -> RunOptions:
         state = self.config.stash[_STATE]
         if state.run_options is None:
-            from conformance.run.runner import RunOptions  # lazy: imports torch
+            from conformance.run.runner import RunOptions  # lazy: start-up
 
             state.run_options = RunOptions(
                 strict_internals=bool(self.config.getoption("conformance_strict_internals")),
@@ -481,7 +479,7 @@ class CaseItem(pytest.Item):
                 state.journal.finish()
 
     def _run(self) -> None:
-        from conformance.run import runner  # lazy: imports torch
+        from conformance.run import runner  # lazy: start-up
 
         try:
             record = runner.run_variant(self.loaded, self.variant, self._options(), nodeid=self.nodeid)
@@ -512,7 +510,7 @@ class CaseItem(pytest.Item):
 
     def _with_reproducer(self, record: ResultRecord) -> ResultRecord:
         """A failure's standalone script, written beside the results file (see conformance.reproducer)."""
-        from conformance.reproducer.write import attach  # lazy: imports torch
+        from conformance.reproducer.write import attach  # lazy: start-up
 
         state = self.config.stash[_STATE]
         return attach(record, self.loaded, self.variant, state.results, self.config.invocation_params.dir,

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from conformance.bench.report import read
+from conformance.data.corpus import root_of
+from conformance.data.loader import CaseLoadError
+from conformance.data.parity import load_parity, parity_path
 from conformance.options import BY_NAME, csv
+from conformance.report import ReportInputError, draft_output, merge, write_report
+from conformance.report.document import COMPAT_SCHEMA
+from conformance.report.drafts import DRAFTS
+from conformance.report.scripts import REPRODUCERS
 
 if TYPE_CHECKING:
     from conformance.bench.document import BenchDocument
@@ -100,9 +109,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def links_inside(out: Path) -> Path | None:
     """The first symbolic link among the folders and files the report writes or removes under `out`."""
-    from conformance.report.drafts import DRAFTS  # lazy: start-up (the subcommand needs it)
-    from conformance.report.scripts import REPRODUCERS  # lazy: start-up (the subcommand needs it)
-
     for name in (REPRODUCERS, DRAFTS):
         top = out / name
         if top.is_symlink():
@@ -117,10 +123,6 @@ def links_inside(out: Path) -> Path | None:
 
 def _is_report(path: Path) -> bool:
     """Whether an input is a report's compat.json (gzipped or not), by its first bytes."""
-    import gzip
-
-    from conformance.report.document import COMPAT_SCHEMA  # lazy: start-up (the subcommand needs it)
-
     try:
         with path.open("rb") as raw:
             head = raw.read(2)
@@ -145,8 +147,6 @@ def _output_problem(out: Path, paths: Sequence[Path]) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from conformance.report import ReportInputError, merge, write_report  # lazy: start-up (the subcommand needs it)
-
     paths = expand(args.results or [str(BY_NAME["results"].env_default())])
     exp_text = args.expectations if args.expectations is not None else BY_NAME["expectations"].env_default()
     expectations = [Path(p) for p in csv(exp_text)]
@@ -182,8 +182,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     if report.dropped:
         print(f"inputs overlap: {len(report.dropped)} superseded record(s) left out (the latest per build, case "
               "and variant is kept; listed in compat.md)")
-    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
-
     changed = report.changed_cases(root_of(args.cases))
     if changed:
         print(f"stale: {len(changed)} case file(s) changed since their results were made (this report shows the "
@@ -207,9 +205,6 @@ def closing_lines(report: Report, out: Path) -> list[str]:
     """The report command's last lines: the report's own first sentence (Report.summary: what needs a person,
     as both pages count it), then where to look, as paths to open: the page, compat.md, the issue drafts
     and the reproducers, each folder with its count."""
-    from conformance.report.drafts import DRAFTS  # lazy: start-up (the subcommand needs it)
-    from conformance.report.scripts import REPRODUCERS  # lazy: start-up (the subcommand needs it)
-
     _, sentence = report.summary()
     drafts, scripts = len(report.drafts), len(set(report.links.values()))
     to_file = f", {len(report.drafts_to_file)} to file" if report.drafts_to_file else ""
@@ -222,8 +217,6 @@ def closing_lines(report: Report, out: Path) -> list[str]:
 
 def _capture() -> Callable[[str, str], Any] | None:
     """Run a draft's program with this Python where its torch is the draft's build (None: this Python has none)."""
-    from conformance.report import draft_output  # lazy: start-up (only --capture-drafts runs programs)
-
     version = draft_output.installed_torch()
     if version is None:
         print("report: --capture-drafts: this Python imports no torch; the drafts say they were not run",
@@ -233,9 +226,6 @@ def _capture() -> Callable[[str, str], Any] | None:
 
 
 def _bench(given: str | None) -> list[BenchDocument]:
-    from conformance.bench.report import read  # lazy: start-up (the subcommand needs it)
-    from conformance.report import ReportInputError  # lazy: start-up (the subcommand needs it)
-
     docs = []
     for path in expand(csv(given or ""), "bench.json"):
         try:
@@ -248,11 +238,6 @@ def _bench(given: str | None) -> list[BenchDocument]:
 
 
 def _parity(given: str | None, cases: str | None = None) -> ParityFile | None:
-    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
-    from conformance.data.loader import CaseLoadError  # lazy: start-up (the subcommand needs it)
-    from conformance.data.parity import load_parity, parity_path  # lazy: start-up (the subcommand needs it)
-    from conformance.report import ReportInputError  # lazy: start-up (the subcommand needs it)
-
     path = Path(given) if given else parity_path(root_of(cases))
     if not path.is_file():
         if given:
@@ -282,7 +267,6 @@ def diff_parser() -> argparse.ArgumentParser:
 
 
 def diff_main(argv: Sequence[str]) -> int:
-    from conformance.report import ReportInputError  # lazy: start-up (the subcommand needs it)
     from conformance.report.diff import diff_runs, load_side, render_text, write_json  # lazy: start-up
 
     args = diff_parser().parse_args(list(argv))

@@ -31,6 +31,7 @@ import torch
 from conformance.core import build, call, checks, mismatch, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
 from conformance.core.checks import C, Check
+from conformance.core.compile import make_function
 from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.loop import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, expected_compiles
 from conformance.core.mismatch import CaseBroken
@@ -139,8 +140,6 @@ def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: d
     """What the program returns, called eagerly on a call's inputs: `one` tensor (the script then
     backwards through `out` itself), `no tensor` (nothing to backward), `several`, or `unknown` where
     that call raises."""
-    from conformance.core.compile import make_function  # lazy: imports torch
-
     try:
         fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes)
         with torch.random.fork_rng(devices=[]):

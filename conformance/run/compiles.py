@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 
 from conformance.core.build import BuiltInputs, tensors_of
 from conformance.core.compile import CountingBackend
 from conformance.core.entries import TRACED_GRAPH_LOG, TRACED_GRAPH_MESSAGE
 from conformance.core.state import is_subclass
-from conformance.probe.region import TraceFacts
+from conformance.probe.capture import arrived, capture_generated_sources, capturing
+from conformance.probe.region import OutputSample, TraceFacts
 from conformance.results import GraphValue, Symbolic
 from conformance.schema.generated import NODE_META_ARTIFACTS
 from reference_impl.subclass_wrapper import subclass_meta_of
@@ -102,8 +104,6 @@ class CompileCounter(CountingBackend):
         return out
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
-        from conformance.probe.capture import arrived, capture_generated_sources, capturing  # lazy: imports torch
-
         self.backend_calls += 1
         k = len(self.regions)
         call_index = max(self.calls - 1, 0)
@@ -165,8 +165,6 @@ class CompileCounter(CountingBackend):
 
     def _sampling(self, compiled: Any, k: int) -> Any:
         """`compiled`, recording samples of what it returns on its first call."""
-        from conformance.probe.region import OutputSample  # lazy: imports torch
-
         region = self.regions[k]
         counter = self
 
@@ -229,8 +227,6 @@ def _aliases(outputs: list[Any], inputs: list[Any], offset: int) -> dict[int, An
     """Per graph output that is a graph input or a view of one in dynamo's trace (fake
     values, eager semantics): that input's region slot and the view's geometry (``None``:
     the input itself). Concrete geometry only; a wrapper subclass by its first inner tensor."""
-    from torch.multiprocessing.reductions import StorageWeakRef
-
     def storage(t: Any) -> Any:
         if not isinstance(t, torch.Tensor):
             return None
@@ -400,8 +396,6 @@ class _AotCounter(CompileCounter):
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         self.count += 1
         self.backend_calls += 1
-        from conformance.probe.capture import arrived  # lazy: imports torch
-
         args = self.current.args if self.current is not None else []
         self.regions.append(CompiledRegion(max(self.calls - 1, 0), tuple(GraphValue(kind="input", index=i)
                                                                           for i in range(len(args))),

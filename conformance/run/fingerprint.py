@@ -15,7 +15,7 @@ from conformance.data.devices import device_type
 @functools.cache
 def build_fingerprint() -> dict[str, Any]:
     """What identifies the torch build and the machine; computed once per process."""
-    import torch
+    import torch  # lazy: start-up
 
     version = getattr(torch, "version", None)
     return {
@@ -36,7 +36,7 @@ def build_fingerprint() -> dict[str, Any]:
 @functools.cache
 def device_fingerprint(device: str) -> dict[str, Any]:
     """Name and capability of the device an item ran on (never initialises an absent device)."""
-    import torch
+    import torch  # lazy: start-up
 
     dtype = device_type(device)
     info: dict[str, Any] = {"device": device, "device_name": platform.processor() or platform.machine()}

@@ -177,7 +177,7 @@ def _frozen(lc: LoadedCase, variant: Variant, region: CompiledRegion, obs: Any) 
     """Inductor freezing bakes in the graph module's lifted parameters (not mutated)."""
     if variant.backend != "inductor" or (lc.case.grad_enabled and not lc.case.inference_mode):
         return frozenset()
-    import torch._inductor.config as inductor_config  # torch internals only where inductor runs
+    import torch._inductor.config as inductor_config  # lazy: start-up
 
     if not inductor_config.freezing:
         return frozenset()

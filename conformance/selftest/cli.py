@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
+
+from conformance.data.corpus import root_of
+from conformance.data.loader import load_all
+from conformance.options import BY_NAME, csv
 
 FAST_SUBSET = (
     "mutation_epilogue/data_mutation_nonleaf",
@@ -18,8 +24,6 @@ FAST_SUBSET = (
 
 def register(sub: Any) -> None:
     """Add `torch-conformance selftest` to the CLI's subparsers."""
-    from conformance.options import BY_NAME  # lazy: start-up (the subcommand needs it)
-
     p = sub.add_parser(
         "selftest",
         help="run cases against deliberately broken builds; report which cases kill each fault",
@@ -44,15 +48,9 @@ def register(sub: Any) -> None:
 
 
 def _cmd(args: Any) -> int:
-    import sys
-    from pathlib import Path
-
-    from conformance.data.corpus import root_of  # lazy: start-up (the subcommand needs it)
-    from conformance.data.loader import load_all  # lazy: start-up (the subcommand needs it)
-    from conformance.data.variants import variants_of  # lazy: start-up (the subcommand needs it)
-    from conformance.options import csv  # lazy: start-up (the subcommand needs it)
-    from conformance.selftest.faults import FAULTS  # lazy: imports torch
-    from conformance.selftest.run import dumps, run_selftest  # lazy: imports torch
+    from conformance.data.variants import variants_of  # lazy: start-up
+    from conformance.selftest.faults import FAULTS  # lazy: start-up
+    from conformance.selftest.run import dumps, run_selftest  # lazy: start-up
 
     root = root_of(args.cases)
     cases, errors = load_all([Path(p) for p in args.paths] or [root], root if root.is_dir() else None)

@@ -247,7 +247,7 @@ def reuse_first_scalars(compiled: Compiled) -> Compiled:
 def recompile_every_call(compiled: Compiled) -> Compiled:
     @functools.wraps(compiled)
     def call(*args: Any) -> Any:
-        import torch._dynamo
+        import torch._dynamo  # lazy: start-up
 
         torch._dynamo.reset()
         return compiled(*args)

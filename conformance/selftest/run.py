@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import torch
+
 from conformance.data.loader import LoadedCase
 from conformance.data.variants import Variant
 from conformance.results import FAILING, ResultRecord
@@ -142,8 +144,6 @@ def run_selftest(
     progress: Callable[[str], None] | None = None,
 ) -> SelftestReport:
     """Run `items` clean, then once per fault (stopping a fault after `stop_after` kills)."""
-    import torch
-
     start = time.perf_counter()
     say = progress or (lambda _msg: None)
     faults = list(faults if faults is not None else FAULTS.values())
