@@ -5,12 +5,23 @@ still fit what is to come; a subclass's outer size is read back from an inner te
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
-if TYPE_CHECKING:
-    from reference_impl.subclass_wrapper import SubclassMeta
+
+class Outer(Protocol):
+    """What the outer size and stride are read from (subclass_wrapper.SubclassMeta)."""
+
+    @property
+    def outer_size(self) -> tuple[int | None, ...]: ...
+    @property
+    def outer_stride(self) -> tuple[int | None, ...]: ...
+    @property
+    def size_from(self) -> str | None: ...
+    @property
+    def stride_from(self) -> str | None: ...
+
 
 __all__ = ["Outputs", "after_slots", "is_optional_symint_output"]
 
@@ -48,7 +59,7 @@ class Outputs:
             self.pos += 1
         self.slot += 1
 
-    def outer(self, meta: SubclassMeta, inner: Mapping[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    def outer(self, meta: Outer, inner: Mapping[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """The subclass's outer size and stride: read back from an inner tensor (its own
         symbolic positions optional) or rebuilt from required positions and static entries."""
         dims = []

@@ -1,5 +1,5 @@
-"""No import cycle among the project's modules, counting imports inside functions too (a lazy import
-hides a cycle; it does not remove it). Imports under `if TYPE_CHECKING:` never run and do not count."""
+"""No import cycle among the project's modules, counting imports inside functions and under `if TYPE_CHECKING:`
+too (a lazy import, or one only type checkers see, hides a cycle; it does not remove it)."""
 
 from __future__ import annotations
 
@@ -19,23 +19,13 @@ def _module(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def _imported(path: Path, name: str, modules: set[str]) -> set[str]:
-    """The project modules `name` imports anywhere in its body, but under TYPE_CHECKING."""
+    """The project modules `name` imports anywhere in its body."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _type_checking(child):
-                for other in child.orelse:
-                    visit_one(other)
-            else:
-                visit_one(child)
+            visit_one(child)
 
     def visit_one(node: ast.AST) -> None:
         if isinstance(node, ast.Import):
@@ -85,9 +75,12 @@ def _package(root: Path, files: dict[str, str]) -> Path:
     # relative imports resolve
     ({"__init__.py": "", "a.py": "from .b import x\n", "b.py": "from . import a\nx = 1\n"},
      ["pkg.a", "pkg.b", "pkg.a"]),
-    # an import only type checkers see is no cycle
+    # an import only type checkers see closes a cycle too
     ({"__init__.py": "", "a.py": "from pkg.b import x\n",
-      "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import a\nx = 1\n"}, None),
+      "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import a\nx = 1\n"},
+     ["pkg.a", "pkg.b", "pkg.a"]),
+    # and no import between them is none
+    ({"__init__.py": "", "a.py": "from pkg.b import x\n", "b.py": "x = 1\n"}, None),
 ])
 def test_the_check_finds_a_cycle_where_there_is_one(tmp_path: Path, files: dict[str, str],
                                                     cycle: list[str] | None) -> None:

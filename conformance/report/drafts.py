@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from conformance.core.entry import in_user_words
+from conformance.report.builds import in_release_order
 from conformance.report.causes import Cause, causes_of, innermost_as_raised
 from conformance.report.draft_output import Captured
 from conformance.report.draft_output import key as output_key
-from conformance.report.history import in_release_order
 from conformance.report.scripts import reproducer_text
 from conformance.report.words import fenced, inert
 from conformance.reproducer import VERDICT_LINE
@@ -26,7 +26,8 @@ from conformance.results import BROKEN
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from conformance.report.model import Build, Report
+    from conformance.report.builds import Build
+    from conformance.report.model import Report
     from conformance.report.read import Sourced
     from conformance.results import MismatchRecord
 

@@ -11,8 +11,9 @@ from pathlib import Path
 from conformance.data.expectations import load_expectations
 from conformance.data.loader import CaseLoadError
 from conformance.data.parity import ParityFile
+from conformance.report.builds import Build
 from conformance.report.document import DroppedDoc, InputDoc, ProblemDoc, StaleDoc
-from conformance.report.model import NO_DEVICE, Build, Report, behavior_of, build_id
+from conformance.report.model import NO_DEVICE, Report, behavior_of, build_id
 from conformance.report.read import (
     ReportInputError,
     RunInfo,

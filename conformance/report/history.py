@@ -4,48 +4,33 @@ and the same for each internals mechanism (absent -> conforms -> diverges)."""
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
-from packaging.version import Version
-
+from conformance.report.builds import Build, in_release_order, labels
 from conformance.report.kinds import counts_against
+from conformance.report.read import Sourced
 from conformance.results import BROKEN, HOLDS
-from conformance.versions import version_key
 
-if TYPE_CHECKING:
-    from conformance.report.model import Build, Report
+T = TypeVar("T")
 
 
+class Reading(Protocol):
+    """What the history reads of a report (conformance/report/model.py's Report)."""
 
-def release_key(build: Build) -> tuple[int, Version | str, str]:
-    """Builds in release order (version_key), then by id."""
-    return (*version_key(build.torch_version), build.id)
+    builds: list[Build]
+    records: list[Sourced]
+
+    @property
+    def declared(self) -> list[str]: ...
+
+    def cached(self, name: str, make: Callable[[], T]) -> T: ...
 
 
-def in_release_order(builds: Sequence[Build]) -> list[Build]:
-    return sorted(builds, key=release_key)
 
 
-def environment_changes(builds: Sequence[Build]) -> list[str]:
-    """Where consecutive builds (release order) differ in more than torch: the wheel's variant (the
-    local tag: +cpu, +cu130), Python, platform, CUDA. A difference between two such builds, in a
-    verdict or a bench ratio, may come from that too."""
-    def variant(b: Build) -> str:
-        return b.torch_version.partition("+")[2] or "no local tag"
-
-    facts = (("wheel variant", variant), ("Python", lambda b: ", ".join(b.pythons) or "?"),
-             ("platform", lambda b: ", ".join(b.platforms) or "?"), ("CUDA", lambda b: b.cuda or "none"))
-    ordered = in_release_order(builds)
-    out = []
-    for before, after in itertools.pairwise(ordered):
-        changed = [f"{name} {get(before)} → {get(after)}" for name, get in facts if get(before) != get(after)]
-        if changed:
-            out.append(f"{before.torch_version} → {after.torch_version}: {'; '.join(changed)}")
-    return out
 
 
 @dataclass(frozen=True)
@@ -93,14 +78,14 @@ def timeline(statuses: Sequence[str | None], ids: Sequence[str]) -> tuple[str | 
     return first_failing, first_fixed, regressions
 
 
-def history(report: Report) -> tuple[list[Build], list[Row]]:
+def history(report: Reading) -> tuple[list[Build], list[Row]]:
     """Every case x variant of the report, with its status per build in release order; it fails where it
     counts against the build (a known failure by design or benign does not: Note [A difference is not a
     failure])."""
     return report.cached("history", lambda: _history(report))
 
 
-def _history(report: Report) -> tuple[list[Build], list[Row]]:
+def _history(report: Reading) -> tuple[list[Build], list[Row]]:
     builds = in_release_order(report.builds)
     ids = [b.id for b in builds]
     by_item: dict[tuple[str, str], dict[str, tuple[str, bool]]] = {}
@@ -117,12 +102,7 @@ def _history(report: Report) -> tuple[list[Build], list[Row]]:
     return builds, rows
 
 
-def labels(builds: Sequence[Build]) -> dict[str, str]:
-    """How a build is named in the history: its torch version."""
-    return {b.id: b.torch_version for b in builds}
-
-
-def regressed(report: Report) -> list[tuple[Row, str]]:
+def regressed(report: Reading) -> list[tuple[Row, str]]:
     """Each item that fails on a release after passing on the one before, with those releases named."""
     if len(report.builds) < 2:
         return []
@@ -137,7 +117,7 @@ REGRESSION_WORDS = {"fail": "fails (untriaged)", "error": "errors (untriaged)",
                     "xfail": "fails as a declared known failure", "xpass": "passes against its known failure"}
 
 
-def regression_words(report: Report, row: Row) -> str:
+def regression_words(report: Reading, row: Row) -> str:
     """What the item does on the releases where it regressed, in REGRESSION_WORDS."""
     statuses = {s.record.status for s in report.records
                 if s.build in row.regressions and (s.record.case_id, s.record.variant) == (row.case_id, row.variant)}
@@ -163,7 +143,7 @@ def mechanism_word(counts: dict[str, int], failing: dict[str, int] | None = None
     return "absent" if counts.get("absent") or failing.get("absent") else "-"
 
 
-def mechanism_history(report: Report) -> list[tuple[str, list[str]]]:
+def mechanism_history(report: Reading) -> list[tuple[str, list[str]]]:
     """Per behaviour, its internals verdict on each build in release order (see mechanism_word)."""
     builds = in_release_order(report.builds)
     passing: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)

@@ -22,8 +22,9 @@ from markupsafe import Markup
 
 from conformance import __version__
 from conformance.data.parity import ASSERTED
+from conformance.report.builds import environment_changes, labels, release_key
 from conformance.report.causes import causes_of
-from conformance.report.history import environment_changes, history, labels, mechanism_history, release_key
+from conformance.report.history import history, mechanism_history
 from conformance.report.model import (
     FOLD_AT,
     NO_DEVICE,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from conformance.data.parity import ASSERTED
-from conformance.report.history import history, labels, mechanism_history
+from conformance.report.builds import labels
+from conformance.report.history import history, mechanism_history
 from conformance.report.html import safe_url
 from conformance.report.model import (
     FOLD_AT,

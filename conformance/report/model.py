@@ -10,7 +10,6 @@ depends on the time the report is made, so the same inputs give byte-identical f
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from conformance.core.entry import counts_graphs
 from conformance.data.corpus import changed_files, root_of
 from conformance.data.parity import ParityFile, ParityRowDoc
 from conformance.data.parity import table as parity_table
+from conformance.report.builds import Build, in_release_order, labels
 from conformance.report.causes import causes_of
 from conformance.report.document import (
     CauseDoc,
@@ -36,7 +36,7 @@ from conformance.report.document import (
     StaleDoc,
     VerdictDoc,
 )
-from conformance.report.history import history, in_release_order, labels, regressed, regression_words
+from conformance.report.history import history, regressed, regression_words
 from conformance.report.kinds import (
     KIND_SHORT,
     KNOWN_KINDS,
@@ -90,30 +90,6 @@ def build_id(fp: Fingerprint) -> str:
 
 
 FOLD_AT = 30  # a list or table longer than this is folded (<details>, its count in the summary) in both pages
-
-
-@dataclass
-class Build:
-    id: str
-    torch_version: str
-    torch_git: str | None
-    cuda: str | None = None
-    hip: str | None = None
-    pythons: list[str] = field(default_factory=list)
-    platforms: list[str] = field(default_factory=list)
-    harness_versions: list[str] = field(default_factory=list)
-    corpora: dict[str, str] = field(default_factory=dict)  # digest -> CorpusRef.describe(), per corpus its records ran
-    dates: list[str] = field(default_factory=list)
-    device_names: dict[str, str] = field(default_factory=dict)
-    records: int = 0
-
-    @property
-    def label(self) -> str:
-        return f"torch {self.torch_version}" + (f" ({self.torch_git[:7]})" if self.torch_git else "")
-
-    @property
-    def slug(self) -> str:
-        return re.sub(r"[^A-Za-z0-9._-]+", "_", self.id)
 
 
 @dataclass

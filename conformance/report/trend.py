@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from conformance.report.history import in_release_order
+from conformance.report.builds import in_release_order
 from conformance.report.kinds import NOT_BUGS
 
 if TYPE_CHECKING:
