@@ -99,7 +99,7 @@ ProbeStatus = Literal["conforms", "diverges", "unknown-form", "not-modelled", "a
 
 @pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(extra="forbid"))
 class ProbeResult:
-    """One behaviour's internals-probe verdict, with both sources and a structural diff when it
+    """One behaviour's internals-probe status, with both sources and a structural diff when it
     diverges (what conformance/probe/ returns, and what a record keeps)."""
 
     behavior: Name

@@ -230,9 +230,9 @@ def asserted(expects: str | None, records: Iterable[ResultRecord]) -> Asserted:
     if not ran:
         return "not run"
     parts = {_part(p, ran) for p in (expects or "").split(" and ") if p}
-    for verdict in (FAILS, NOT_OBSERVABLE, NOT_CHECKED):
-        if verdict in parts:
-            return verdict
+    for status in (FAILS, NOT_OBSERVABLE, NOT_CHECKED):
+        if status in parts:
+            return status
     return HOLDS
 
 

@@ -63,15 +63,15 @@ def coverage(n: int, seed_: int = 0, *, run: bool = True, registry: bool = True)
     shares = {k: counts[k] / max(len(drawn), 1) for k in sorted(set(EXPECTED) | set(counts))}
     doc: dict[str, Any] = {"programs": len(drawn), "seed": seed_, "shares": shares,
                            "below_1_percent": [k for k in EXPECTED if shares.get(k, 0.0) < 0.01]}
-    verdicts = _eager_verdicts(len(drawn), seed_, registry) if run else []
+    outcomes = _eager_outcomes(len(drawn), seed_, registry) if run else []
     if run:
-        doc["valid_share"] = verdicts.count("ok") / max(len(drawn), 1)
-        doc["eager_crashed"] = verdicts.count("crashed")
-    doc["families"] = _families(drawn, verdicts, registry_table() if registry else None)
+        doc["valid_share"] = outcomes.count("ok") / max(len(drawn), 1)
+        doc["eager_crashed"] = outcomes.count("crashed")
+    doc["families"] = _families(drawn, outcomes, registry_table() if registry else None)
     return doc
 
 
-def _families(drawn: list[Program], verdicts: list[str], table: FormTable | None) -> dict[str, dict[str, Any]]:
+def _families(drawn: list[Program], outcomes: list[str], table: FormTable | None) -> dict[str, dict[str, Any]]:
     """Per op family: the ops the registry offers, the distinct ops drawn, the programs holding one, and
     of those the share eager accepts."""
     rows: dict[str, dict[str, Any]] = {}
@@ -84,33 +84,34 @@ def _families(drawn: list[Program], verdicts: list[str], table: FormTable | None
         for family, ops in families.items():
             row = rows.setdefault(family, {"programs": 0, "accepted": 0, "ops": set()})
             row["programs"] += 1
-            row["accepted"] += k < len(verdicts) and verdicts[k] == "ok"
+            row["accepted"] += k < len(outcomes) and outcomes[k] == "ok"
             row["ops"] |= ops
     out = {}
     for family, row in sorted(rows.items()):
         offered = {f.op.split(".")[0] for f in table.forms if f.family == family} if table is not None else set()
         out[family] = {"programs": row["programs"], "ops_drawn": len(row["ops"]), "registry_ops": len(offered),
                        "registry_ops_drawn": len(row["ops"] & offered),
-                       "accepted": row["accepted"] / row["programs"] if verdicts else None}
+                       "accepted": row["accepted"] / row["programs"] if outcomes else None}
     return out
 
 
-def _eager_verdicts(n: int, seed_: int, registry: bool) -> list[str]:
+def _eager_outcomes(n: int, seed_: int, registry: bool) -> list[str]:
     """Per drawn program: ok (eager accepts it), rejected, or crashed (eager killed the process; the
     next child goes on after it)."""
-    verdicts: list[str] = []
-    while len(verdicts) < n:
+    outcomes: list[str] = []
+    while len(outcomes) < n:
         proc = subprocess.run([sys.executable, "-m", "conformance.explore.coverage", str(n), str(seed_),  # noqa: S603  # our own module, numbers as arguments
-                               str(len(verdicts)), str(int(registry))], capture_output=True, text=True, check=False)
+                               str(len(outcomes)), str(int(registry))], capture_output=True, text=True, check=False)
         got = [line for line in proc.stdout.splitlines() if line in ("ok", "rejected")]
-        verdicts += got
-        if proc.returncode != 0 and len(verdicts) < n:
-            verdicts.append("crashed")
-    return verdicts[:n]
+        outcomes += got
+        if proc.returncode != 0 and len(outcomes) < n:
+            outcomes.append("crashed")
+    return outcomes[:n]
 
 
 def _child(n: int, seed_: int, start: int, registry: bool) -> None:
-    """Run programs start.. of the N drawn, both sides eager, printing each one's verdict as it ends."""
+    """Run programs start.. of the N drawn, both sides eager, printing each one's outcome (ok, or what went
+    wrong) as it ends."""
     with tempfile.TemporaryDirectory(prefix="conformance-coverage-") as tmp:
         explorer = Explorer(Path(tmp), backends=("none",), modes=("inference",))
         for p in draw(n, seed_, registry=registry)[start:]:

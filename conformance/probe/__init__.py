@@ -59,6 +59,7 @@ from dataclasses import replace
 from conformance.behaviors import BEHAVIORS
 from conformance.probe import backward_unwrap, mutation_epilogue, runtime_wrapper, scalar_recompile, subclass_wrapper
 from conformance.probe.capture import CaptureResult
+from conformance.probe.judge import sources
 from conformance.probe.region import (
     CompileToProbe,
     GraphSignature,
@@ -68,7 +69,6 @@ from conformance.probe.region import (
 )
 from conformance.probe.runtime_wrapper import runtime_forms
 from conformance.probe.scalar_recompile import ScalarSweep
-from conformance.probe.verdict import sources
 from conformance.results import ProbeRecord, ProbeResult, ProbeStatus
 from reference_impl.features import MODELS, features_of, not_modelled
 from reference_impl.observe import Observation
@@ -107,7 +107,7 @@ def _probe_one(
 
 
 def _modelled(result: ProbeResult, outside: str) -> ProbeResult:
-    """A comparison on a program the behaviour's reference does not model is no verdict: not-modelled,
+    """A comparison on a program the behaviour's reference does not model says nothing either way: not-modelled,
     naming the features (what the comparison said is kept in the note, the diff and the sources)."""
     if not outside or result.status == "absent":
         return result
@@ -117,7 +117,7 @@ def _modelled(result: ProbeResult, outside: str) -> ProbeResult:
 
 
 def _merge(results: Sequence[ProbeResult], many: bool) -> ProbeResult:
-    """One verdict from several compiles: the first divergence, else the first of an unknown form, of
+    """One status from several compiles: the first divergence, else the first of an unknown form, of
     a program not modelled, of a conformance, else absent. With several compiles the note says which one."""
 
     def tagged(k: int) -> ProbeResult:

@@ -4,8 +4,8 @@ conformance/behaviors, BACKWARD_UNWRAP)."""
 from __future__ import annotations
 
 from conformance.behaviors import BACKWARD_UNWRAP
+from conformance.probe.judge import compare, sources
 from conformance.probe.region import CompileToProbe
-from conformance.probe.verdict import compare, sources
 from conformance.results import ProbeResult
 from reference_impl import backward_unwrap
 from reference_impl.meta import backward_unwrap_meta

@@ -214,8 +214,8 @@ def _one(index: int, a: GeneratedAssertion, capture: CaptureResult) -> Generated
 def judge(assertions: Sequence[GeneratedAssertion], capture: CaptureResult | None, backend: str, mode: str,
           device: str = "cpu", *, why_none: str = "nothing was captured (the internals probe is off)"
           ) -> tuple[GeneratedRecord, ...]:
-    """The verdict of each assertion that applies to a variant with this backend (label), mode and device, on the
-    cold pass's capture (``None``: nothing captured, ``why_none``)."""
+    """The status (holds, fails, not observable) of each assertion that applies to a variant with this backend
+    (label), mode and device, on the cold pass's capture (``None``: nothing captured, ``why_none``)."""
     if capture is None:
         return tuple(GeneratedRecord(index=i, artifact=a.artifact, status="not observable", detail=why_none)
                      for i, a in enumerate(assertions) if a.applies(backend, mode, device))

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from conformance.behaviors import MUTATION_EPILOGUE
+from conformance.probe.judge import compare, sources
 from conformance.probe.region import CompileToProbe
 from conformance.probe.runtime_wrapper import runtime_indices
-from conformance.probe.verdict import compare, sources
 from conformance.results import ProbeResult
 from reference_impl import mutation_epilogue
 from reference_impl.meta import mutation_meta

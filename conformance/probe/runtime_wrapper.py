@@ -8,8 +8,8 @@ from dataclasses import replace
 from typing import Any
 
 from conformance.behaviors import RUNTIME_WRAPPER
+from conformance.probe.judge import compare, sources
 from conformance.probe.region import CompileToProbe, Region
-from conformance.probe.verdict import compare, sources
 from conformance.results import ProbeResult
 from reference_impl import runtime_wrapper
 from reference_impl.meta import runtime_wrapper_meta

@@ -7,9 +7,9 @@ import re
 from dataclasses import replace
 
 from conformance.behaviors import SUBCLASS_WRAPPER
+from conformance.probe.judge import compare, sources
 from conformance.probe.region import CompileToProbe
 from conformance.probe.runtime_wrapper import runtime_indices
-from conformance.probe.verdict import compare, sources
 from conformance.results import ProbeResult
 from reference_impl import subclass_wrapper
 from reference_impl.meta import subclass_wrapper_meta

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
-from conformance.behaviors import IDS as BEHAVIORS
+from conformance.behaviors import IDS
 from conformance.bench.document import BenchDocument
 from conformance.core.entry import counts_graphs
 from conformance.data.corpus import changed_files, root_of
@@ -250,12 +250,12 @@ class Report:
     @property
     def declared(self) -> list[str]:
         """The behaviours of the registry, in its order (the report's rows for the probes)."""
-        return list(BEHAVIORS)
+        return list(IDS)
 
     @property
     def behaviors(self) -> list[str]:
         seen = {behavior_of(s.record) for s in self.records}
-        return [*BEHAVIORS, *sorted(seen - set(BEHAVIORS))]
+        return [*IDS, *sorted(seen - set(IDS))]
 
     def devices(self, build: str) -> list[str]:
         def make() -> dict[str, set[str]]:
@@ -525,7 +525,7 @@ class Report:
         """What the build was seen to generate: artifact names with the records that saw them,
         and per behaviour the internals-probe verdicts."""
         seen: Counter[str] = Counter()
-        probes: dict[str, Counter[str]] = {b: Counter() for b in BEHAVIORS}
+        probes: dict[str, Counter[str]] = {b: Counter() for b in IDS}
         for s in self.records:
             if s.build != build:
                 continue
@@ -572,4 +572,4 @@ def behavior_of(record: ResultRecord) -> str:
     if record.behavior:
         return record.behavior
     head = record.case_id.split("/", 1)[0]
-    return head if head in BEHAVIORS else "(unknown)"
+    return head if head in IDS else "(unknown)"

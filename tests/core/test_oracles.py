@@ -390,7 +390,7 @@ known_failures:
 def test_strict_internals_fails_an_item_whose_probe_diverges(make_case: CaseFactory,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from conformance.probe import PROBES
-    from conformance.probe.verdict import ProbeResult
+    from conformance.probe.judge import ProbeResult
 
     lc = case(make_case, MUTATION)
     variant = Variant("cpu", "aot_eager", "inference")

@@ -853,7 +853,7 @@ def test_a_wrapper_another_name_claims_is_not_taken_for_a_probed_one() -> None:
     "build wraps subclasses, but the program has none" of aot_function dedup programs). An
     `inner_fn` under a name no other wrapper claims still is."""
     from conformance.probe.capture import CapturedArtifact
-    from conformance.probe.verdict import sources
+    from conformance.probe.judge import sources
 
     inner = "def inner_fn(args):\n    return compiled_fn(args)"
     claimed = CaptureResult([CapturedArtifact("dedup_wrapper", inner, ("trace",), 0)])

@@ -1,4 +1,4 @@
-"""One behaviour's probe verdict, and how a build's source is compared with the reference's."""
+"""One behaviour's probe status, and how a build's source is compared with the reference's."""
 
 from __future__ import annotations
 
