@@ -152,10 +152,39 @@ def make_compiled(
         )
 
         counter = counting(nop if backend not in TRACING_ENTRIES else lambda gm, _args: gm, True)
-        return module_entry(backend, fn, counter, kiim, options), counter
+        return module_entry(backend, fn, counter, kiim, options, at=module_at(case)), counter
     counter = counting(lookup_backend(backend), False)
     counter.__name__ = backend
+    at = module_at(case)
+    if at is not None:
+        return _compiled_module(at, lambda module: torch.compile(
+            module, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"])), counter
     return torch.compile(fn, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"]), counter
+
+
+def module_at(case: CaseData) -> int | None:
+    """The position among the program's arguments of the module the entry compiles itself (`compile.module`)."""
+    name = case["compile"]["module"]
+    if name is None:
+        return None
+    return [n for n, spec in case["inputs"].items() if not spec["hidden"]].index(name)
+
+
+def _compiled_module(at: int, compile_module: Callable[[torch.nn.Module], Callable[..., Any]]) -> Callable[..., Any]:
+    """torch.compile of the module argument itself, as upstream's `torch.compile(mod)`: compiled at the first call,
+    called with the other arguments; a later call must pass the same module (it is the compiled one)."""
+    made: dict[str, Any] = {}
+
+    def call(*args: Any) -> Any:
+        module = args[at]
+        if "module" not in made:
+            made.update(module=module, compiled=compile_module(module))
+        elif made["module"] is not module:
+            raise CaseBroken("compile.module: torch.compile compiled the first call's module; a later call must "
+                             "pass the same one (persist: true)")
+        return made["compiled"](*args[:at], *args[at + 1:])
+
+    return call
 
 
 def split_config_key(key: str) -> tuple[str, str]:

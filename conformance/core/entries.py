@@ -37,6 +37,10 @@ later call must pass the same modules (upstream compiles one module once).
   tuple, once from the first call's tensors; the variant calls the exported graph, which is kept as
   ``aot_export_graph`` too. What it refuses (input mutations, aliased outputs) is the compiled side's error.
 
+With ``compile: {module: NAME}`` the entry compiles that module argument itself, as upstream compiles its module
+(the program is that module's call; :class:`_GivenModule`): its own parameter and buffer names, its own output
+(aot_module_simplified and aot_export_module then need the tuple its forward returns, as upstream's do).
+
 Every entry counts one compile per graph its forward compiler is handed (make_fx: per trace).
 """
 
@@ -76,6 +80,11 @@ TRACED_GRAPH_MESSAGE = "Traced %s:\n%s"
 class _ProgramModule(torch.nn.Module):
     """The program as a module (Note [Module entry points])."""
 
+    @property
+    def target(self) -> torch.nn.Module:
+        """What the entry compiles."""
+        return self
+
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], wrap_single: bool) -> None:
         super().__init__()
         self.fn = fn
@@ -101,6 +110,29 @@ class _ProgramModule(torch.nn.Module):
         return tuple(a for a in args if not isinstance(a, torch.nn.Module))
 
 
+class _GivenModule:
+    """A module argument the entry compiles itself (`compile.module`), and the call's other arguments."""
+
+    def __init__(self, args: tuple[Any, ...], at: int) -> None:
+        module = args[at]
+        if not isinstance(module, torch.nn.Module):
+            raise CaseBroken(f"compile.module names argument {at}, a {type(module).__name__}, not a module")
+        self.target: torch.nn.Module = module
+        self.at = at
+        self.bound = (module,)
+        self.single = False
+
+    def split(self, args: tuple[Any, ...], entry: str) -> tuple[Any, ...]:
+        if args[self.at] is not self.target:
+            raise CaseBroken(f"{entry} compiles the first call's module: a later call must pass the same one")
+        return (*args[:self.at], *args[self.at + 1:])
+
+
+def _program(fn: Callable[..., Any], args: tuple[Any, ...], wrap_single: bool,
+             at: int | None) -> _ProgramModule | _GivenModule:
+    return _ProgramModule(fn, args, wrap_single) if at is None else _GivenModule(args, at)
+
+
 def _entry_tensors_only(args: tuple[Any, ...], entry: str) -> None:
     for i, a in enumerate(args):
         if not isinstance(a, torch.Tensor):
@@ -121,7 +153,7 @@ def _traced_from(tensors: tuple[Any, ...], tracing: TracingMode | None) -> tuple
 
 
 def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool,
-                                 tracing: TracingMode | None) -> Callable[..., Any]:
+                                 tracing: TracingMode | None, *, at: int | None) -> Callable[..., Any]:
     try:
         from torch._functorch.aot_autograd import aot_module_simplified  # guarded: a build without it
     except ImportError as exc:
@@ -130,13 +162,13 @@ def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any],
 
     def call(*args: Any) -> Any:
         if "program" not in state:
-            program = _ProgramModule(fn, args, wrap_single=True)
+            program = _program(fn, args, True, at)
             tensors = program.split(args, AOT_MODULE_SIMPLIFIED)
             _entry_tensors_only(tensors, AOT_MODULE_SIMPLIFIED)
             traced, shape_env = _traced_from(tensors, tracing)
             # any module whose forward returns a tuple, as upstream's tests pass one
             state["compiled"] = aot_module_simplified(
-                program, traced, fw_compiler=fw, bw_compiler=bw,  # type: ignore[arg-type]
+                program.target, traced, fw_compiler=fw, bw_compiler=bw,  # type: ignore[arg-type]
                 keep_inference_input_mutations=kiim)
             if shape_env is not None:
                 TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, SHAPE_ENV_GUARDS, shape_env.format_guards())
@@ -148,8 +180,8 @@ def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any],
     return call
 
 
-def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool
-                      ) -> Callable[..., Any]:
+def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool,
+                      at: int | None) -> Callable[..., Any]:
     try:
         from functorch.compile import (  # type: ignore[attr-defined]  # re-exported without __all__
             aot_module,  # guarded: a build without it
@@ -160,16 +192,16 @@ def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callab
 
     def call(*args: Any) -> Any:
         if "program" not in state:
-            state["program"] = _ProgramModule(fn, args, wrap_single=False)
-            state["compiled"] = aot_module(state["program"], fw_compiler=fw, bw_compiler=bw,
+            state["program"] = _program(fn, args, False, at)
+            state["compiled"] = aot_module(state["program"].target, fw_compiler=fw, bw_compiler=bw,
                                            keep_inference_input_mutations=kiim)
         return state["compiled"](*state["program"].split(args, AOT_MODULE))
 
     return call
 
 
-def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any], tracing: TracingMode | None
-                   ) -> Callable[..., Any]:
+def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any], tracing: TracingMode | None,
+                   at: int | None) -> Callable[..., Any]:
     try:
         from torch.fx.experimental.proxy_tensor import make_fx  # guarded: a build without it
     except ImportError as exc:
@@ -178,9 +210,9 @@ def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any], tracing:
 
     def call(*args: Any) -> Any:
         if "gm" not in state:
-            program = _ProgramModule(fn, args, wrap_single=False)
+            program = _program(fn, args, False, at)
             tensors = program.split(args, MAKE_FX)
-            traced = program if program.bound else fn  # a module argument's real weights, as upstream's
+            traced = program.target if program.bound else fn  # a module argument's real weights, as upstream's
             gm = make_fx(traced, tracing_mode=tracing or "fake", _allow_non_fake_inputs=bool(program.bound))(*tensors)
             TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, MAKE_FX_GRAPH, gm.code)
             state.update(gm=counter(gm, list(tensors)), program=program)
@@ -189,7 +221,7 @@ def _make_fx_entry(fn: Callable[..., Any], counter: Callable[..., Any], tracing:
     return call
 
 
-def _run_exported(gm: Callable[..., Any], graph: torch.fx.Graph, sig: Any, program: _ProgramModule,
+def _run_exported(gm: Callable[..., Any], graph: torch.fx.Graph, sig: Any, program: torch.nn.Module,
                   tensors: tuple[Any, ...]) -> Any:
     """The exported graph called, and its signature's mutations applied (Note [Module entry points])."""
     lifted = [*(program.get_parameter(n) for n in sig.parameters), *(program.get_buffer(n) for n in sig.buffers)]
@@ -221,8 +253,8 @@ def _log_readable(gm: torch.fx.GraphModule) -> None:
     TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_READABLE, readable)
 
 
-def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any], pre_dispatch: bool
-                             ) -> Callable[..., Any]:
+def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any], pre_dispatch: bool,
+                             at: int | None) -> Callable[..., Any]:
     try:
         from torch._functorch.aot_autograd import aot_export_module  # guarded: a build without it
     except ImportError as exc:
@@ -231,10 +263,10 @@ def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any]
 
     def call(*args: Any) -> Any:
         if "program" not in state:
-            program = _ProgramModule(fn, args, wrap_single=True)
+            program = _program(fn, args, True, at)
             tensors = program.split(args, AOT_EXPORT_MODULE)
             _entry_tensors_only(tensors, AOT_EXPORT_MODULE)
-            gm, sig = aot_export_module(program, list(tensors), trace_joint=False, pre_dispatch=pre_dispatch)
+            gm, sig = aot_export_module(program.target, list(tensors), trace_joint=False, pre_dispatch=pre_dispatch)
             if getattr(sig, "input_tokens", None) or getattr(sig, "output_tokens", None):
                 raise CaseBroken("aot_export_module gave a graph with effect tokens, which the entry does not thread")
             assert isinstance(gm, torch.fx.GraphModule)  # what aot_export_module returns
@@ -242,7 +274,7 @@ def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any]
             _log_readable(gm)
             state.update(program=program, run=counter(gm, list(tensors)), graph=gm.graph, sig=sig)
         program = state["program"]
-        out = _run_exported(state["run"], state["graph"], state["sig"], program,
+        out = _run_exported(state["run"], state["graph"], state["sig"], program.target,
                             program.split(args, AOT_EXPORT_MODULE))
         return out[0] if program.single else out
 
@@ -269,21 +301,22 @@ def _aot_export_joint_simple_entry(fn: Callable[..., Any], counter: Callable[...
 
 
 def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any], kiim: bool,
-                 options: CompileData) -> Callable[..., Any]:
+                 options: CompileData, *, at: int | None) -> Callable[..., Any]:
     """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler;
-    `options` the case's compile options."""
+    `options` the case's compile options; `at` the position of the module argument it compiles itself
+    (`compile.module`), or None."""
     pre_dispatch, tracing = options["pre_dispatch"], options["tracing_mode"]
     from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__  # lazy: start-up
 
     if entry == AOT_EXPORT_MODULE:
-        return _aot_export_module_entry(fn, counter, pre_dispatch)
+        return _aot_export_module_entry(fn, counter, pre_dispatch, at)
     if entry == AOT_EXPORT_JOINT_SIMPLE:
         return _aot_export_joint_simple_entry(fn, counter)
 
     if entry == AOT_MODULE_SIMPLIFIED:
-        return _aot_module_simplified_entry(fn, counter, nop, kiim, tracing)
+        return _aot_module_simplified_entry(fn, counter, nop, kiim, tracing, at=at)
     if entry == AOT_MODULE:
-        return _aot_module_entry(fn, counter, nop, kiim)
+        return _aot_module_entry(fn, counter, nop, kiim, at)
     if entry == MAKE_FX:
-        return _make_fx_entry(fn, counter, tracing)
+        return _make_fx_entry(fn, counter, tracing, at)
     raise ValueError(f"no module entry {entry!r}")

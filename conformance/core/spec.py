@@ -115,6 +115,7 @@ class CompileData(TypedDict):
     partitioner: Literal["default", "min_cut"]
     decompositions: Literal["none", "default"]
     functionalize: bool
+    module: str | None
 
 
 VersionMode = Literal["moved", "exact", "ignore"]

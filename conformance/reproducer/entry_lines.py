@@ -104,6 +104,43 @@ MODULE_ENTRY_LINES = {
 }
 
 
+# compile.module: the entry compiles the module argument at AT itself, as upstream compiles its module
+_GIVEN_MODULE = (
+    ("made['program'] = Program(args, wrap=True)", "made['program'] = args[AT]  # upstream's module, compiled itself"),
+    ("made['program'].single", "False"), ("program.single", "False"),
+    ("program = Program(args, wrap=False)", "program = args[AT]  # upstream's module, traced itself"),
+    ("program if program.bound else f", "program"), ("bool(program.bound)", "True"),
+    ("aot_module(Program(args, wrap=False),", "aot_module(args[AT],  # upstream's module, compiled itself\n"
+                                               "                              "),
+    ("[a for a in args if not isinstance(a, torch.nn.Module)]", "[*args[:AT], *args[AT + 1:]]"),
+    ("(a for a in args if not isinstance(a, torch.nn.Module))", "(*args[:AT], *args[AT + 1:])"),
+)
+
+
+def given_module_lines(lines: list[str], at: int) -> list[str]:
+    """A module entry's lines (MODULE_ENTRY_LINES) compiling the module argument at `at` itself, as the harness does
+    for `compile.module` (conformance/core/entries.py, _GivenModule)."""
+    text = "\n".join(line for line in lines if line not in _PROGRAM_MODULE or line in ("made = {}", ""))
+    for old, new in _GIVEN_MODULE:
+        text = text.replace(old, new)
+    if "Program(" in text or "torch.nn.Module)" in text:
+        raise AssertionError(f"a program-module line left in the given-module form:\n{text}")
+    return text.replace("AT + 1", str(at + 1)).replace("AT", str(at)).split("\n")
+
+
+def torch_compile_module_lines(call: str, at: int) -> list[str]:
+    """`call` (torch.compile(f, ...)) as upstream's torch.compile(mod, ...) of the module argument at `at`, called
+    with the other arguments; the last line makes it anew (the warm rerun's and a fresh call's compile)."""
+    return ["def compile_module():  # upstream compiles the module itself, called with the other arguments",
+            "    made = {}", "",
+            "    def call(*args):",
+            "        if not made:",
+            f"            made['f'] = {call.replace('torch.compile(f,', f'torch.compile(args[{at}],', 1)}",
+            f"        return made['f'](*args[:{at}], *args[{at + 1}:])", "",
+            "    return call", "", "",
+            "compiled_f = compile_module()"]
+
+
 def aot_function_lines(options: CompileData, kiim: bool) -> list[str]:
     """aot_function with the case's options, as the harness calls it (conformance/core/compile.py)."""
     chosen = "".join(f", {k}={v}" if isinstance(v, bool) else f", {k}=functorch.compile.{v}"

@@ -31,7 +31,7 @@ import torch
 from conformance.core import build, call, checks, mismatch, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
 from conformance.core.checks import C, Check
-from conformance.core.compile import make_function
+from conformance.core.compile import make_function, module_at
 from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.loop import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, expected_compiles
 from conformance.core.mismatch import CaseBroken
@@ -41,7 +41,14 @@ from conformance.reproducer.applied import Applied, applied_checks
 from conformance.reproducer.calls import loop as _loop
 from conformance.reproducer.calls import runs as _runs
 from conformance.reproducer.calls import unnamed_leaves as _unnamed_leaves
-from conformance.reproducer.entry_lines import MODULE_ENTRY_LINES, anew_lines, aot_function_lines, config_lines
+from conformance.reproducer.entry_lines import (
+    MODULE_ENTRY_LINES,
+    anew_lines,
+    aot_function_lines,
+    config_lines,
+    given_module_lines,
+    torch_compile_module_lines,
+)
 from conformance.results import ResultRecord
 
 if TYPE_CHECKING:
@@ -161,9 +168,12 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
         return aot_function_lines(options, variant.kiim)
     if variant.backend == NONE:
         return ["compiled_f = f  # the control: no compiler"]
+    at = module_at(lc.data)
     if variant.backend in MODULE_ENTRY_LINES:
+        entry = MODULE_ENTRY_LINES[variant.backend]
         return [line.replace("KIIM", str(variant.kiim)).replace("PRE_DISPATCH", str(options["pre_dispatch"]))
-                .replace("TRACING", repr(options["tracing_mode"])) for line in MODULE_ENTRY_LINES[variant.backend]]
+                .replace("TRACING", repr(options["tracing_mode"]))
+                for line in (entry if at is None else given_module_lines(entry, at))]
     backend = repr(variant.backend)
     lines: list[str] = []
     if count:
@@ -178,7 +188,8 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
     if variant.backend == "inductor":
         extra += f", mode={options['mode']!r}" if options["mode"] else ""
         extra += f", options={options['options']!r}" if options["options"] else ""
-    return [*lines, f"compiled_f = torch.compile(f, backend={backend}{extra})"]
+    call = f"torch.compile(f, backend={backend}{extra})"
+    return [*lines, *(torch_compile_module_lines(call, at) if at is not None else [f"compiled_f = {call}"])]
 
 
 def _carry(fn: Any, s: _Script) -> None:

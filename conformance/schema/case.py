@@ -22,7 +22,6 @@ from conformance.schema.common import (
     Backend,
     BackwardMode,
     Behavior,
-    JSONScalar,
     Mode,
     Strict,
     VersionMode,
@@ -30,6 +29,7 @@ from conformance.schema.common import (
     check_device,
     check_regex,
 )
+from conformance.schema.compiling import CompileSpec, module_program
 from conformance.schema.generated import GeneratedAssertion
 from conformance.schema.inputs import InputSpec, ModuleSpec, OptimizerSpec, SubclassSpec
 from conformance.schema.known import Divergence, KnownFailure, overlapping_known_failures, unlinked
@@ -37,42 +37,6 @@ from conformance.schema.known import Divergence, KnownFailure, overlapping_known
 Loc = tuple[str | int, ...]
 
 SEED_LIMIT = 1 << 63  # a case's seed is below it (torch.manual_seed takes a signed 64-bit integer)
-
-
-class CompileSpec(Strict):
-    """How the program is compiled; options a backend does not take are ignored for it."""
-
-    dynamic: bool | None = Field(None, description="torch.compile(dynamic=...); null = torch's default.")
-    fullgraph: bool = False
-    mode: str | None = Field(None, description="torch.compile(mode=...) for inductor.")
-    options: dict[str, JSONScalar] = Field(
-        default_factory=dict, description="inductor options, as torch.compile(options=...)."
-    )
-    keep_inference_input_mutations: tuple[bool, ...] = Field(
-        (False,),
-        description="aot_function, aot_module_simplified and aot_module only: one variant per value; true shows "
-        "as <entry>-kiim (aot_function-kiim).",
-    )
-    pre_dispatch: bool = Field(False, description="aot_export_module only: export pre-dispatch "
-                               "(aot_export_module(..., pre_dispatch=True)).")
-    tracing_mode: Literal["real", "fake", "symbolic"] | None = Field(
-        None, description="make_fx: its tracing_mode (default fake); aot_module_simplified: what it traces from "
-        "(default real: the call's tensors; fake: fake copies; symbolic: fake copies with symbolic sizes under a "
-        "ShapeEnv, whose guards are the shape_env_guards artifact).")
-    partitioner: Literal["default", "min_cut"] = Field(
-        "default", description="aot_function only: its partition_fn, functorch.compile's default_partition or "
-        "min_cut_rematerialization_partition.")
-    decompositions: Literal["none", "default"] = Field(
-        "none", description="aot_function only: default is decompositions=functorch.compile.default_decompositions.")
-    functionalize: bool = Field(True, description="aot_function only: false is disable_functionalization=True "
-                                "(mutations stay in the traced graphs).")
-
-    @field_validator("keep_inference_input_mutations")
-    @classmethod
-    def _nonempty(cls, value: tuple[bool, ...]) -> tuple[bool, ...]:
-        if not value or len(set(value)) != len(value):
-            raise ValueError("give one or both of false, true, each once")
-        return value
 
 
 class RaisesSpec(Strict):
@@ -421,6 +385,9 @@ class Case(Strict):
                     f"{funcs[0].name}({', '.join(params)}) must take the non-hidden inputs in "
                     f"order: ({', '.join(passed)})"
                 )
+            options = info.data.get("compile")
+            if options is not None and options.module is not None:
+                module_program(funcs[0], options.module, inputs, passed, info.data.get("backends", ()))
         return value
 
     @field_validator("calls")

@@ -12,11 +12,12 @@ from pydantic import BaseModel
 
 from conformance.core import spec
 from conformance.schema import case as schema_case
+from conformance.schema import compiling as schema_compiling
 from conformance.schema import inputs as schema_inputs
 
 VIEWS: dict[Any, type[BaseModel]] = {
     spec.CaseData: schema_case.Case,
-    spec.CompileData: schema_case.CompileSpec,
+    spec.CompileData: schema_compiling.CompileSpec,
     spec.ExpectData: schema_case.ExpectSpec,
     spec.RaisesData: schema_case.RaisesSpec,
     spec.CallRaisesData: schema_case.CallRaisesSpec,
