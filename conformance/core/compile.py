@@ -199,21 +199,27 @@ def split_config_key(key: str) -> tuple[str, str]:
 
 def aot_function_options(options: CompileData) -> dict[str, str | bool]:
     """The case's aot_function options that differ from aot_function's defaults, as its keyword arguments:
-    a value that is a name is functorch.compile's attribute of that name (the reproducer writes the same)."""
+    a value that is a name is the module attribute it names in full (the reproducer writes the same)."""
     chosen: dict[str, str | bool] = {}
     if options["partitioner"] == "min_cut":
-        chosen["partition_fn"] = "min_cut_rematerialization_partition"
-    if options["decompositions"] == "default":
-        chosen["decompositions"] = "default_decompositions"
+        chosen["partition_fn"] = "functorch.compile.min_cut_rematerialization_partition"
+    if options["decompositions"] != "none":
+        chosen["decompositions"] = DECOMPOSITIONS[options["decompositions"]]
     if not options["functionalize"]:
         chosen["disable_functionalization"] = True
     return chosen
 
 
-def _resolved(chosen: dict[str, str | bool]) -> dict[str, Any]:
-    import functorch.compile  # lazy: start-up
+DECOMPOSITIONS = {"default": "functorch.compile.default_decompositions",
+                  "inductor": "torch._inductor.decomposition.decompositions"}
 
-    return {k: getattr(functorch.compile, v) if isinstance(v, str) else v for k, v in chosen.items()}
+
+def _resolved(chosen: dict[str, str | bool]) -> dict[str, Any]:
+    def named(dotted: str) -> Any:
+        module, _, attribute = dotted.rpartition(".")
+        return getattr(importlib.import_module(module), attribute)
+
+    return {k: named(v) if isinstance(v, str) else v for k, v in chosen.items()}
 
 
 def config_flag(key: str) -> tuple[Any, str]:

@@ -113,7 +113,7 @@ class CompileData(TypedDict):
     pre_dispatch: bool
     tracing_mode: Literal["real", "fake", "symbolic"] | None
     partitioner: Literal["default", "min_cut"]
-    decompositions: Literal["none", "default"]
+    decompositions: Literal["none", "default", "inductor"]
     functionalize: bool
     module: str | None
 

@@ -143,9 +143,10 @@ def torch_compile_module_lines(call: str, at: int) -> list[str]:
 
 def aot_function_lines(options: CompileData, kiim: bool) -> list[str]:
     """aot_function with the case's options, as the harness calls it (conformance/core/compile.py)."""
-    chosen = "".join(f", {k}={v}" if isinstance(v, bool) else f", {k}=functorch.compile.{v}"
-                     for k, v in aot_function_options(options).items())
-    return ["import functorch.compile", "from functorch.compile import aot_function, nop", "",
+    named = aot_function_options(options)
+    chosen = "".join(f", {k}={v}" for k, v in named.items())
+    modules = dict.fromkeys(v.rpartition(".")[0] for v in named.values() if isinstance(v, str))
+    return [*(f"import {m}" for m in modules), "from functorch.compile import aot_function, nop", "",
             f"compiled_f = aot_function(f, fw_compiler=nop, bw_compiler=nop, keep_inference_input_mutations={kiim}, "
             f"dynamic={bool(options['dynamic'])}{chosen})"]
 

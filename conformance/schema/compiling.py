@@ -35,8 +35,9 @@ class CompileSpec(Strict):
     partitioner: Literal["default", "min_cut"] = Field(
         "default", description="aot_function only: its partition_fn, functorch.compile's default_partition or "
         "min_cut_rematerialization_partition.")
-    decompositions: Literal["none", "default"] = Field(
-        "none", description="aot_function only: default is decompositions=functorch.compile.default_decompositions.")
+    decompositions: Literal["none", "default", "inductor"] = Field(
+        "none", description="aot_function only: default is decompositions=functorch.compile.default_decompositions, "
+        "inductor is inductor's table, torch._inductor.decomposition.decompositions (as upstream passes it).")
     functionalize: bool = Field(True, description="aot_function only: false is disable_functionalization=True "
                                 "(mutations stay in the traced graphs).")
     module: str | None = Field(

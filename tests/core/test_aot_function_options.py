@@ -78,6 +78,27 @@ def test_the_min_cut_partitioner_recomputes_in_the_backward_where_the_default_on
     assert said.status == "fails", said.detail
 
 
+SILU = """\
+    compile: {{decompositions: {table}}}
+    inputs:
+      x: {{tensor: {{shape: [3]}}}}
+    program: |
+      def f(x):
+          return torch.nn.functional.silu(x)
+    generated:
+      - artifact: aot_inference_graph
+        contains: [torch.ops.aten.exp.default]
+    """
+
+
+def test_inductors_table_decomposes_what_the_default_table_keeps(tmp_path: Path) -> None:
+    (said,) = _generated(tmp_path, SILU.format(table="inductor"))
+    assert said.status == "holds", said.detail
+    for table in ("default", "none"):
+        (said,) = _generated(tmp_path, SILU.format(table=table))
+        assert said.status == "fails", (table, said.detail)
+
+
 def test_the_reproducer_passes_the_same_options(tmp_path: Path) -> None:
     path = tmp_path / "runtime_wrapper" / "c.yaml"
     path.parent.mkdir()
@@ -101,6 +122,14 @@ def test_the_reproducer_passes_the_same_options(tmp_path: Path) -> None:
                  "decompositions=functorch.compile.default_decompositions", "disable_functionalization=True"):
         assert said in text
     script = tmp_path / "repro.py"
+    script.write_text(text)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 3 and "MISMATCH" in proc.stdout, proc.stdout + proc.stderr
+    inductor = load_case(path.parent / "c.yaml", tmp_path) if path.write_text(path.read_text().replace(
+        "decompositions: default", "decompositions: inductor")) else None
+    assert inductor is not None
+    text = render_short(inductor, variant, record)
+    assert text is not None and "decompositions=torch._inductor.decomposition.decompositions" in text
     script.write_text(text)
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 3 and "MISMATCH" in proc.stdout, proc.stdout + proc.stderr
