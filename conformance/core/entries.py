@@ -13,7 +13,8 @@ later call must pass the same modules (upstream compiles one module once).
   calls run the same graph, as upstream's do. Its graph must return a tuple; a program that returns
   one value is wrapped and unwrapped around it (the only adaptation). What it returns is its own
   (a list), compared under the flat-list allowance aot_function has.
-* ``aot_module`` (functorch.compile) wraps the module; it traces on its first call.
+* ``aot_module`` (functorch.compile) wraps the module; it traces on its first call, with symbolic sizes where the
+  case's ``dynamic`` is true (its ``dynamic=``, as aot_function's).
 * ``make_fx`` traces the program with fake tensors (the real inputs are not touched while tracing),
   and the variant calls the traced graph. No AOTAutograd runs, so nothing is generated but the graph
   itself, which the capture keeps as ``make_fx_graph`` (its ``gm.code``, what upstream asserts on).
@@ -181,7 +182,7 @@ def _aot_module_simplified_entry(fn: Callable[..., Any], fw: Callable[..., Any],
 
 
 def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callable[..., Any], kiim: bool,
-                      at: int | None) -> Callable[..., Any]:
+                      *, at: int | None, dynamic: bool) -> Callable[..., Any]:
     try:
         from functorch.compile import (  # type: ignore[attr-defined]  # re-exported without __all__
             aot_module,  # guarded: a build without it
@@ -194,7 +195,7 @@ def _aot_module_entry(fn: Callable[..., Any], fw: Callable[..., Any], bw: Callab
         if "program" not in state:
             state["program"] = _program(fn, args, False, at)
             state["compiled"] = aot_module(state["program"].target, fw_compiler=fw, bw_compiler=bw,
-                                           keep_inference_input_mutations=kiim)
+                                           keep_inference_input_mutations=kiim, dynamic=dynamic)
         return state["compiled"](*state["program"].split(args, AOT_MODULE))
 
     return call
@@ -316,7 +317,7 @@ def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any]
     if entry == AOT_MODULE_SIMPLIFIED:
         return _aot_module_simplified_entry(fn, counter, nop, kiim, tracing, at=at)
     if entry == AOT_MODULE:
-        return _aot_module_entry(fn, counter, nop, kiim, at)
+        return _aot_module_entry(fn, counter, nop, kiim, at=at, dynamic=bool(options["dynamic"]))
     if entry == MAKE_FX:
         return _make_fx_entry(fn, counter, tracing, at)
     raise ValueError(f"no module entry {entry!r}")

@@ -1,7 +1,7 @@
 """How a short reproducer sets the case's config and compiles through upstream's entry points: the same steps as the
 harness's (conformance/core/entries.py, Note [Module entry points]), written out for a standalone script
-(`KIIM` stands for the variant's keep_inference_input_mutations, `PRE_DISPATCH` and `TRACING` for the case's
-pre_dispatch and tracing_mode)."""
+(`KIIM` stands for the variant's keep_inference_input_mutations, `DYNAMIC`, `PRE_DISPATCH` and `TRACING` for the
+case's dynamic, pre_dispatch and tracing_mode)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ MODULE_ENTRY_LINES = {
         "def compiled_f(*args):",
         "    if not made:",
         "        made['f'] = aot_module(Program(args, wrap=False), fw_compiler=nop, bw_compiler=nop,",
-        "                               keep_inference_input_mutations=KIIM)",
+        "                               keep_inference_input_mutations=KIIM, dynamic=DYNAMIC)",
         "    return made['f'](*(a for a in args if not isinstance(a, torch.nn.Module)))"],
     MAKE_FX: [
         "from torch.fx.experimental.proxy_tensor import make_fx", "",

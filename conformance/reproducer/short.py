@@ -172,6 +172,7 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
     if variant.backend in MODULE_ENTRY_LINES:
         entry = MODULE_ENTRY_LINES[variant.backend]
         return [line.replace("KIIM", str(variant.kiim)).replace("PRE_DISPATCH", str(options["pre_dispatch"]))
+                .replace("DYNAMIC", str(bool(options["dynamic"])))
                 .replace("TRACING", repr(options["tracing_mode"]))
                 for line in (entry if at is None else given_module_lines(entry, at))]
     backend = repr(variant.backend)

@@ -15,7 +15,8 @@ from conformance.schema.inputs import InputSpec
 class CompileSpec(Strict):
     """How the program is compiled; options a backend does not take are ignored for it."""
 
-    dynamic: bool | None = Field(None, description="torch.compile(dynamic=...); null = torch's default.")
+    dynamic: bool | None = Field(None, description="torch.compile(dynamic=...); aot_function's and aot_module's "
+                                 "dynamic= (null: false); null = torch's default.")
     fullgraph: bool = False
     mode: str | None = Field(None, description="torch.compile(mode=...) for inductor.")
     options: dict[str, JSONScalar] = Field(

@@ -335,3 +335,21 @@ def test_a_calls_own_raises_holds_for_that_call_alone(tmp_path: Path) -> None:
     assert r.status == "fail" and "call 2" in r.reason and "AssertionError" in r.reason, r.reason
     (r,) = _records(tmp_path, DUPED.replace("    calls:", f"    expect: {{raises: {RAISES}}}\n    calls:")).values()
     assert r.status == "fail" and "call 1" in r.reason, r.reason  # expect.raises is every call's
+
+
+def test_aot_module_traces_symbolic_sizes_where_the_case_is_dynamic(tmp_path: Path) -> None:
+    body = """\
+        backends: [aot_module]
+        compile: {dynamic: DYNAMIC}
+        inputs:
+          x: {tensor: {shape: [4, 3]}}
+        program: |
+          def f(x):
+              return x.reshape(-1) * x.shape[0]
+        generated:
+          - artifact: aot_inference_graph
+            contains: [sym_size]
+        """
+    for dynamic, said in (("true", "holds"), ("false", "fails")):
+        (r,) = _records(tmp_path, body.replace("DYNAMIC", dynamic)).values()
+        assert r.status == "pass" and [g.status for g in r.generated] == [said], (dynamic, r.generated)
