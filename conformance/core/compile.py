@@ -142,7 +142,7 @@ def make_compiled(
             )
         except ImportError as exc:
             raise FeatureUnavailable(f"functorch.compile.aot_function is not available: {exc}") from None
-        counter = counting(nop, True)
+        counter = counting(fw_compiler(fn, options, nop), True)
         compiled = aot_function(fn, fw_compiler=counter, bw_compiler=nop, keep_inference_input_mutations=kiim,
                                 dynamic=bool(options["dynamic"]), **_resolved(aot_function_options(options)))
         return compiled, counter
@@ -151,7 +151,8 @@ def make_compiled(
             nop,  # lazy: start-up
         )
 
-        counter = counting(nop if backend not in TRACING_ENTRIES else lambda gm, _args: gm, True)
+        counter = counting(fw_compiler(fn, options, nop) if backend not in TRACING_ENTRIES else lambda gm, _args: gm,
+                           True)
         return module_entry(backend, fn, counter, kiim, options, at=module_at(case)), counter
     counter = counting(lookup_backend(backend), False)
     counter.__name__ = backend
@@ -160,6 +161,16 @@ def make_compiled(
         return _compiled_module(at, lambda module: torch.compile(
             module, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"])), counter
     return torch.compile(fn, backend=counter, dynamic=options["dynamic"], fullgraph=options["fullgraph"]), counter
+
+
+def fw_compiler(fn: Callable[..., Any], options: CompileData, default: Callable[..., Any]) -> Callable[..., Any]:
+    """The entry's forward compiler: the case's own (`compile.fw_compiler`, a name the classes block binds, which the
+    program's globals hold), else `default`."""
+    name = options["fw_compiler"]
+    if name is None:
+        return default
+    found: Callable[..., Any] = fn.__globals__[name]
+    return found
 
 
 def module_at(case: CaseData) -> int | None:

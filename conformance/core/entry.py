@@ -15,6 +15,7 @@ AOT_EXPORT_MODULE = "aot_export_module"  # exported once, the graph run with its
 AOT_EXPORT_JOINT_SIMPLE = "aot_export_joint_simple"  # exported once (trace_joint=False), the graph called
 # the entries that take keep_inference_input_mutations: a variant per value, labelled <entry>-kiim for True
 KIIM_ENTRIES = (AOT_FUNCTION, AOT_MODULE_SIMPLIFIED, AOT_MODULE)
+COMPILER_ENTRIES = (AOT_FUNCTION, AOT_MODULE_SIMPLIFIED, AOT_MODULE)  # take a case's own forward compiler
 FUNCTION_ENTRIES = (AOT_FUNCTION, KIIM_LABEL, AOT_EXPORT_JOINT_SIMPLE)  # compile a function of tensors, never a module
 # entry points that compile without dynamo (so without guards or a dynamo graph to count), by label
 WITHOUT_DYNAMO = (AOT_FUNCTION, KIIM_LABEL, AOT_MODULE_SIMPLIFIED, f"{AOT_MODULE_SIMPLIFIED}-kiim", AOT_MODULE,

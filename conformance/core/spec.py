@@ -115,6 +115,7 @@ class CompileData(TypedDict):
     partitioner: Literal["default", "min_cut"]
     decompositions: Literal["none", "default", "inductor"]
     functionalize: bool
+    fw_compiler: str | None
     module: str | None
 
 

@@ -163,6 +163,14 @@ def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: d
 
 
 def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str]:
+    """The script's compile, with the case's own forward compiler (`compile.fw_compiler`, from the classes block the
+    script carries) where it names one."""
+    lines = _entry_lines(lc, variant, count=count)
+    compiler = lc.data["compile"]["fw_compiler"]
+    return lines if compiler is None else [line.replace("fw_compiler=nop", f"fw_compiler={compiler}") for line in lines]
+
+
+def _entry_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str]:
     options = lc.data["compile"]
     if variant.backend == AOT_FUNCTION:
         return aot_function_lines(options, variant.kiim)

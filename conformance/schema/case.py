@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 
-from conformance.core.entry import DEFAULT_BACKENDS, WITHOUT_DYNAMO
+from conformance.core.entry import COMPILER_ENTRIES, DEFAULT_BACKENDS, WITHOUT_DYNAMO
 from conformance.schema.common import (
     CALL_ACTIONS,
     CALL_KEYS,
@@ -492,6 +492,15 @@ class Case(Strict):
         if self.version == 1:
             found += [(loc, f"{what} is schema version 2; write version: 2 (or leave version out)")
                       for loc, what in newer_keys(self, ())]
+        compiler = self.compile.fw_compiler
+        if compiler is not None and compiler not in defined:
+            found.append((("compile", "fw_compiler"), f"{compiler!r} is not defined in the classes block "
+                                                      f"(it defines: {', '.join(defined) or 'nothing'})"))
+        others = sorted(set(self.backends) - set(COMPILER_ENTRIES))
+        if compiler is not None and others:
+            installers = ", ".join(COMPILER_ENTRIES)
+            found.append((("compile", "fw_compiler"),
+                          f"a forward compiler is installed by {installers}; not by {', '.join(others)}"))
         found += overlapping_known_failures(self.known_failures)
         found += [(("known_failures", i), "links no upstream issue that describes it: add `searched:` (the queries "
                    "sent, the nearest issue found, why it is not this one), or link the issue")

@@ -41,6 +41,11 @@ class CompileSpec(Strict):
         "inductor is inductor's table, torch._inductor.decomposition.decompositions (as upstream passes it).")
     functionalize: bool = Field(True, description="aot_function only: false is disable_functionalization=True "
                                 "(mutations stay in the traced graphs).")
+    fw_compiler: str | None = Field(
+        None, json_schema_extra=V2, pattern=r"^[A-Za-z_]\w*$",
+        description="aot_function, aot_module and aot_module_simplified only: a function of the classes block that is "
+        "the entry's forward compiler, (gm, example_inputs) -> callable, as upstream installs its own (default: "
+        "functorch.compile.nop); the harness still counts the graphs it is handed.")
     module: str | None = Field(
         None, json_schema_extra=V2, min_length=1,
         description="A module input that is itself what the entry compiles, as upstream compiles its module: "

@@ -1,0 +1,81 @@
+"""`compile.fw_compiler`: a case installs its own forward compiler, as upstream's tests do, on aot_function,
+aot_module and aot_module_simplified; the harness still counts its graphs, and the reproducer installs it too."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.core.loop import REPRO_DIFFERS
+from conformance.data.loader import CaseLoadError, load_case
+from conformance.data.variants import variants_of
+from conformance.reproducer.short import render_short
+from conformance.run.runner import run_variant
+
+HEAD = """\
+behavior: runtime_wrapper
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/181271]
+"""
+# a compiler that runs the graph and adds one to its first output: only an installed one changes the values
+CASE = """\
+backends: [BACKEND]
+compile: {fw_compiler: shifted}
+classes: |
+  def shifted(gm, example_inputs):
+      def run(*args):
+          outs = list(gm(*args))
+          outs[0] = outs[0] + OFFSET
+          return outs
+      return run
+inputs:
+  x: {tensor: {shape: [3]}}
+program: |
+  def f(x):
+      return (x * 2,)
+"""
+ENTRIES = ("aot_function", "aot_module", "aot_module_simplified")
+
+
+def _case(tmp_path: Path, body: str) -> Any:
+    path = tmp_path / "runtime_wrapper" / "c.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(HEAD + textwrap.dedent(body))
+    return load_case(path, tmp_path)
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_the_cases_compiler_is_the_entrys_and_its_graphs_still_count(tmp_path: Path, entry: str) -> None:
+    for offset, status in (("0", "pass"), ("1", "fail")):
+        lc = _case(tmp_path, CASE.replace("BACKEND", entry).replace("OFFSET", offset))
+        (variant,) = variants_of(lc.case, devices=["cpu"])
+        record = run_variant(lc, variant)
+        assert record.status == status, (entry, offset, record.reason)
+        assert record.compile_counts["cold_graphs"] == 1, record.compile_counts
+    assert record.mismatches[0].check == "values", record.mismatches
+    text = render_short(lc, variant, record)
+    assert text is not None and "fw_compiler=shifted" in text
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == REPRO_DIFFERS and "MISMATCH" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    ("fw_compiler: shifted}", "'nowhere' is not defined in the classes block (it defines: shifted)"),
+    ("backends: [BACKEND]", "a forward compiler is installed by aot_function, aot_module_simplified, aot_module; "
+                            "not by aot_eager"),
+])
+def test_a_compiler_the_case_does_not_define_or_an_entry_that_takes_none_is_refused(
+        tmp_path: Path, change: str, said: str) -> None:
+    body = CASE.replace("OFFSET", "0")
+    body = (body.replace(change, "fw_compiler: nowhere}") if change.startswith("fw")
+            else body.replace(change, "backends: [aot_function, aot_eager]"))
+    with pytest.raises(CaseLoadError) as err:
+        _case(tmp_path, body.replace("BACKEND", "aot_function"))
+    assert said in str(err.value) and "c.yaml:" in str(err.value), str(err.value)
