@@ -41,7 +41,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.schema.generated import TRACED_ARTIFACTS
+from conformance.schema.generated import NAMED_TEXT_ARTIFACTS, TRACED_ARTIFACTS
 
 __all__ = [
     "COMBINED_ARTIFACT",
@@ -210,6 +210,8 @@ def _parse(  # noqa: PLR0911  # one return per recognised record shape
         name = artifact.get("name")
         if not isinstance(name, str) or not isinstance(payload, str):
             return "unknown", f"artifact without a string name/payload: {artifact!r:.200}", []
+        if name in NAMED_TEXT_ARTIFACTS:
+            return "ok", "", [(name, payload, "trace-graph")]
         if name == COMBINED_ARTIFACT:
             sections = split_combined(payload)
             if not sections:

@@ -34,7 +34,6 @@ from conformance.probe.capture import CaptureResult
 from conformance.results import GeneratedRecord, GeneratedStatus
 from conformance.schema.generated import (
     NODE_META_ARTIFACTS,
-    TEXT_ARTIFACTS,
     TRACED_ARTIFACTS,
     GeneratedAssertion,
     is_graph,
@@ -171,7 +170,9 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
 
 # What a pass logs in kinds it may log apart: a pass that logged one kind cannot tell of another (the eager
 # backend logs dynamo's graph and guards, no AOTAutograd graph; an entry without dynamo, no dynamo graph).
-_FAMILIES = {**dict.fromkeys(TEXT_ARTIFACTS, "guard text"), "dynamo_output_graph": "dynamo graph",
+_FAMILIES = {"dynamo_cpp_guards_str": "dynamo guard text", "shape_env_guards": "shape-env guard text",
+             "recompile_reasons": "recompile reason", "aot_forward_graph_fw_metadata": "AOTAutograd compile metadata",
+             "dynamo_output_graph": "dynamo graph",
              **dict(zip(NODE_META_ARTIFACTS, ("node of an entry's forward graph", "node of dynamo's graphs"),
                         strict=True))}
 

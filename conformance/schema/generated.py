@@ -25,7 +25,11 @@ GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_gra
 # Text a build logs as a structured-trace record that is neither a graph nor generated source: dynamo's guard
 # tree, each guard's code part with it (check_overlapping(...) for AOTAutograd's StorageOverlap guard), what
 # upstream's assertions on installed guards read. Kept apart with the graphs; no `graph:` form.
-TEXT_ARTIFACTS = ("dynamo_cpp_guards_str", "shape_env_guards")
+TEXT_ARTIFACTS = ("dynamo_cpp_guards_str", "shape_env_guards", "recompile_reasons", "aot_forward_graph_fw_metadata")
+# Of those, the ones a build publishes as a named structured-trace artifact (metadata {"artifact": {"name": ...}}):
+# dynamo's guard failures behind each recompile (what upstream's guard_fail_fn reads), and AOTAutograd's metadata of
+# each compile (ViewAndMutationMeta, its bw_donated_idxs among it: what upstream reads off the INFO log).
+NAMED_TEXT_ARTIFACTS = ("recompile_reasons", "aot_forward_graph_fw_metadata")
 # Each node of a graph a compiler the harness wraps is handed, one line each, "<op> <name>: <its meta keys>":
 # the graph of an entry without dynamo (aot_function's, aot_module's, aot_module_simplified's forward compiler;
 # make_fx's trace), what upstream's fw_compiler asserts on node.meta; and each graph dynamo hands the backend,

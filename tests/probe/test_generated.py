@@ -436,3 +436,56 @@ def test_instance_all_reads_every_instance_as_one_text() -> None:
     assert _said(cap, artifact="dynamo_graph_node_meta", instance="any", line_counts={calls: 3}).status == "fails"
     with pytest.raises(ValueError, match="instance: all reads every instance's text as one"):
         GeneratedAssertion.model_validate({"artifact": "aot_forward_graph", "instance": "all", "graph": "x"})
+
+
+NAMED_TEXT = """\
+behavior: runtime_wrapper
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/181271]
+backends: [aot_eager, aot_function]
+config:
+  torch._functorch.config.donated_buffer: true
+modes: [training]
+inputs:
+  x: {tensor: {shape: [3, 2], requires_grad: true}}
+  z: {tensor: {shape: [2, 2], requires_grad: true}}
+program: |
+  def f(x, z):
+      return torch.mm(x.view(2, 3), x) + torch.nn.functional.relu(z)
+calls:
+  - {x: {tensor: {shape: [3, 2], requires_grad: true, dtype: float64}}}
+generated:
+  - artifact: aot_forward_graph_fw_metadata
+    backends: [aot_eager]
+    contains: ["bw_donated_idxs=[DONATED]"]
+  - artifact: recompile_reasons
+    backends: [aot_eager]
+    contains: [REASON]
+  - artifact: aot_forward_graph_fw_metadata
+    backends: [aot_function]
+    contains: ["bw_donated_idxs=["]
+"""
+
+
+@pytest.mark.parametrize(("donated", "reason", "status"), [
+    ("1", "dtype mismatch", "holds"), ("0", "dtype mismatch", "fails"), ("1", "no such guard", "fails")])
+def test_the_guard_failures_behind_a_recompile_and_aot_autograds_metadata_are_text_an_assertion_reads(
+        tmp_path: Path, donated: str, reason: str, status: str) -> None:
+    """Upstream's guard_fail_fn reads why dynamo recompiled; its donated-buffer tests read bw_donated_idxs off
+    AOTAutograd's log of each compile's metadata."""
+    records = _records(tmp_path, NAMED_TEXT.replace("DONATED", donated).replace("REASON", repr(reason)))
+    metadata, reasons = records["aot_eager"].generated
+    assert {metadata.status, reasons.status} == ({"holds"} if status == "holds" else {"holds", "fails"}), (
+        metadata.detail, reasons.detail)
+    (metadata,) = records["aot_function"].generated  # an entry without dynamo logs its metadata too
+    assert metadata.status == "holds", metadata.detail
+
+
+def test_each_logged_text_is_a_family_of_its_own() -> None:
+    """A pass that logged one kind of text (dynamo's guards) cannot tell of another (a recompile's reasons, a shape
+    env's guards, AOTAutograd's metadata): an assertion on the other is not observable there, never a fail."""
+    from conformance.probe import generated
+    from conformance.schema.generated import TEXT_ARTIFACTS
+
+    families = [generated._family(a) for a in TEXT_ARTIFACTS]
+    assert len(set(families)) == len(TEXT_ARTIFACTS) and "traced graph" not in families, families
