@@ -32,11 +32,13 @@ later call must pass the same modules (upstream compiles one module once).
   the export dropped, or one it names on the wrong target, shows against eager. The graph is kept as
   ``aot_export_graph`` (its ``gm.code``), and its readable form with the subgraphs of cond and map as
   ``aot_export_readable`` (``print_readable(expanded_def=True)``), and each subgraph's own code as
-  ``aot_export_graph.<module path>`` (``aot_export_graph.true_graph_0``). Effect tokens are refused (the graph
-  would need them threaded).
+  ``aot_export_graph.<module path>`` (``aot_export_graph.true_graph_0``); ``str(gm.graph)`` as
+  ``aot_export_graph_str`` and the graph signature's maps as ``aot_export_signature``, a ``field: value`` line each
+  (what upstream reads off ``sig``). Effect tokens are refused (the graph would need them threaded).
 * ``aot_export_joint_simple`` (``trace_joint=False``) exports the program, a function of tensors returning a
   tuple, once from the first call's tensors; the variant calls the exported graph, which is kept as
-  ``aot_export_graph`` too. What it refuses (input mutations, aliased outputs) is the compiled side's error.
+  ``aot_export_graph`` (and ``aot_export_graph_str``) too. What it refuses (input mutations, aliased outputs) is
+  the compiled side's error.
 
 With ``compile: {module: NAME}`` the entry compiles that module argument itself, as upstream compiles its module
 (the program is that module's call; :class:`_GivenModule`): its own parameter and buffer names, its own output
@@ -72,6 +74,11 @@ SHAPE_ENV_GUARDS = "shape_env_guards"
 TracingMode = Literal["real", "fake", "symbolic"]
 AOT_EXPORT_GRAPH = "aot_export_graph"
 AOT_EXPORT_READABLE = "aot_export_readable"  # print_readable(expanded_def=True): the subgraphs (cond, map) too
+AOT_EXPORT_GRAPH_STR = "aot_export_graph_str"  # str(gm.graph), the form some upstream tests pin
+AOT_EXPORT_SIGNATURE = "aot_export_signature"  # the graph signature's maps, a line each: `name: value`
+# what upstream's tests read off an export's GraphSignature (sig.user_inputs_to_mutate == {...}, 'foo' in sig.buffers)
+_SIGNATURE_FIELDS = ("parameters", "buffers", "user_inputs", "user_outputs", "inputs_to_parameters",
+                     "inputs_to_buffers", "buffers_to_mutate", "parameters_to_mutate", "user_inputs_to_mutate")
 # The traced graph goes out as a record the capture reads (conformance/probe/capture.py), as torch's own
 # graphs do: the core knows nothing of who listens.
 TRACED_GRAPH_LOG = logging.getLogger(__name__)
@@ -243,6 +250,11 @@ def _write_back(targets: dict[torch.Tensor, torch.Tensor]) -> None:
         target.copy_(value)
 
 
+def _signature_text(sig: Any) -> str:
+    """An export's graph signature as `field: repr(value)` lines, the fields a build's signature has."""
+    return "\n".join(f"{name}: {getattr(sig, name)!r}" for name in _SIGNATURE_FIELDS if hasattr(sig, name))
+
+
 def _log_readable(gm: torch.fx.GraphModule) -> None:
     for name, sub in gm.named_modules():  # each subgraph's own code, as upstream reads gm.true_graph_0.code
         if name and isinstance(sub, torch.fx.GraphModule):
@@ -272,6 +284,8 @@ def _aot_export_module_entry(fn: Callable[..., Any], counter: Callable[..., Any]
                 raise CaseBroken("aot_export_module gave a graph with effect tokens, which the entry does not thread")
             assert isinstance(gm, torch.fx.GraphModule)  # what aot_export_module returns
             TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_GRAPH, gm.code)
+            TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_GRAPH_STR, str(gm.graph))
+            TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_SIGNATURE, _signature_text(sig))
             _log_readable(gm)
             state.update(program=program, run=counter(gm, list(tensors)), graph=gm.graph, sig=sig)
         program = state["program"]
@@ -295,6 +309,7 @@ def _aot_export_joint_simple_entry(fn: Callable[..., Any], counter: Callable[...
             gm = aot_export_joint_simple(fn, args, trace_joint=False)
             assert isinstance(gm, torch.fx.GraphModule)  # what aot_export_joint_simple returns
             TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_GRAPH, gm.code)
+            TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOT_EXPORT_GRAPH_STR, str(gm.graph))
             state["gm"] = counter(gm, list(args))
         return state["gm"](*args)
 

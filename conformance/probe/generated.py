@@ -172,6 +172,7 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
 # backend logs dynamo's graph and guards, no AOTAutograd graph; an entry without dynamo, no dynamo graph).
 _FAMILIES = {"dynamo_cpp_guards_str": "dynamo guard text", "shape_env_guards": "shape-env guard text",
              "recompile_reasons": "recompile reason", "aot_forward_graph_fw_metadata": "AOTAutograd compile metadata",
+             "aot_export_graph_str": "exported graph's str", "aot_export_signature": "export signature",
              "dynamo_output_graph": "dynamo graph",
              **dict(zip(NODE_META_ARTIFACTS, ("node of an entry's forward graph", "node of dynamo's graphs"),
                         strict=True))}

@@ -25,7 +25,8 @@ GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_gra
 # Text a build logs as a structured-trace record that is neither a graph nor generated source: dynamo's guard
 # tree, each guard's code part with it (check_overlapping(...) for AOTAutograd's StorageOverlap guard), what
 # upstream's assertions on installed guards read. Kept apart with the graphs; no `graph:` form.
-TEXT_ARTIFACTS = ("dynamo_cpp_guards_str", "shape_env_guards", "recompile_reasons", "aot_forward_graph_fw_metadata")
+TEXT_ARTIFACTS = ("dynamo_cpp_guards_str", "shape_env_guards", "recompile_reasons", "aot_forward_graph_fw_metadata",
+                  "aot_export_graph_str", "aot_export_signature")
 # Of those, the ones a build publishes as a named structured-trace artifact (metadata {"artifact": {"name": ...}}):
 # dynamo's guard failures behind each recompile (what upstream's guard_fail_fn reads), and AOTAutograd's metadata of
 # each compile (ViewAndMutationMeta, its bw_donated_idxs among it: what upstream reads off the INFO log).

@@ -353,3 +353,24 @@ def test_aot_module_traces_symbolic_sizes_where_the_case_is_dynamic(tmp_path: Pa
     for dynamic, said in (("true", "holds"), ("false", "fails")):
         (r,) = _records(tmp_path, body.replace("DYNAMIC", dynamic)).values()
         assert r.status == "pass" and [g.status for g in r.generated] == [said], (dynamic, r.generated)
+
+
+def test_an_exports_signature_and_graph_str_are_what_an_assertion_reads(tmp_path: Path) -> None:
+    """Upstream reads an export's signature (sig.user_inputs_to_mutate == {...}, 'foo' in sig.buffers) and pins
+    str(gm.graph); with compile.module the names are the module's own."""
+    # the module itself is exported: its forward returns the tuple aot_export_module takes
+    body = EXPORTED.replace("    compile: {pre_dispatch: true}", "    compile: {pre_dispatch: true, module: m}").replace(
+        "return x + self.p + self.b", "return (x + self.p + self.b,)").split("    generated:")[0] + """\
+    generated:
+      - artifact: aot_export_signature
+        contains: ["buffers: ['b']", "inputs_to_buffers: {'arg1_1': 'b'}", "user_inputs_to_mutate: {'mul': 'ARG'}"]
+      - artifact: aot_export_graph_str
+        contains: ["call_function[target=torch.ops.aten.mul.Tensor](args = (%arg2_1, 2)"]
+    """
+    (r,) = _records(tmp_path, body.replace("ARG", "arg2_1")).values()
+    assert r.status == "pass" and [g.status for g in r.generated] == ["holds", "holds"], r.generated
+    (r,) = _records(tmp_path, body.replace("ARG", "arg1_1")).values()
+    assert [g.status for g in r.generated] == ["fails", "holds"], r.generated
+    (r,) = _records(tmp_path, body.replace("ARG", "arg2_1").replace("[aot_export_module]", "[aot_module]")
+                    .replace("compile: {pre_dispatch: true, module: m}", "compile: {module: m}")).values()
+    assert [g.status for g in r.generated] == ["not observable", "not observable"], r.generated  # no export
