@@ -359,8 +359,8 @@ def test_an_exports_signature_and_graph_str_are_what_an_assertion_reads(tmp_path
     """Upstream reads an export's signature (sig.user_inputs_to_mutate == {...}, 'foo' in sig.buffers) and pins
     str(gm.graph); with compile.module the names are the module's own."""
     # the module itself is exported: its forward returns the tuple aot_export_module takes
-    body = EXPORTED.replace("    compile: {pre_dispatch: true}", "    compile: {pre_dispatch: true, module: m}").replace(
-        "return x + self.p + self.b", "return (x + self.p + self.b,)").split("    generated:")[0] + """\
+    body = EXPORTED.replace("    compile: {pre_dispatch: true}", "    compile: {pre_dispatch: true, module: m}")
+    body = body.replace("return x + self.p + self.b", "return (x + self.p + self.b,)").split("    generated:")[0] + """\
     generated:
       - artifact: aot_export_signature
         contains: ["buffers: ['b']", "inputs_to_buffers: {'arg1_1': 'b'}", "user_inputs_to_mutate: {'mul': 'ARG'}"]
