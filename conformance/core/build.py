@@ -24,7 +24,7 @@ import traceback
 import types
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -459,7 +459,8 @@ class CallPoint:
     where: str = ""  # the actions' place in the case file, e.g. calls[0]
     # what this call (or, `at: after`, its after action) must raise, for expect.raises
     raises: CallRaisesData | None = None
-    fresh: bool = False  # the compiled side compiles the program afresh before this call
+    # the compiled side compiles the program afresh before this call; "keep_cache": without torch._dynamo.reset()
+    fresh: bool | Literal["keep_cache"] = False
 
 
 def sweep(scalar: ScalarData) -> tuple[ScalarValue, ...]:
@@ -571,10 +572,11 @@ def call_points(case: CaseData) -> list[CallPoint]:
         what += [f"{a}: {_first_line(source)}" for a in CALL_ACTIONS if (source := entry.get(a))]
         raises = entry.get("raises")
         what += [f"raises {raises['type']}" + (" after" if raises.get("at") == "after" else "")] if raises else []
-        what += ["compiled afresh"] if entry.get("fresh") else []
+        what += [{True: "compiled afresh", "keep_cache": "compiled anew, dynamo's cache kept"}[entry["fresh"]]
+                 ] if entry.get("fresh") else []
         label = f"call {n + j + 1}" + (f" ({', '.join(what)})" if what else "")
         points.append(CallPoint(dict(points[0].scalars), overrides, label, entry.get("before"), entry.get("after"),
-                                f"calls[{j}]", entry.get("raises"), bool(entry.get("fresh"))))
+                                f"calls[{j}]", entry.get("raises"), entry.get("fresh") or False))
     return points
 
 

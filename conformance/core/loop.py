@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -173,20 +174,20 @@ def run_passes(case: CaseData, target: Target, callbacks: LoopCallbacks | None =
             if p:
                 torch._dynamo.reset()
             eager_fn = make_function(target.program, target.function, target.filename, classes)
-            compiled, counter = make_compiled(make_function(target.program, target.function, target.filename, classes),
-                                              case, target.backend, target.kiim, callbacks.counting)
+            program = make_function(target.program, target.function, target.filename, classes)
+            compiled, counter = make_compiled(program, case, target.backend, target.kiim, callbacks.counting)
             per_call: list[int] = []
             with callbacks.around_pass(p):
                 outcome.mismatches += _run_pass(
                     case, target, callbacks, eager_fn=eager_fn, compiled=callbacks.compiled(compiled), counter=counter,
                     points=points, warm_prefix="warm rerun, " if p else "", envs=(Env(classes), Env(classes)),
                     per_call=per_call, raised=outcome.raised,
-                    anew=functools.partial(compile_anew, case, target, classes, callbacks, counter))
+                    anew=functools.partial(compile_anew, case, target, classes, callbacks, counter, first=program))
             outcome.calls += len(points)
             outcome.compile_counts[f"{pass_name}_graphs"] = counter.count
             outcome.compile_counts[f"{pass_name}_backend_calls"] = counter.backend_calls
             if p == 0:
-                outcome.recompiles = recompile_note(case, target, per_call, tuple(p.fresh for p in points))
+                outcome.recompiles = recompile_note(case, target, per_call, tuple(bool(p.fresh) for p in points))
                 outcome.compile_counts["cold_first_call"] = per_call[0] if per_call else 0
             callbacks.pass_done(p, counter)
             miscount = compile_count_mismatch(case, target, pass_name, len(points), counter.count)
@@ -196,15 +197,21 @@ def run_passes(case: CaseData, target: Target, callbacks: LoopCallbacks | None =
 
 
 def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callbacks: LoopCallbacks,
-                 counter: CountingBackend) -> Callable[..., Any]:
+                 counter: CountingBackend, *, first: Callable[..., Any], keep_cache: bool) -> Callable[..., Any]:
     """The program compiled afresh for a call that asks for it (`fresh`), as upstream compiles anew: a new
     function object through the same entry point, after torch._dynamo.reset() for torch.compile so that no
-    cached frame is reused; its graphs count with the pass's (the same counter)."""
+    cached frame is reused; its graphs count with the pass's (the same counter). `keep_cache`: a new function
+    object of the pass's own code (`first`'s) and no reset, as upstream makes a new closure of one function and
+    compiles it: dynamo's cache on that code and its automatic-dynamic state stay."""
     import torch._dynamo  # lazy: start-up
 
-    if target.backend not in WITHOUT_DYNAMO:
-        torch._dynamo.reset()
-    fn = make_function(target.program, target.function, target.filename, classes)
+    if keep_cache:
+        fn: Callable[..., Any] = types.FunctionType(first.__code__, first.__globals__, first.__name__,
+                                                    first.__defaults__, first.__closure__)
+    else:
+        if target.backend not in WITHOUT_DYNAMO:
+            torch._dynamo.reset()
+        fn = make_function(target.program, target.function, target.filename, classes)
     compiled, _ = make_compiled(fn, case, target.backend, target.kiim, lambda _inner, _aot: counter)
     return callbacks.compiled(compiled)
 
@@ -292,7 +299,7 @@ def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoin
 def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager_fn: Callable[..., Any],
               compiled: Callable[..., Any],
               counter: CountingBackend, points: list[CallPoint], warm_prefix: str, envs: tuple[Env, Env],
-              per_call: list[int], raised: list[str], anew: Callable[[], Callable[..., Any]]) -> list[Mismatch]:
+              per_call: list[int], raised: list[str], anew: Callable[..., Callable[..., Any]]) -> list[Mismatch]:
     """Each call: both sides' inputs (fresh, or persisted), the `before` actions, eager then
     compiled, the backward (training), the `after` actions, then everything compared."""
     training = target.mode == "training"
@@ -314,7 +321,7 @@ def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager
             mark_dynamic(c_in)
         before = counter.count
         if point.fresh:  # this call and the later ones call the program compiled afresh
-            compiled = anew()
+            compiled = anew(keep_cache=point.fresh == "keep_cache")
         comp = _compiled_call(case, callbacks, compiled, counter, inputs=c_in, env=c_env,
                               first=i == 0 and not warm_prefix)
         per_call.append(counter.count - before)

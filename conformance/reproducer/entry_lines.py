@@ -158,12 +158,14 @@ def config_lines(config: dict[str, Any]) -> list[str]:
 
 
 def anew_lines(compile_lines: list[str], backend: str) -> list[str]:
-    """`compiled_anew()`: the program compiled afresh for a call that asks for it (a `fresh` call), as the harness
-    does it (conformance/core/loop.py compile_anew): torch.compile after torch._dynamo.reset(), aot_function anew,
-    a module entry traced again on its next call; `compile_lines` are the script's first compile."""
+    """`compiled_anew(reset)`: the program compiled afresh for a call that asks for it (a `fresh` call), as the
+    harness does it (conformance/core/loop.py compile_anew): torch.compile after torch._dynamo.reset() (none for
+    `fresh: keep_cache`, reset=False: the same code compiled anew, dynamo's cache kept), aot_function anew, a module
+    entry traced again on its next call; `compile_lines` are the script's first compile."""
     if backend in MODULE_ENTRY_LINES:
         body = ["made.clear()  # traced again on the next call", "return compiled_f"]
     else:
-        body = [*([] if backend in WITHOUT_DYNAMO else ["torch._dynamo.reset()  # no cached frame reused"]),
+        body = [*([] if backend in WITHOUT_DYNAMO else ["if reset:  # no cached frame reused",
+                                                          "    torch._dynamo.reset()"]),
                 "return " + compile_lines[-1].split(" = ", 1)[1]]
-    return ["def compiled_anew():  # a fresh compile, as upstream's", *(f"    {line}" for line in body), ""]
+    return ["def compiled_anew(reset=True):  # a fresh compile, as upstream's", *(f"    {line}" for line in body), ""]

@@ -146,5 +146,39 @@ def test_a_torch_compile_reproducer_resets_dynamo_before_the_fresh_compile(make_
     variant = Variant("cpu", "aot_eager", "inference")
     script = render_short(lc, variant, run_variant(lc, variant))
     assert script is not None
-    anew = script.split("def compiled_anew():", 1)[1].split("\n\n", 1)[0]
+    anew = script.split("def compiled_anew(reset=True):", 1)[1].split("\n\n", 1)[0]
     assert "torch._dynamo.reset()" in anew and "return torch.compile(f, backend='aot_eager')" in anew
+
+
+# automatic dynamic: the second shape recompiles the code with a dynamic size, which a later shape reuses while
+# dynamo keeps its cache; after a reset the later shape compiles static again
+GROWING = HEAD + """\
+backends: [aot_eager]
+inputs: {x: {tensor: {shape: [3]}}}
+program: |
+  def f(x):
+      return x * 2
+calls:
+  - {x: {tensor: {shape: [4]}}}
+  - {x: {tensor: {shape: [5]}}, fresh: FRESH}
+"""
+
+
+@pytest.mark.parametrize(("fresh", "graphs"), [("keep_cache", 2), ("true", 3)])
+def test_keep_cache_compiles_anew_without_resetting_dynamo(make_case: CaseFactory, tmp_path: Path, fresh: str,
+                                                           graphs: int) -> None:
+    """Upstream's new torch.compile of a closure of one function keeps dynamo's cache and automatic-dynamic state
+    (fresh: keep_cache); fresh: true resets them. The reproducer does the same at the same call."""
+    lc = make_case(GROWING.replace("FRESH", fresh), name=f"{fresh}.yaml")
+    variant = Variant("cpu", "aot_eager", "inference")
+    record = run_variant(lc, variant)
+    assert record.status == "pass" and record.compile_counts["cold_graphs"] == graphs, record.compile_counts
+    said = make_case(GROWING.replace("FRESH", fresh) + f"expect: {{compiles: {graphs}}}\n", name=f"said_{fresh}.yaml")
+    record = run_variant(said, variant)
+    assert record.status == "pass", record.reason
+    script = render_short(said, variant, record.model_copy(update={"status": "fail"}))
+    assert script is not None and ("compiled_anew(reset=False)" in script) == (fresh == "keep_cache")
+    path = tmp_path / f"repro_{fresh}.py"
+    path.write_text(script)
+    done = subprocess.run([sys.executable, str(path)], check=False, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr  # the script counts the same graphs: it matches
