@@ -102,7 +102,7 @@ class FirstCallData(TypedDict):
 class CallData(FirstCallData):
     """A `calls` entry; its other keys are the inputs it replaces, by name (see replaced_inputs)."""
 
-    fresh: bool | Literal["keep_cache"]
+    fresh: Literal[False, True, "keep_cache"]
 
 
 class CompileData(TypedDict):

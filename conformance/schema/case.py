@@ -164,7 +164,7 @@ class CallSpec(FirstCallSpec):
     model_config = ConfigDict(extra="allow", frozen=True, strict=False)
     __pydantic_extra__: dict[str, InputSpec] = Field(init=False)
 
-    fresh: bool | Literal["keep_cache"] = Field(
+    fresh: Literal[False, True, "keep_cache"] = Field(
         False, json_schema_extra=V2,
         description="The compiled side compiles the program afresh for this call and the calls after it (a new "
         "torch.compile after torch._dynamo.reset(), a new aot_function, a module entry traced again), as upstream "

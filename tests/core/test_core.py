@@ -226,7 +226,7 @@ def test_a_backend_failure_names_the_backend_the_user_chose_not_our_wrapper() ->
     def refuses(gm: object, example_inputs: object) -> object:
         raise ValueError("this backend refuses every graph")
 
-    spec = {"compile": {"dynamic": None, "fullgraph": False}}
+    spec = {"compile": {"dynamic": None, "fullgraph": False, "module": None}}
     for wrap in (None, counting):
         torch._dynamo.reset()
         args = () if wrap is None else (wrap,)
@@ -279,7 +279,7 @@ def test_the_compile_count_is_what_dynamo_installed_not_every_backend_call(wrap:
             return x + 2
         return x + y
 
-    spec = {"compile": {"dynamic": None, "fullgraph": True}}
+    spec = {"compile": {"dynamic": None, "fullgraph": True, "module": None}}
     torch._dynamo.reset()
     with torch._dynamo.config.patch(specialize_float=False, assume_static_by_default=True):
         compiled, counter = make_compiled(f, spec, "aot_eager", False, *(() if wrap == "plain" else (counting,)))

@@ -61,8 +61,7 @@ def errors(tmp_path: Path, body: str, head: str = HEAD) -> list[str]:
         ),
         (
             "calls:\n  - fresh: maybe\n",
-            "bad.yaml:12: calls[0].fresh: Input should be a valid boolean, unable to "
-            "interpret input (got 'maybe', a str)",
+            "bad.yaml:12: calls[0].fresh: Input should be False, True or 'keep_cache' (got 'maybe', a str)",
         ),
     ],
 )
