@@ -170,7 +170,21 @@ def fw_compiler(fn: Callable[..., Any], options: CompileData, default: Callable[
     if name is None:
         return default
     found: Callable[..., Any] = fn.__globals__[name]
-    return found
+
+    def installed(gm: Any, example_inputs: Any) -> Callable[..., Any]:
+        """The case's compiler. An assertion it makes on the graph it is handed is upstream's check of the build
+        (its AssertionError is the compiled side's); any other failure is the case's, never the build's."""
+        try:
+            made = found(gm, example_inputs)
+        except AssertionError:
+            raise
+        except Exception as exc:
+            raise CaseBroken(f"compile.fw_compiler {name!r} raised {type(exc).__name__}: {exc}") from None
+        if not callable(made):
+            raise CaseBroken(f"compile.fw_compiler {name!r} returned {type(made).__name__}, not a callable")
+        return made  # type: ignore[no-any-return]  # the case's own function: callable, checked above
+
+    return installed
 
 
 def module_at(case: CaseData) -> int | None:

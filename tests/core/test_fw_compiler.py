@@ -79,3 +79,27 @@ def test_a_compiler_the_case_does_not_define_or_an_entry_that_takes_none_is_refu
     with pytest.raises(CaseLoadError) as err:
         _case(tmp_path, body.replace("BACKEND", "aot_function"))
     assert said in str(err.value) and "c.yaml:" in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("      return None", "compile.fw_compiler 'shifted' returned NoneType, not a callable"),
+    ("      raise ValueError('no')", "compile.fw_compiler 'shifted' raised ValueError: no"),
+])
+def test_a_compiler_that_breaks_is_the_cases_error_never_the_builds(tmp_path: Path, body: str, said: str) -> None:
+    broken = CASE.replace("      return run\n", body + "\n").replace("OFFSET", "0")
+    for entry in ENTRIES:
+        lc = _case(tmp_path, broken.replace("BACKEND", entry))
+        (variant,) = variants_of(lc.case, devices=["cpu"])
+        record = run_variant(lc, variant)
+        assert record.status == "error" and said in record.reason, (entry, record.status, record.reason)
+
+
+def test_an_assertion_the_compiler_makes_on_the_graph_is_the_builds_verdict(tmp_path: Path) -> None:
+    """Upstream's compilers assert on the graph they are handed (a node's stack trace, its meta): a failing one is
+    the build failing upstream's check, a fail, not a case error."""
+    asserting = "      assert len(gm.graph.nodes) > 1000, 'too few nodes'\n      return run\n"
+    body = CASE.replace("      return run\n", asserting)
+    lc = _case(tmp_path, body.replace("OFFSET", "0").replace("BACKEND", "aot_function"))
+    (variant,) = variants_of(lc.case, devices=["cpu"])
+    record = run_variant(lc, variant)
+    assert record.status == "fail" and "AssertionError: too few nodes" in record.reason, record.reason
