@@ -156,6 +156,8 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
     out += [f"/{p}/ matches {m[0]!r}, which upstream asserts nothing does" for p in a.no_match
             if (m := re.search(p, source, re.MULTILINE))]
     lines = source.splitlines()
+    if a.fewer_lines_than is not None and len(lines) >= a.fewer_lines_than:
+        out.append(f"{len(lines)} line(s), upstream asserts fewer than {a.fewer_lines_than}")
     for p, n in a.line_counts.items():
         if (seen := sum(1 for line in lines if re.search(p, line))) != n:
             out.append(f"{seen} line(s) match /{p}/, upstream asserts {n}")
@@ -172,6 +174,9 @@ def _problems(a: GeneratedAssertion, source: str) -> list[str]:
 # backend logs dynamo's graph and guards, no AOTAutograd graph; an entry without dynamo, no dynamo graph).
 _FAMILIES = {"dynamo_cpp_guards_str": "dynamo guard text", "shape_env_guards": "shape-env guard text",
              "recompile_reasons": "recompile reason", "aot_forward_graph_fw_metadata": "AOTAutograd compile metadata",
+             "aot_forward_graph_fw_subclass_metadata": "AOTAutograd subclass metadata",
+             "aotautograd_guards": "AOTAutograd guards of a compile context",
+             "dynamo_shape_env_guards": "shape-env guards of a compile context",
              "aot_export_graph_str": "exported graph's str", "aot_export_signature": "export signature",
              "dynamo_output_graph": "dynamo graph",
              **dict(zip(NODE_META_ARTIFACTS, ("node of an entry's forward graph", "node of dynamo's graphs"),

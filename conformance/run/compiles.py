@@ -4,10 +4,11 @@ what its inputs and outputs are (see GraphValue), for the internals probe."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,10 +22,11 @@ from conformance.core.state import is_subclass
 from conformance.probe.capture import arrived, capture_generated_sources, capturing
 from conformance.probe.region import OutputSample, TraceFacts
 from conformance.results import GraphValue, Symbolic
-from conformance.schema.generated import NODE_META_ARTIFACTS
+from conformance.schema.generated import CONTEXT_GUARD_ARTIFACTS, NODE_META_ARTIFACTS
 from reference_impl.subclass_wrapper import subclass_meta_of
 
 FW_COMPILER_NODE_META, DYNAMO_GRAPH_NODE_META = NODE_META_ARTIFACTS
+AOTAUTOGRAD_GUARDS, DYNAMO_SHAPE_ENV_GUARDS = CONTEXT_GUARD_ARTIFACTS
 
 
 def _version(t: torch.Tensor) -> int | None:
@@ -72,6 +74,7 @@ class CompileCounter(CountingBackend):
         self._states: dict[int, Any] = {}
         self._sampled: int | None = None
         self.regions: list[CompiledRegion] = []  # one per compile, in order
+        self._contexts: list[tuple[Any, Any]] = []  # each compile of the call in progress: its contexts
 
     @property
     def current(self) -> BuiltInputs | None:
@@ -88,6 +91,9 @@ class CompileCounter(CountingBackend):
             return
         if self._sampled is not None and self._input_states() != self._states:
             self.regions[self._sampled].partial = True  # the program changed its inputs after the graph
+        for compile_context, tracing_context in self._contexts:
+            _log_guards(compile_context, tracing_context)
+        self._contexts.clear()
         self._sampled = None
         self._current = None
 
@@ -156,6 +162,7 @@ class CompileCounter(CountingBackend):
         # a failed compile's sources (dynamo retries it specialised) stay with it, apart from any
         # wrapper in use
         region.failed = True
+        self._contexts.append(_contexts())
         with contextlib.ExitStack() as stack:
             region.capture = stack.enter_context(capture_generated_sources(warn=False)) if capturing() else None
             compiled = self.inner(gm, example_inputs, **kwargs)
@@ -409,6 +416,56 @@ def _log_nodes(artifact: str, gm: Any) -> None:
     if TRACED_GRAPH_LOG.isEnabledFor(logging.DEBUG) and hasattr(gm, "graph"):  # only while a capture listens
         nodes = "\n".join(f"{n.op} {n.name}: {', '.join(sorted(map(str, n.meta)))}" for n in gm.graph.nodes)
         TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, artifact, nodes)
+
+
+def _contexts() -> tuple[Any, Any]:
+    """The compile's CompileContext and TracingContext, where the build has them: dynamo fills in their guards after
+    the backend returns, so they are read when the call ends (as upstream's backends keep them to read later)."""
+    try:
+        from torch._guards import CompileContext, TracingContext  # guarded: private, absent on some builds
+
+        return CompileContext.try_get(), TracingContext.try_get()
+    except (ImportError, AttributeError, RuntimeError):
+        return None, None
+
+
+def _source_name(source: Any) -> str:
+    name = getattr(source, "name", None)
+    try:
+        return str(name() if callable(name) else name) if name is not None else repr(source)
+    except Exception:  # a source that cannot name itself is shown as it prints
+        return repr(source)
+
+
+def _guard_line(guard: Any) -> str:
+    """`StorageOverlap(overlapping_sources=[a, b], non_overlapping_sources=[c])`: a source by its name."""
+    if not dataclasses.is_dataclass(guard):
+        return repr(guard)
+    parts = []
+    for f in dataclasses.fields(guard):
+        value = getattr(guard, f.name, None)
+        shown = (f"[{', '.join(map(_source_name, value))}]" if isinstance(value, list | tuple)
+                 else _source_name(value))
+        parts.append(f"{f.name}={shown}")
+    return f"{type(guard).__name__}({', '.join(parts)})"
+
+
+def _lines(items: Iterable[str]) -> str:
+    """One line per item, whatever line breaks an item's text holds."""
+    return "\n".join(" ".join(item.splitlines()) for item in items)
+
+
+def _log_guards(compile_context: Any, tracing_context: Any) -> None:
+    """What upstream's backends read off the compile's contexts, once the call that compiled ends: the TracingContext's
+    AOTAutograd guards (AOTAUTOGRAD_GUARDS) and the CompileContext's ShapeEnv guards (DYNAMO_SHAPE_ENV_GUARDS)."""
+    if not TRACED_GRAPH_LOG.isEnabledFor(logging.DEBUG):  # only while a capture listens
+        return
+    guards = getattr(getattr(tracing_context, "guards_context", None), "aotautograd_guards", None)
+    if isinstance(guards, list):
+        TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, AOTAUTOGRAD_GUARDS, _lines(map(_guard_line, guards)))
+    shape = getattr(compile_context, "shape_env_guards", None)
+    if isinstance(shape, list):
+        TRACED_GRAPH_LOG.debug(TRACED_GRAPH_MESSAGE, DYNAMO_SHAPE_ENV_GUARDS, _lines(map(str, shape)))
 
 
 def counting(inner: Callable[..., Any], aot: bool) -> CompileCounter:

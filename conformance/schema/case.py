@@ -383,10 +383,16 @@ class Case(Strict):
         if inputs is not None:
             params = [a.arg for a in funcs[0].args.args]
             passed = [name for name, spec in inputs.items() if not spec.hidden]
-            if params != passed or funcs[0].args.vararg or funcs[0].args.kwonlyargs:
+            sig = funcs[0].args
+            # upstream's f(*args) takes the inputs after the named ones; a parameter after them keeps its default
+            takes = (params[:len(passed)] == passed and len(params) - len(passed) <= len(sig.defaults)
+                     if len(params) >= len(passed) else sig.vararg is not None and params == passed[:len(params)])
+            if not takes or sig.kwonlyargs or sig.kwarg or sig.posonlyargs:
+                shown = [a.arg for a in (*sig.posonlyargs, *sig.args)]
                 raise ValueError(
-                    f"{funcs[0].name}({', '.join(params)}) must take the non-hidden inputs in "
-                    f"order: ({', '.join(passed)})"
+                    f"{funcs[0].name}({', '.join(shown)}) must take the non-hidden inputs in "
+                    f"order: ({', '.join(passed)}), or the first of them and *args for the rest; a parameter "
+                    "after them must have a default"
                 )
             options = info.data.get("compile")
             if options is not None and options.module is not None:

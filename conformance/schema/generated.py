@@ -26,11 +26,18 @@ GRAPH_ARTIFACTS = ("aot_forward_graph", "aot_backward_graph", "aot_inference_gra
 # tree, each guard's code part with it (check_overlapping(...) for AOTAutograd's StorageOverlap guard), what
 # upstream's assertions on installed guards read. Kept apart with the graphs; no `graph:` form.
 TEXT_ARTIFACTS = ("dynamo_cpp_guards_str", "shape_env_guards", "recompile_reasons", "aot_forward_graph_fw_metadata",
-                  "aot_export_graph_str", "aot_export_signature")
+                  "aot_forward_graph_fw_subclass_metadata", "aot_export_graph_str", "aot_export_signature",
+                  "aotautograd_guards", "dynamo_shape_env_guards")
 # Of those, the ones a build publishes as a named structured-trace artifact (metadata {"artifact": {"name": ...}}):
 # dynamo's guard failures behind each recompile (what upstream's guard_fail_fn reads), and AOTAutograd's metadata of
-# each compile (ViewAndMutationMeta, its bw_donated_idxs among it: what upstream reads off the INFO log).
-NAMED_TEXT_ARTIFACTS = ("recompile_reasons", "aot_forward_graph_fw_metadata")
+# each compile (ViewAndMutationMeta, its bw_donated_idxs among it: what upstream reads off the INFO log), and its
+# SubclassMeta where a subclass is among the inputs or outputs (the desugared static_input_idxs among it).
+NAMED_TEXT_ARTIFACTS = ("recompile_reasons", "aot_forward_graph_fw_metadata", "aot_forward_graph_fw_subclass_metadata")
+# What upstream's torch.compile backends keep of a compile's contexts and read once the call ends: the
+# TracingContext's AOTAutograd guards (a line each, its sources by name: StorageOverlap(overlapping_sources=[a, b],
+# non_overlapping_sources=[c])) and the CompileContext's ShapeEnv guards (a line each), logged by the harness's
+# counting backend (conformance/run/compiles.py), the text empty where there are none.
+CONTEXT_GUARD_ARTIFACTS = ("aotautograd_guards", "dynamo_shape_env_guards")
 # Each node of a graph a compiler the harness wraps is handed, one line each, "<op> <name>: <its meta keys>":
 # the graph of an entry without dynamo (aot_function's, aot_module's, aot_module_simplified's forward compiler;
 # make_fx's trace), what upstream's fw_compiler asserts on node.meta; and each graph dynamo hands the backend,
@@ -68,6 +75,8 @@ class GeneratedAssertion(Strict):
     line_counts: dict[_Snippet, Annotated[StrictInt, Field(ge=0, le=100_000)]] = Field(
         default_factory=dict, description="How many of its lines match each regular expression, exactly: "
         "upstream's op_count == N on dynamo_graph_node_meta is {'^call_(function|method|module) ': N}.")
+    fewer_lines_than: Annotated[StrictInt, Field(ge=1, le=1_000_000)] | None = Field(
+        None, description="It has fewer lines than this (upstream's assertLess(len(guards), N)).")
     no_match: tuple[_Snippet, ...] = Field(
         (), description="Regular expressions found nowhere in it (multi-line): upstream's assertNotRegex, or an "
         "assertion on every line (a line that breaks it must not match).")
@@ -101,7 +110,8 @@ class GeneratedAssertion(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> GeneratedAssertion:
-        said = [k for k in ("count", "contains", "lacks", "matches", "no_match", "line_counts", "graph")
+        said = [k for k in ("count", "contains", "lacks", "matches", "no_match", "line_counts", "fewer_lines_than",
+                            "graph")
                 if getattr(self, k)]
         if not self.emitted and said:
             raise ValueError(f"an artifact that must not be emitted has no {', '.join(said)}")

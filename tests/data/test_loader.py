@@ -90,11 +90,21 @@ def test_missing_key_is_reported_at_the_owning_mapping(tmp_path: Path) -> None:
     assert errors_of(write(tmp_path, text)) == ["case.yaml:1: summary: required key is missing"]
 
 
-def test_program_must_take_the_inputs_in_order(tmp_path: Path) -> None:
-    text = MINIMAL.replace("def f(x):", "def f(y):")
-    assert errors_of(write(tmp_path, text)) == [
-        "case.yaml:7: program: f(y) must take the non-hidden inputs in order: (x)"
-    ]
+@pytest.mark.parametrize("signature", ["f(y)", "f(x, y)", "f(y, *rest)", "f(x, *, k=1)", "f(x, **kw)", "f(x, /)"])
+def test_program_must_take_the_inputs_in_order(tmp_path: Path, signature: str) -> None:
+    text = MINIMAL.replace("def f(x):", f"def {signature}:")
+    (err,) = errors_of(write(tmp_path, text))
+    assert err.startswith(f"case.yaml:7: program: f({signature[2:-1].split(',', maxsplit=1)[0]}"), err
+    assert "a parameter after them must have a default" in err
+    assert "must take the non-hidden inputs in order: (x), or the first of them and *args for the rest" in err
+
+
+@pytest.mark.parametrize("signature", ["f(*args)", "f(x, *args)", "f(x, flag=False)"])
+def test_program_may_take_the_inputs_variadic_or_keep_a_default(tmp_path: Path, signature: str) -> None:
+    """Upstream's f(*args) and a parameter its call leaves to its default are the program's own signature."""
+    text = MINIMAL.replace("def f(x):", f"def {signature}:").replace("return x", "return 2 * x" if "x" in signature
+                                                                         else "return 2 * args[0]")
+    assert load_case(write(tmp_path, text), display="case.yaml").case.program.startswith(f"def {signature}:")
 
 
 def test_program_syntax_error_points_at_the_case_file_line(tmp_path: Path) -> None:

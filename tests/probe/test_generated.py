@@ -489,3 +489,74 @@ def test_each_logged_text_is_a_family_of_its_own() -> None:
 
     families = [generated._family(a) for a in TEXT_ARTIFACTS]
     assert len(set(families)) == len(TEXT_ARTIFACTS) and "traced graph" not in families, families
+
+
+CONTEXT_GUARDS = """\
+behavior: mutation_epilogue
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/179600]
+devices: [cpu]
+backends: [aot_eager, aot_function]
+modes: [inference]
+compile: {dynamic: true}
+inputs:
+  base: {tensor: {shape: [20], dtype: int64, init: arange}, hidden: true}
+  a: {view: "base[:10]"}
+  b: {view: "base[SLICE]"}
+program: |
+  def f(*args):
+      for t in args:
+          t.add_(1)
+      return args[0]
+generated:
+  - artifact: aotautograd_guards
+    count: 1
+    line_counts:
+      "^StorageOverlap\\\\(overlapping_sources=\\\\[\\\\S+, \\\\S+\\\\], non_overlapping_sources=\\\\[\\\\]\\\\)": 1
+  - artifact: dynamo_shape_env_guards
+    lacks: [compute_overlapping_inputs]
+    fewer_lines_than: LIMIT
+"""
+
+
+@pytest.mark.parametrize(("view", "limit", "statuses"), [
+    ("5:15", 1000, ["holds", "holds"]), ("10:", 1000, ["fails", "holds"]), ("5:15", 1, ["holds", "fails"])])
+def test_what_upstreams_backends_read_off_a_compiles_contexts_is_text_an_assertion_reads(
+        tmp_path: Path, view: str, limit: int, statuses: list[str]) -> None:
+    """Upstream's torch.compile backends keep the TracingContext's AOTAutograd guards (a StorageOverlap guard where
+    two mutated inputs share memory) and the CompileContext's ShapeEnv guards, and read them once the call ends; an
+    entry without dynamo has no such contexts, so it cannot tell."""
+    records = _records(tmp_path, CONTEXT_GUARDS.replace("SLICE", view).replace("LIMIT", str(limit)))
+    said = records["aot_eager"].generated
+    assert [g.status for g in said] == statuses, [g.detail for g in said]
+    assert [g.status for g in records["aot_function"].generated] == ["not observable"] * 2
+
+
+SUBCLASS_METADATA = """\
+behavior: subclass_wrapper
+summary: s
+upstream: [https://github.com/pytorch/pytorch/pull/176741]
+devices: [cpu]
+backends: [aot_eager]
+modes: [inference]
+inputs:
+  x: INPUT
+program: |
+  def f(x):
+      return x * 2
+generated:
+  - artifact: aot_forward_graph_fw_subclass_metadata
+    contains: ["SubclassMeta(fw_metadata="]
+  - artifact: aot_forward_graph_fw_subclass_metadata
+    lacks: ["SubclassMeta("]
+"""
+
+
+@pytest.mark.parametrize(("given", "statuses"), [
+    ("{two_tensor: {a: {tensor: {shape: [3]}}, b: {tensor: {shape: [3]}}}}", ["holds", "fails"]),
+    ("{tensor: {shape: [3]}}", ["not observable"] * 2)])
+def test_aot_autograds_subclass_metadata_is_text_of_its_own(tmp_path: Path, given: str, statuses: list[str]) -> None:
+    """AOTAutograd logs a compile's SubclassMeta (its desugared static_input_idxs among it) only where a subclass is
+    among the inputs or outputs: a pass with none logged no such text, so it cannot tell."""
+    said = _records(tmp_path, SUBCLASS_METADATA.replace("INPUT", given))["aot_eager"].generated
+    assert [g.status for g in said] == statuses, [g.detail for g in said]
