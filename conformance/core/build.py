@@ -177,8 +177,16 @@ def place(values: torch.Tensor, stride: tuple[int, ...], offset: Any, numel: int
 
 
 def non_leaf(leaf: torch.Tensor) -> torch.Tensor:
-    """`leaf`'s geometry and values, made from it by an op (a grad_fn), in a zeroed storage of its own."""
-    t, nbytes = torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes()
+    """`leaf`'s geometry and values, made from it by an op (a grad_fn), in a storage of its own: upstream's
+    `leaf.clone()` where that keeps the geometry (a dense leaf filling its storage), else a copy into a zeroed
+    storage of the leaf's geometry."""
+    nbytes = leaf.untyped_storage().nbytes()
+    if leaf.storage_offset() == 0 and nbytes == leaf.numel() * leaf.element_size():
+        with torch.enable_grad():
+            made = leaf.clone()
+        if made.stride() == leaf.stride():
+            return made
+    t = torch.empty(0, dtype=leaf.dtype, device=leaf.device)
     with torch.no_grad():
         t.set_(torch.zeros(nbytes // leaf.element_size(), dtype=leaf.dtype, device=leaf.device).untyped_storage(),
                leaf.storage_offset(), leaf.shape, leaf.stride())
