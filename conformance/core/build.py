@@ -1,16 +1,14 @@
 """Input builders: seeded, deterministic, and fresh for each side of the comparison.
 
-Eager and compiled each get their own `build_inputs` call with the same seed, so values,
-geometry (size/stride/offset, storage sizes) and aliasing between inputs are identical while
-no tensor is shared between the two sides. Values are drawn from one generator on the CPU, in
-declaration order, and moved to the device.
+Eager and compiled each get their own `build_inputs` call with the same seed, so values, geometry (size/stride/offset,
+storage sizes) and aliasing between inputs are identical while no tensor is shared between the two sides. Values are
+drawn from one generator on the CPU, in declaration order, and moved to the device.
 
 Note [Persisted inputs]
-An input that says `persist: true` (and every optimizer) is built at the first call of a pass
-and the same object is passed to every later call of that pass, on each side its own: a model
-trained over steps, an optimizer whose state lives across them. Each side keeps them in its
-`Env`, with the case's classes (one namespace per variant, shared by both sides: the types are
-the same, the instances are not) and the previous call's return value for the caller's actions.
+An input that says `persist: true` (and every optimizer) is built at the first call of a pass and the same object is
+passed to every later call of that pass, on each side its own: a model trained over steps, an optimizer whose state
+lives across them. Each side keeps them in its `Env`, with the case's classes (one namespace per variant, shared by
+both sides: the types are the same, the instances are not) and the previous call's return value for its actions.
 """
 
 from __future__ import annotations
@@ -177,16 +175,13 @@ def place(values: torch.Tensor, stride: tuple[int, ...], offset: Any, numel: int
 
 
 def non_leaf(leaf: torch.Tensor) -> torch.Tensor:
-    """`leaf`'s geometry and values, made from it by an op (a grad_fn), in a storage of its own: upstream's
-    `leaf.clone()` where that keeps the geometry (a dense leaf filling its storage), else a copy into a zeroed
-    storage of the leaf's geometry."""
-    nbytes = leaf.untyped_storage().nbytes()
-    if leaf.storage_offset() == 0 and nbytes == leaf.numel() * leaf.element_size():
-        with torch.enable_grad():
-            made = leaf.clone()
-        if made.stride() == leaf.stride():
-            return made
-    t = torch.empty(0, dtype=leaf.dtype, device=leaf.device)
+    """`leaf`'s geometry and values made from it by an op, in a storage of its own: upstream's `leaf.clone()`
+    where that keeps the geometry (a dense leaf filling its storage), else a copy."""
+    t, nbytes = torch.empty(0, dtype=leaf.dtype, device=leaf.device), leaf.untyped_storage().nbytes()
+    with torch.enable_grad():
+        made = leaf.clone()  # cheap next to a compile; its layout says whether it will do
+    if made.stride() == leaf.stride() and leaf.storage_offset() == 0 and made.untyped_storage().nbytes() == nbytes:
+        return made
     with torch.no_grad():
         t.set_(torch.zeros(nbytes // leaf.element_size(), dtype=leaf.dtype, device=leaf.device).untyped_storage(),
                leaf.storage_offset(), leaf.shape, leaf.stride())

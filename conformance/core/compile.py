@@ -143,7 +143,9 @@ def make_compiled(
         except ImportError as exc:
             raise FeatureUnavailable(f"functorch.compile.aot_function is not available: {exc}") from None
         counter = counting(fw_compiler(fn, options, nop), True)
-        compiled = aot_function(fn, fw_compiler=counter, bw_compiler=nop, keep_inference_input_mutations=kiim,
+        # no bw_compiler given, upstream's aot_function compiles the backward with its forward compiler too
+        compiled = aot_function(fn, fw_compiler=counter, bw_compiler=fw_compiler(fn, options, nop),
+                                keep_inference_input_mutations=kiim,
                                 dynamic=bool(options["dynamic"]), **_resolved(aot_function_options(options)))
         return compiled, counter
     if backend in (AOT_MODULE_SIMPLIFIED, AOT_MODULE, *TRACING_ENTRIES):
@@ -153,7 +155,8 @@ def make_compiled(
 
         counter = counting(fw_compiler(fn, options, nop) if backend not in TRACING_ENTRIES else lambda gm, _args: gm,
                            True)
-        return module_entry(backend, fn, counter, kiim, options, at=module_at(case)), counter
+        return module_entry(backend, fn, counter, kiim, options, at=module_at(case),
+                            bw=fw_compiler(fn, options, nop)), counter
     counter = counting(lookup_backend(backend), False)
     counter.__name__ = backend
     at = module_at(case)

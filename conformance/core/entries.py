@@ -317,12 +317,12 @@ def _aot_export_joint_simple_entry(fn: Callable[..., Any], counter: Callable[...
 
 
 def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any], kiim: bool,
-                 options: CompileData, *, at: int | None) -> Callable[..., Any]:
-    """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler;
-    `options` the case's compile options; `at` the position of the module argument it compiles itself
-    (`compile.module`), or None."""
+                 options: CompileData, *, at: int | None, bw: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` behind one of the entries of Note [Module entry points]; `counter` is the forward compiler and `bw` the
+    backward's (the case's forward compiler, uncounted, as upstream's entries default it; else nop); `options` the
+    case's compile options; `at` the position of the module argument it compiles itself (`compile.module`), or
+    None."""
     pre_dispatch, tracing = options["pre_dispatch"], options["tracing_mode"]
-    from functorch.compile import nop  # type: ignore[attr-defined]  # re-exported without __all__  # lazy: start-up
 
     if entry == AOT_EXPORT_MODULE:
         return _aot_export_module_entry(fn, counter, pre_dispatch, at)
@@ -330,9 +330,9 @@ def module_entry(entry: str, fn: Callable[..., Any], counter: Callable[..., Any]
         return _aot_export_joint_simple_entry(fn, counter)
 
     if entry == AOT_MODULE_SIMPLIFIED:
-        return _aot_module_simplified_entry(fn, counter, nop, kiim, tracing, at=at)
+        return _aot_module_simplified_entry(fn, counter, bw, kiim, tracing, at=at)
     if entry == AOT_MODULE:
-        return _aot_module_entry(fn, counter, nop, kiim, at=at, dynamic=bool(options["dynamic"]))
+        return _aot_module_entry(fn, counter, bw, kiim, at=at, dynamic=bool(options["dynamic"]))
     if entry == MAKE_FX:
         return _make_fx_entry(fn, counter, tracing, at)
     raise ValueError(f"no module entry {entry!r}")

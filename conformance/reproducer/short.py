@@ -167,7 +167,9 @@ def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str
     script carries) where it names one."""
     lines = _entry_lines(lc, variant, count=count)
     compiler = lc.data["compile"]["fw_compiler"]
-    return lines if compiler is None else [line.replace("fw_compiler=nop", f"fw_compiler={compiler}") for line in lines]
+    return lines if compiler is None else [
+        line.replace("fw_compiler=nop", f"fw_compiler={compiler}").replace("bw_compiler=nop", f"bw_compiler={compiler}")
+        for line in lines]
 
 
 def _entry_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str]:

@@ -103,3 +103,44 @@ def test_an_assertion_the_compiler_makes_on_the_graph_is_the_builds_verdict(tmp_
     (variant,) = variants_of(lc.case, devices=["cpu"])
     record = run_variant(lc, variant)
     assert record.status == "fail" and "AssertionError: too few nodes" in record.reason, record.reason
+
+
+BACKWARD = """\
+backends: [BACKEND]
+modes: [training]
+compile: {fw_compiler: shifted}
+classes: |
+  def shifted(gm, example_inputs):
+      backward = any(n.op == "placeholder" and "tangents" in n.name for n in gm.graph.nodes)
+      def run(*args):
+          outs = list(gm(*args))
+          if backward:
+              outs[0] = outs[0] + OFFSET
+          return outs
+      return run
+inputs:
+  x: {tensor: {shape: [3], requires_grad: true}}
+program: |
+  def f(x):
+      return (x * 2,)
+"""
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_the_cases_compiler_compiles_the_backward_too_as_upstreams_entries_default_it(
+        tmp_path: Path, entry: str) -> None:
+    """aot_function(f, fw_compiler=X), aot_module and aot_module_simplified without a bw_compiler compile the
+    backward with X: a compiler that changes only the backward graph's result changes the gradient."""
+    for offset, status in (("0", "pass"), ("1", "fail")):
+        lc = _case(tmp_path, BACKWARD.replace("BACKEND", entry).replace("OFFSET", offset))
+        (variant,) = variants_of(lc.case, devices=["cpu"])
+        record = run_variant(lc, variant)
+        assert record.status == status, (entry, offset, record.reason)
+        assert record.compile_counts["cold_graphs"] == 1, record.compile_counts  # the forward graphs alone count
+    assert "grad" in str(record.mismatches[0]), record.mismatches
+    text = render_short(lc, variant, record)
+    assert text is not None and "bw_compiler=shifted" in text
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == REPRO_DIFFERS and "MISMATCH" in proc.stdout, proc.stdout + proc.stderr
