@@ -49,6 +49,16 @@ def _case(tmp_path: Path, body: str) -> Any:
     return load_case(path, tmp_path)
 
 
+def _reproducer_differs(tmp_path: Path, lc: Any, variant: Any, record: Any, installs: str) -> None:
+    """The short reproducer installs the case's compiler (`installs`) and finds what the harness found."""
+    text = render_short(lc, variant, record)
+    assert text is not None and installs in text
+    script = tmp_path / "repro.py"
+    script.write_text(text)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == REPRO_DIFFERS and "MISMATCH" in proc.stdout, proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize("entry", ENTRIES)
 def test_the_cases_compiler_is_the_entrys_and_its_graphs_still_count(tmp_path: Path, entry: str) -> None:
     for offset, status in (("0", "pass"), ("1", "fail")):
@@ -58,12 +68,7 @@ def test_the_cases_compiler_is_the_entrys_and_its_graphs_still_count(tmp_path: P
         assert record.status == status, (entry, offset, record.reason)
         assert record.compile_counts["cold_graphs"] == 1, record.compile_counts
     assert record.mismatches[0].check == "values", record.mismatches
-    text = render_short(lc, variant, record)
-    assert text is not None and "fw_compiler=shifted" in text
-    script = tmp_path / "repro.py"
-    script.write_text(text)
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == REPRO_DIFFERS and "MISMATCH" in proc.stdout, proc.stdout + proc.stderr
+    _reproducer_differs(tmp_path, lc, variant, record, "fw_compiler=shifted")
 
 
 @pytest.mark.parametrize(("change", "said"), [
@@ -138,9 +143,4 @@ def test_the_cases_compiler_compiles_the_backward_too_as_upstreams_entries_defau
         assert record.status == status, (entry, offset, record.reason)
         assert record.compile_counts["cold_graphs"] == 1, record.compile_counts  # the forward graphs alone count
     assert "grad" in str(record.mismatches[0]), record.mismatches
-    text = render_short(lc, variant, record)
-    assert text is not None and "bw_compiler=shifted" in text
-    script = tmp_path / "repro.py"
-    script.write_text(text)
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == REPRO_DIFFERS and "MISMATCH" in proc.stdout, proc.stdout + proc.stderr
+    _reproducer_differs(tmp_path, lc, variant, record, "bw_compiler=shifted")
