@@ -20,6 +20,7 @@ run of the same item, still hit the caches.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import difflib
 import hashlib
@@ -30,7 +31,7 @@ import linecache
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -48,16 +49,30 @@ from conformance.core.entry import (
 from conformance.core.mismatch import CaseBroken, FeatureUnavailable
 from conformance.core.spec import CaseData, CompileData
 
+CLOSURE_MAKER = "make_closure"  # what runs the program when it closes over names (make_function)
 
-def make_function(program: str, name: str, filename: str, classes: dict[str, Any] | None = None) -> Callable[..., Any]:
+
+def make_function(program: str, name: str, filename: str, classes: dict[str, Any] | None = None,
+                  closure: Sequence[str] = ()) -> Callable[..., Any]:
     """A fresh function object from the program, with the case's classes in its globals. The
     source is registered with linecache under a name of its own: dynamo and tracebacks read
-    source lines, and a case file is not Python."""
+    source lines, and a case file is not Python. `closure` (compile.closure): classes-block names the function
+    closes over instead, as upstream's function or lambda closes over its test's locals (dynamo then reads them
+    from closure cells, not globals): the program runs inside a maker that takes them as parameters."""
     linecache.cache[filename] = (len(program), None, program.splitlines(keepends=True), filename)
     namespace: dict[str, Any] = {"torch": torch, **(classes or {}), "__name__": "torch_conformance_case"}
-    exec(compile(program, filename, "exec"), namespace)
-    fn: Callable[..., Any] = namespace[name]
-    return fn
+    if not closure:
+        exec(compile(program, filename, "exec"), namespace)
+        fn: Callable[..., Any] = namespace[name]
+        return fn
+    tree = ast.parse(program, filename)
+    maker = ast.FunctionDef(name=CLOSURE_MAKER, args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in closure],
+                                                                   kwonlyargs=[], kw_defaults=[], defaults=[]),
+                            body=[*tree.body, ast.Return(ast.Name(name, ast.Load()))], decorator_list=[])
+    ast.copy_location(maker, tree.body[0])
+    exec(compile(ast.fix_missing_locations(ast.Module([maker], type_ignores=[])), filename, "exec"), namespace)
+    made: Callable[..., Any] = namespace[CLOSURE_MAKER](*(namespace[n] for n in closure))
+    return made
 
 
 class CountingBackend:

@@ -119,6 +119,7 @@ class Target:
     kiim: bool = False
     classes: str | None = None
     classes_filename: str = "<classes>"
+    closure: tuple[str, ...] = ()  # compile.closure: classes-block names the program's function closes over
 
 
 def compile_count_mismatch(case: CaseData, target: Target, pass_name: str, calls: int, count: int) -> Mismatch | None:
@@ -173,8 +174,8 @@ def run_passes(case: CaseData, target: Target, callbacks: LoopCallbacks | None =
             pass_name = "cold" if p == 0 else "warm"
             if p:
                 torch._dynamo.reset()
-            eager_fn = make_function(target.program, target.function, target.filename, classes)
-            program = make_function(target.program, target.function, target.filename, classes)
+            eager_fn = make_function(target.program, target.function, target.filename, classes, target.closure)
+            program = make_function(target.program, target.function, target.filename, classes, target.closure)
             compiled, counter = make_compiled(program, case, target.backend, target.kiim, callbacks.counting)
             per_call: list[int] = []
             with callbacks.around_pass(p):
@@ -211,7 +212,7 @@ def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callba
     else:
         if target.backend not in WITHOUT_DYNAMO:
             torch._dynamo.reset()
-        fn = make_function(target.program, target.function, target.filename, classes)
+        fn = make_function(target.program, target.function, target.filename, classes, target.closure)
     compiled, _ = make_compiled(fn, case, target.backend, target.kiim, lambda _inner, _aot: counter)
     return callbacks.compiled(compiled)
 

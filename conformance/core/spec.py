@@ -116,6 +116,7 @@ class CompileData(TypedDict):
     decompositions: Literal["none", "default", "inductor"]
     functionalize: bool
     fw_compiler: str | None
+    closure: list[str]
     module: str | None
 
 

@@ -106,7 +106,8 @@ def applied_checks(lc: LoadedCase, variant: Variant) -> tuple[list[Applied], dic
     the expression of each input tensor by its name."""
     target = core_loop.Target(program=lc.program_source, function=lc.case.function_name,
                                filename=lc.program_filename, device="cpu", backend=NONE, mode=variant.mode,
-                               classes=lc.classes_source, classes_filename=lc.classes_filename)
+                               classes=lc.classes_source, classes_filename=lc.classes_filename,
+                               closure=tuple(lc.case.compile.closure))
     recorder = _Recorder()
     with torch.random.fork_rng(devices=[]), _recording(recorder):
         core_loop.run_passes(lc.data, target, recorder)

@@ -58,6 +58,6 @@ def render_full(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str:
         f"    filename={lc.program_filename!r},\n    device={variant.device!r}, backend={variant.backend!r}, "
         f"mode={variant.mode!r}, kiim={variant.kiim!r},\n"
         f"    classes={string(lc.classes_source) if lc.classes_source is not None else None},\n"
-        f"    classes_filename={lc.classes_filename!r},\n)\n"
+        f"    classes_filename={lc.classes_filename!r}, closure={tuple(lc.case.compile.closure)!r},\n)\n"
         f"RECORDED = {data(recorded)}\n{MAIN}"
     )

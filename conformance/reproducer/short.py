@@ -22,7 +22,7 @@ import inspect
 import re
 import textwrap
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ import torch
 from conformance.core import build, call, checks, mismatch, state
 from conformance.core.build import CallPoint, call_points, input_code, leaf_var, load_classes
 from conformance.core.checks import C, Check
-from conformance.core.compile import make_function, module_at
+from conformance.core.compile import CLOSURE_MAKER, make_function, module_at
 from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO, counts_graphs
 from conformance.core.loop import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, expected_compiles
 from conformance.core.mismatch import CaseBroken
@@ -148,7 +148,8 @@ def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: d
     backwards through `out` itself), `no tensor` (nothing to backward), `several`, or `unknown` where
     that call raises."""
     try:
-        fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes)
+        fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes,
+                           lc.case.compile.closure)
         with torch.random.fork_rng(devices=[]):
             env = build.Env(dict(classes))
             inputs = build.build_inputs(lc.data, "cpu", variant.mode, point, env)
@@ -160,6 +161,16 @@ def _eager_result(lc: LoadedCase, variant: Variant, point: CallPoint, classes: d
     if isinstance(side.result, torch.Tensor):
         return "one"
     return "several" if any(isinstance(o, torch.Tensor) for o in state.flatten_outputs(side.result)) else "no tensor"
+
+
+def _program_lines(program: str, name: str, closure: Sequence[str]) -> list[str]:
+    """The program, bound to `f`; where it closes over classes-block names (compile.closure), made inside a function
+    that takes them, as upstream's function closes over its test's locals."""
+    if not closure:
+        return [program, *([f"f = {name}"] if name != "f" else [])]
+    names = ", ".join(closure)
+    return [f"def {CLOSURE_MAKER}({names}):  # the program closes over these, as upstream's function does",
+            textwrap.indent(program, "    "), f"    return {name}", "", f"f = {CLOSURE_MAKER}({names})"]
 
 
 def _compile_lines(lc: LoadedCase, variant: Variant, *, count: bool) -> list[str]:
@@ -563,7 +574,7 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
         *(["os.environ['TORCHINDUCTOR_CACHE_DIR'] = tempfile.mkdtemp()  # caches of its own, cold"] if warm else []),
         "",
         *([class_block, ""] if class_block else []),
-        lc.case.program.strip("\n"), *([f"f = {name}"] if name != "f" else []), "",
+        *_program_lines(lc.case.program.strip("\n"), name, lc.case.compile.closure), "",
         "def run(fn, compiled):  # every call; what each shows, check by check",
         *((f"    {line}" if line else "") for line in out),
         "    return calls", "",

@@ -37,7 +37,8 @@ def _inputs_for(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any
     points = call_points(lc.data)
     env = Env(classes)
     replay = any(s.persists for s in lc.case.inputs.values()) or any(p.before or p.after for p in points)
-    fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes)
+    fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes,
+                       lc.case.compile.closure)
     for j in range(k if replay else 0):
         inputs = build_inputs(lc.data, variant.device, variant.mode, points[j], env)
         _act(lc, points[j], "before", inputs=inputs, env=env, out=env.out)
@@ -77,7 +78,8 @@ def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) 
         inputs = _inputs_for(lc, variant, k, classes)
         hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
         with case_modes(lc.case.grad_enabled, lc.case.inference_mode), around_call(lc.data, Env(classes), inputs):
-            return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes),
+            return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes,
+                       lc.case.compile.closure),
                            inputs.args, attributes=hidden)
     finally:
         restore_ambient(modes)

@@ -126,7 +126,7 @@ class _Harness(LoopCallbacks):
 
 def target_of(lc: LoadedCase, variant: Variant) -> Target:
     return Target(lc.program_source, lc.case.function_name, lc.program_filename, variant.device, variant.backend,
-                  variant.mode, variant.kiim, lc.classes_source, lc.classes_filename)
+                  variant.mode, variant.kiim, lc.classes_source, lc.classes_filename, tuple(lc.case.compile.closure))
 
 
 def build_facts(variant: Variant) -> BuildFacts:

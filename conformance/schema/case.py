@@ -501,6 +501,8 @@ class Case(Strict):
         if self.version == 1:
             found += [(loc, f"{what} is schema version 2; write version: 2 (or leave version out)")
                       for loc, what in newer_keys(self, ())]
+        found += [(("compile", "closure"), f"{name!r} is not defined in the classes block (it defines: "
+                   f"{', '.join(defined) or 'nothing'})") for name in self.compile.closure if name not in defined]
         compiler = self.compile.fw_compiler
         if compiler is not None and compiler not in defined:
             found.append((("compile", "fw_compiler"), f"{compiler!r} is not defined in the classes block "

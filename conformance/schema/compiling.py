@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -46,6 +46,12 @@ class CompileSpec(Strict):
         description="aot_function, aot_module and aot_module_simplified only: a function of the classes block that is "
         "the entry's forward compiler, (gm, example_inputs) -> callable, as upstream installs its own (default: "
         "functorch.compile.nop); the harness still counts the graphs it is handed.")
+    closure: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_]\w*$")], ...] = Field(
+        (), json_schema_extra=V2,
+        description="Names of the classes block the program's function closes over, as upstream's function or lambda "
+        "closes over its test's locals (`torch.compile(lambda x: model.m(x))`): dynamo reads them from closure "
+        "cells, not globals. The one object of each is what both sides see; an action that rebinds the name "
+        "rebinds the global, not the cell.")
     module: str | None = Field(
         None, json_schema_extra=V2, min_length=1,
         description="A module input that is itself what the entry compiles, as upstream compiles its module: "
