@@ -437,8 +437,7 @@ def tensors_of(named: dict[str, Any]) -> dict[str, torch.Tensor]:
 
 @dataclass
 class BuiltInputs:
-    """One side's inputs: `named` holds every input, hidden ones too; `args` (the `passed` ones,
-    in order) go to the program."""
+    """One side's inputs: `named` holds every input, hidden ones too; `args` (the `passed` ones, in order) go to it."""
 
     passed: list[str]
     named: dict[str, Any]
@@ -462,8 +461,9 @@ class CallPoint:
     where: str = ""  # the actions' place in the case file, e.g. calls[0]
     # what this call (or, `at: after`, its after action) must raise, for expect.raises
     raises: CallRaisesData | None = None
-    # the compiled side compiles the program afresh before this call; "keep_cache": without torch._dynamo.reset()
+    # the compiled side compiles the program afresh before this call ("keep_cache": without torch._dynamo.reset());
     fresh: bool | Literal["keep_cache"] = False
+    compiles: int | None = None  # and the graphs the backend compiles during this call (calls[N].compiles)
 
 
 def sweep(scalar: ScalarData) -> tuple[ScalarValue, ...]:
@@ -568,7 +568,7 @@ def call_points(case: CaseData) -> list[CallPoint]:
         what = [f"{a}: {_first_line(source)}" for a in CALL_ACTIONS if (source := first.get(a))]
         points[0] = replace(points[0], label=f"{points[0].label} ({', '.join(what)})" if what else points[0].label,
                             before=first.get("before"), after=first.get("after"), where="first_call",
-                            raises=first.get("raises"))
+                            raises=first.get("raises"), compiles=first.get("compiles"))
     for j, entry in enumerate(case["calls"]):
         overrides = replaced_inputs(entry)
         what = [f"{k}: {describe_input(spec)}" for k, spec in overrides.items()]
@@ -579,7 +579,7 @@ def call_points(case: CaseData) -> list[CallPoint]:
                  ] if entry.get("fresh") else []
         label = f"call {n + j + 1}" + (f" ({', '.join(what)})" if what else "")
         points.append(CallPoint(dict(points[0].scalars), overrides, label, entry.get("before"), entry.get("after"),
-                                f"calls[{j}]", entry.get("raises"), entry.get("fresh") or False))
+                                f"calls[{j}]", entry.get("raises"), entry.get("fresh") or False, entry.get("compiles")))
     return points
 
 

@@ -326,6 +326,9 @@ def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager
         comp = _compiled_call(case, callbacks, compiled, counter, inputs=c_in, env=c_env,
                               first=i == 0 and not warm_prefix)
         per_call.append(counter.count - before)
+        if point.compiles is not None and counts_graphs(target.backend) and per_call[-1] != point.compiles:
+            pending.append(C.GRAPHS_COMPILED.mismatch("call", str(point.compiles), str(per_call[-1]),
+                                                      source=f"{point.where or 'first_call'}.compiles"))
         if training:
             with callbacks.timed("eager"):
                 _each([eager], lambda side: backward(side, case, callbacks.program_exception, e_env))

@@ -96,6 +96,7 @@ class CallRaisesData(RaisesData):
 class FirstCallData(TypedDict):
     before: str | None
     after: str | None
+    compiles: int | None
     raises: CallRaisesData | None
 
 
@@ -150,7 +151,8 @@ class CaseData(TypedDict):
 
 
 CALL_ACTIONS: tuple[Action, ...] = ("before", "after")
-CALL_KEYS = (*CALL_ACTIONS, "raises", "fresh")  # a calls entry's own keys; the rest are the inputs it replaces
+# a calls entry's own keys; the rest are the inputs it replaces
+CALL_KEYS = (*CALL_ACTIONS, "raises", "fresh", "compiles")
 
 
 def replaced_inputs(entry: CallData) -> dict[str, InputData]:

@@ -321,7 +321,12 @@ class _Render:
                                                           for n in sorted(block.before)) + "}")
             lines.append("storage_before = {" + ", ".join(f"{n!r}: {exprs.get(n, n)}.untyped_storage()"
                                                           for n in sorted(block.before)) + "}")
-        lines += self._call(i)
+        counted = point.compiles is not None and counts_graphs(self.variant.backend)
+        lines += [*(["graphs_before = len(graphs)"] if counted else []), *self._call(i)]
+        if counted:  # as the harness says it (core.loop._run_pass)
+            lines += [f"if compiled and len(graphs) - graphs_before != {point.compiles}:",
+                      f"    print(f'MISMATCH: call {i + 1}: graphs compiled is {{len(graphs) - graphs_before}}, but "
+                      f"{point.where or 'first_call'}.compiles gives {point.compiles}')", "    miscounted.append(1)"]
         if self.variant.mode == "training" and block.backward and self.kinds[i] != "no tensor":
             lines += self._backward(i)
         declared = call.after_raises_of(point)
@@ -543,7 +548,8 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
         _carry(fn, s)
     tables = r.tables()
     exact, ceiling = lc.data["expect"]["compiles"], lc.data["expect"]["compiles_at_most"]
-    count = counts_graphs(variant.backend) and (exact is not None or ceiling is not None)
+    per_call = counts_graphs(variant.backend) and any(p.compiles is not None for p in points)
+    count = counts_graphs(variant.backend) and (exact is not None or ceiling is not None or per_call)
     compile_lines = _compile_lines(lc, variant, count=count)
     warm = lc.data["expect"]["warm_rerun"] and variant.backend not in (*WITHOUT_DYNAMO, NONE)
     def counted(pass_name: str) -> list[str]:  # as the harness says it (core.loop.compile_count_mismatch)
@@ -552,14 +558,14 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
         said = expected_compiles(lc.data)
         return [f"if len(graphs) {test}:",
                 f"    print(f'MISMATCH: {where} is {{len(graphs)}}, but expect.{key} gives {said}')",
-                "    differs += 1"] if count else []
+                "    differs += 1"] if exact is not None or ceiling is not None else []
 
     main = ["eager = run(f, compiled=False)", "differs = differences(eager, run(compiled_f, compiled=True))",
-            *counted("cold")]
+            *(["differs += len(miscounted)", "miscounted.clear()"] if per_call else []), *counted("cold")]
     if warm:
         main += ["torch._dynamo.reset()  # then again, caches warm", *(["graphs.clear()"] if count else []),
                  compile_lines[-1], "differs += differences(eager, run(compiled_f, compiled=True), 'the warm rerun, ')",
-                 *counted("warm")]
+                 *(["differs += len(miscounted)"] if per_call else []), *counted("warm")]
     name = lc.case.function_name
     class_block = (lc.case.classes or "").strip("\n")
     device = variant.device
@@ -575,6 +581,8 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
         "",
         *([class_block, ""] if class_block else []),
         *_program_lines(lc.case.program.strip("\n"), name, lc.case.compile.closure), "",
+        *(["miscounted = []  # the calls whose own graph count differs from what the case says", ""] if per_call
+          else []),
         "def run(fn, compiled):  # every call; what each shows, check by check",
         *((f"    {line}" if line else "") for line in out),
         "    return calls", "",

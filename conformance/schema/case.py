@@ -134,6 +134,10 @@ class FirstCallSpec(BaseModel):
         None, max_length=10_000, json_schema_extra=V2,
         description="Statements run after this call (and its backward, in training) and before the comparison; "
         "out is this call's return value.")
+    compiles: Annotated[StrictInt, Field(ge=0, le=1000)] | None = Field(
+        None, json_schema_extra=V2,
+        description="How many graphs the backend compiles during this call: upstream's frame_count read after it, "
+        "less what it read before (torch.compile backends only; expect.compiles still counts the pass).")
     raises: CallRaisesSpec | None = Field(
         None, json_schema_extra=V2,
         description="What this call must raise, in place of expect.raises for this call (a later call that an "

@@ -269,8 +269,8 @@ def test_the_subclass_branch_and_the_previous_out_are_carried_only_where_a_case_
                     {"check": "exception", "where": "call", "path": "call", "role": "", "subject": "",
                      "expected": "no exception", "actual": "RuntimeError: x", "call": 2})
     assert "# the caller, before the call" in create and "out = None" not in create, create  # no action reads it
-    two = _short("subclass_wrapper/upstream/twotensor_metadata_then_data_mutation", "aot_eager", "training",
-                 {**grad, "where": "grad of abase", "path": "grad of abase", "subject": "abase"})
+    two = _short("subclass_wrapper/dynamic_views", "aot_eager", "training",
+                 {**grad, "where": "grad of x", "path": "grad of x", "subject": "x"})
     assert "type(out).__tensor_flatten__" in two, two
     caller = _short("runtime_wrapper/client/caller_writes_returned_view", "aot_eager", "inference",
                     {"check": "values", "where": "input x", "path": "input x", "role": "input", "subject": "x",
