@@ -462,7 +462,7 @@ class CallPoint:
     # what this call (or, `at: after`, its after action) must raise, for expect.raises
     raises: CallRaisesData | None = None
     # the compiled side compiles the program afresh before this call ("keep_cache": without torch._dynamo.reset());
-    fresh: bool | Literal["keep_cache"] = False
+    fresh: bool | Literal["keep_cache", "new_backend"] = False
     compiles: int | None = None  # and the graphs the backend compiles during this call (calls[N].compiles)
 
 
@@ -575,8 +575,8 @@ def call_points(case: CaseData) -> list[CallPoint]:
         what += [f"{a}: {_first_line(source)}" for a in CALL_ACTIONS if (source := entry.get(a))]
         raises = entry.get("raises")
         what += [f"raises {raises['type']}" + (" after" if raises.get("at") == "after" else "")] if raises else []
-        what += [{True: "compiled afresh", "keep_cache": "compiled anew, dynamo's cache kept"}[entry["fresh"]]
-                 ] if entry.get("fresh") else []
+        what += [{True: "compiled afresh", "keep_cache": "compiled anew, dynamo's cache kept", "new_backend":
+                  "compiled anew, a new backend, dynamo's cache kept"}[entry["fresh"]]] if entry.get("fresh") else []
         label = f"call {n + j + 1}" + (f" ({', '.join(what)})" if what else "")
         points.append(CallPoint(dict(points[0].scalars), overrides, label, entry.get("before"), entry.get("after"),
                                 f"calls[{j}]", entry.get("raises"), entry.get("fresh") or False, entry.get("compiles")))

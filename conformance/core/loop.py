@@ -198,12 +198,15 @@ def run_passes(case: CaseData, target: Target, callbacks: LoopCallbacks | None =
 
 
 def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callbacks: LoopCallbacks,
-                 counter: CountingBackend, *, first: Callable[..., Any], keep_cache: bool) -> Callable[..., Any]:
+                 counter: CountingBackend, *, first: Callable[..., Any], keep_cache: bool,
+                 new_backend: bool = False) -> Callable[..., Any]:
     """The program compiled afresh for a call that asks for it (`fresh`), as upstream compiles anew: a new
     function object through the same entry point, after torch._dynamo.reset() for torch.compile so that no
     cached frame is reused; its graphs count with the pass's (the same counter). `keep_cache`: a new function
     object of the pass's own code (`first`'s) and no reset, as upstream makes a new closure of one function and
-    compiles it: dynamo's cache on that code and its automatic-dynamic state stay."""
+    compiles it: dynamo's cache on that code and its automatic-dynamic state stay; `new_backend`, with another backend
+    object that counts into `counter`, as upstream's new CompileCounter per compile (dynamo guards the backend's
+    identity, so it reuses no frame compiled with the first)."""
     import torch._dynamo  # lazy: start-up
 
     if keep_cache:
@@ -213,8 +216,20 @@ def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callba
         if target.backend not in WITHOUT_DYNAMO:
             torch._dynamo.reset()
         fn = make_function(target.program, target.function, target.filename, classes, target.closure)
-    compiled, _ = make_compiled(fn, case, target.backend, target.kiim, lambda _inner, _aot: counter)
+    backend = _AnotherBackend(counter) if new_backend and target.backend not in WITHOUT_DYNAMO else counter
+    compiled, _ = make_compiled(fn, case, target.backend, target.kiim, lambda _inner, _aot: backend)
     return callbacks.compiled(compiled)
+
+
+class _AnotherBackend(CountingBackend):
+    """A backend object of its own that compiles through `counter` (and counts there): dynamo tells backends apart by
+    identity, as upstream's new CompileCounter per torch.compile is another backend."""
+
+    def __init__(self, counter: CountingBackend) -> None:
+        super().__init__(counter)
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        return self.inner(gm, example_inputs, **kwargs)
 
 
 def _allow(outcome: Outcome, backend: str) -> Outcome:
@@ -322,7 +337,8 @@ def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager
             mark_dynamic(c_in)
         before = counter.count
         if point.fresh:  # this call and the later ones call the program compiled afresh
-            compiled = anew(keep_cache=point.fresh == "keep_cache")
+            compiled = anew(keep_cache=point.fresh in ("keep_cache", "new_backend"),
+                            new_backend=point.fresh == "new_backend")
         comp = _compiled_call(case, callbacks, compiled, counter, inputs=c_in, env=c_env,
                               first=i == 0 and not warm_prefix)
         per_call.append(counter.count - before)

@@ -103,7 +103,7 @@ class FirstCallData(TypedDict):
 class CallData(FirstCallData):
     """A `calls` entry; its other keys are the inputs it replaces, by name (see replaced_inputs)."""
 
-    fresh: Literal[False, True, "keep_cache"]
+    fresh: Literal[False, True, "keep_cache", "new_backend"]
 
 
 class CompileData(TypedDict):

@@ -5,6 +5,7 @@ case's dynamic, pre_dispatch and tracing_mode)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from conformance.core.compile import aot_function_options, split_config_key
@@ -165,7 +166,15 @@ def anew_lines(compile_lines: list[str], backend: str) -> list[str]:
     if backend in MODULE_ENTRY_LINES:
         body = ["made.clear()  # traced again on the next call", "return compiled_f"]
     else:
+        made = compile_lines[-1].split(" = ", 1)[1]
+        given = re.search(r"backend=([^,)]+)", made)
+        another = [] if given is None else [  # dynamo tells backends apart by identity
+            f"chosen = {given[1]}",
+            "if new_backend:  # another backend object, as upstream's new CompileCounter per torch.compile",
+            "    inner = torch._dynamo.lookup_backend(chosen) if isinstance(chosen, str) else chosen",
+            "    chosen = lambda gm, example_inputs: inner(gm, example_inputs)  # noqa: E731"]
         body = [*([] if backend in WITHOUT_DYNAMO else ["if reset:  # no cached frame reused",
                                                           "    torch._dynamo.reset()"]),
-                "return " + compile_lines[-1].split(" = ", 1)[1]]
-    return ["def compiled_anew(reset=True):  # a fresh compile, as upstream's", *(f"    {line}" for line in body), ""]
+                *another, "return " + (made if given is None else made.replace(given[0], "backend=chosen", 1))]
+    return ["def compiled_anew(reset=True, new_backend=False):  # a fresh compile, as upstream's",
+            *(f"    {line}" for line in body), ""]

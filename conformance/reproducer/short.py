@@ -313,9 +313,9 @@ class _Render:
         if point.before:
             lines += self._action(point, "before")
         lines += self._dynamic(point)
+        anew = {"keep_cache": "reset=False", "new_backend": "reset=False, new_backend=True"}.get(str(point.fresh), "")
         lines += ["if compiled:  # compiled afresh from here on, as upstream compiles anew",
-                  "    fn = compiled_anew(reset=False)  # dynamo's cache kept" if point.fresh == "keep_cache"
-                  else "    fn = compiled_anew()"] if point.fresh else []
+                  f"    fn = compiled_anew({anew})"] if point.fresh else []
         if block.before:
             lines.append("version_before = {" + ", ".join(f"{n!r}: {exprs.get(n, n)}._version"
                                                           for n in sorted(block.before)) + "}")

@@ -168,14 +168,16 @@ class CallSpec(FirstCallSpec):
     model_config = ConfigDict(extra="allow", frozen=True, strict=False)
     __pydantic_extra__: dict[str, InputSpec] = Field(init=False)
 
-    fresh: Literal[False, True, "keep_cache"] = Field(
+    fresh: Literal[False, True, "keep_cache", "new_backend"] = Field(
         False, json_schema_extra=V2,
         description="The compiled side compiles the program afresh for this call and the calls after it (a new "
         "torch.compile after torch._dynamo.reset(), a new aot_function, a module entry traced again), as upstream "
         "compiles anew; its graphs count in expect.compiles. The eager side is unchanged. keep_cache: a new "
         "torch.compile of the same code without torch._dynamo.reset(), as upstream compiles a new closure of one "
         "function: dynamo's cache on that code and its automatic-dynamic state are kept (entries without dynamo "
-        "compile anew as for true).")
+        "compile anew as for true). new_backend: the same with another backend object (counting into the same "
+        "count), as upstream's new CompileCounter per torch.compile, so dynamo reuses no frame compiled with the "
+        "first.")
 
     @property
     def replaced(self) -> dict[str, InputSpec]:

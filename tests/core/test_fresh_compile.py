@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conformance.core.loop import LoopCallbacks, Target, recompile_note, run_passes
+from conformance.core.loop import REPRO_DIFFERS, LoopCallbacks, Target, recompile_note, run_passes
 from conformance.data.loader import LoadedCase
 from conformance.data.variants import Variant
 from conformance.reproducer.short import render_short
@@ -146,8 +146,9 @@ def test_a_torch_compile_reproducer_resets_dynamo_before_the_fresh_compile(make_
     variant = Variant("cpu", "aot_eager", "inference")
     script = render_short(lc, variant, run_variant(lc, variant))
     assert script is not None
-    anew = script.split("def compiled_anew(reset=True):", 1)[1].split("\n\n", 1)[0]
-    assert "torch._dynamo.reset()" in anew and "return torch.compile(f, backend='aot_eager')" in anew
+    anew = script.split("def compiled_anew(reset=True, new_backend=False):", 1)[1].split("\n\n", 1)[0]
+    assert "torch._dynamo.reset()" in anew and "return torch.compile(f, backend=chosen)" in anew
+    assert "chosen = 'aot_eager'" in anew
 
 
 # automatic dynamic: the second shape recompiles the code with a dynamic size, which a later shape reuses while
@@ -182,3 +183,36 @@ def test_keep_cache_compiles_anew_without_resetting_dynamo(make_case: CaseFactor
     path.write_text(script)
     done = subprocess.run([sys.executable, str(path)], check=False, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr  # the script counts the same graphs: it matches
+
+
+REPEATED = HEAD + """\
+backends: [aot_eager]
+inputs: {x: {tensor: {shape: [3]}}}
+program: |
+  def f(x):
+      return x * 2
+calls:
+  - {fresh: FRESH}
+expect: {compiles: GRAPHS}
+"""
+
+
+@pytest.mark.parametrize(("fresh", "graphs"), [("keep_cache", 1), ("new_backend", 2)])
+def test_a_new_backend_object_compiles_again_where_the_kept_cache_would_serve(
+        make_case: CaseFactory, tmp_path: Path, fresh: str, graphs: int) -> None:
+    """Upstream's new CompileCounter per torch.compile is another backend: dynamo reuses no frame compiled with the
+    first, so the same call compiles again (fresh: new_backend), where the same backend would be served from the
+    kept cache (keep_cache). The reproducer makes another backend object at the same call and counts the same."""
+    lc = make_case(REPEATED.replace("FRESH", fresh).replace("GRAPHS", str(graphs)), name=f"{fresh}.yaml")
+    variant = Variant("cpu", "aot_eager", "inference")
+    record = run_variant(lc, variant)
+    assert record.status == "pass" and record.compile_counts["cold_graphs"] == graphs, record.compile_counts
+    wrong = make_case(REPEATED.replace("FRESH", fresh).replace("GRAPHS", str(3 - graphs)), name=f"w_{fresh}.yaml")
+    record = run_variant(wrong, variant)
+    assert record.status == "fail", record.reason
+    script = render_short(wrong, variant, record)
+    assert script is not None and ("new_backend=True" in script) == (fresh == "new_backend")
+    path = tmp_path / f"repro_{fresh}.py"
+    path.write_text(script)
+    done = subprocess.run([sys.executable, str(path)], check=False, capture_output=True, text=True, timeout=300)
+    assert done.returncode == REPRO_DIFFERS and "graphs compiled" in done.stdout, done.stdout + done.stderr

@@ -61,7 +61,8 @@ def errors(tmp_path: Path, body: str, head: str = HEAD) -> list[str]:
         ),
         (
             "calls:\n  - fresh: maybe\n",
-            "bad.yaml:12: calls[0].fresh: Input should be False, True or 'keep_cache' (got 'maybe', a str)",
+            "bad.yaml:12: calls[0].fresh: Input should be False, True, 'keep_cache' or 'new_backend' "
+            "(got 'maybe', a str)",
         ),
     ],
 )
@@ -91,7 +92,7 @@ def test_fresh_is_a_call_s_own_key(tmp_path: Path) -> None:
     head = HEAD.replace("  x: {tensor", "  fresh: {tensor").replace("f(x)", "f(fresh)").replace("x * 2", "fresh * 2")
     assert errors(tmp_path, "", head=head) == [
         "bad.yaml:6: inputs: input name 'fresh' must be a Python identifier other than torch, before, after, raises, "
-        "fresh"
+        "fresh, compiles"
     ]
     path = tmp_path / "cases" / "good.yaml"
     path.write_text(HEAD + "calls:\n  - fresh: true\n  - x: {tensor: {shape: [2]}}\n")
