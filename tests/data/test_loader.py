@@ -232,3 +232,20 @@ def test_every_committed_case_validates() -> None:
     assert not errors, "\n".join(map(str, errors))
     assert len(cases) >= 15
     assert {c.case.behavior for c in cases} == set(Case.model_fields["behavior"].annotation.__args__)  # type: ignore[union-attr]  # a Literal
+
+
+@pytest.mark.parametrize(("scalar", "error"), [
+    ("{value: 2}", "inputs.s.scalar: 2 is an int: say type: int, or write 2.0 for a float"),
+    ("{values: [1, 2]}", "inputs.s.scalar: 1 is an int: say type: int, or write 1.0 for a float"),
+    ("{value: 2.0}", None), ("{type: int, value: 2}", None), ("{type: float, value: 2}", None),
+])
+def test_an_int_literal_is_never_silently_a_float(tmp_path: Path, scalar: str, error: str | None) -> None:
+    """A scalar's default type is float: `value: 2` would be called with 2.0, which is not upstream's int (equal ints
+    share one symbol under dynamic shapes, floats do not), so the case must say which it means."""
+    text = MINIMAL.replace("    tensor: {shape: [4]}\n", f"    tensor: {{shape: [4]}}\n  s:\n    scalar: {scalar}\n")
+    text = text.replace("def f(x):", "def f(x, s):")
+    path = write(tmp_path, text)
+    if error is None:
+        assert load_case(path, display="case.yaml").case.inputs["s"].scalar is not None
+    else:
+        assert errors_of(path) == [f"case.yaml:8: {error}"]
