@@ -153,12 +153,14 @@ def test_a_torch_compile_reproducer_resets_dynamo_before_the_fresh_compile(make_
 
 # automatic dynamic: the second shape recompiles the code with a dynamic size, which a later shape reuses while
 # dynamo keeps its cache; after a reset the later shape compiles static again
-GROWING = HEAD + """\
+DOUBLED_ON_AOT_EAGER = HEAD + """\
 backends: [aot_eager]
 inputs: {x: {tensor: {shape: [3]}}}
 program: |
   def f(x):
       return x * 2
+"""
+GROWING = DOUBLED_ON_AOT_EAGER + """\
 calls:
   - {x: {tensor: {shape: [4]}}}
   - {x: {tensor: {shape: [5]}}, fresh: FRESH}
@@ -185,12 +187,7 @@ def test_keep_cache_compiles_anew_without_resetting_dynamo(make_case: CaseFactor
     assert done.returncode == 0, done.stdout + done.stderr  # the script counts the same graphs: it matches
 
 
-REPEATED = HEAD + """\
-backends: [aot_eager]
-inputs: {x: {tensor: {shape: [3]}}}
-program: |
-  def f(x):
-      return x * 2
+REPEATED = DOUBLED_ON_AOT_EAGER + """\
 calls:
   - {fresh: FRESH}
 expect: {compiles: GRAPHS}
