@@ -558,7 +558,7 @@ def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
         said = expected_compiles(lc.data)
         return [f"if len(graphs) {test}:",
                 f"    print(f'MISMATCH: {where} is {{len(graphs)}}, but expect.{key} gives {said}')",
-                "    differs += 1"] if exact is not None or ceiling is not None else []
+                "    differs += 1"] if count and (exact is not None or ceiling is not None) else []
 
     main = ["eager = run(f, compiled=False)", "differs = differences(eager, run(compiled_f, compiled=True))",
             *(["differs += len(miscounted)", "miscounted.clear()"] if per_call else []), *counted("cold")]
