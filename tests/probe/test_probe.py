@@ -672,7 +672,7 @@ COMMITTED = [
     ("subclass_wrapper/upstream/twotensor_metadata_mutation_transpose", "aot_function", "inference",
      {"mutation_epilogue"}),
     # a partial region whose inputs' metadata mutations lie in another region
-    ("subclass_wrapper/upstream/twotensor_metadata_then_data_mutation", "aot_eager", "training",
+    ("subclass_wrapper/upstream/twotensor_metadata_then_data_mutation_seeded", "aot_eager", "training",
      {"mutation_epilogue"}),
     # a sweep's values as a guard tells them apart: NaN again reuses its graph, -0.0 is not 0.0
     ("scalar_recompile/upstream/float_guard_nan_reuse", "aot_eager", "inference", {"scalar_recompile"}),
@@ -805,7 +805,7 @@ def test_committed_cases_conform_under_inductor(case_id: str, backend: str, mode
         # an input whose requires_grad the program turns on trains the graph
         ("runtime_wrapper/upstream/requires_grad_turned_on_inside", "inference", "requires_grad"),
         # a partial region: which inputs' geometry the region itself changes decides its epilogue
-        ("subclass_wrapper/upstream/twotensor_metadata_then_data_mutation", "training", "metadata_mutated"),
+        ("subclass_wrapper/upstream/twotensor_metadata_then_data_mutation_seeded", "training", "metadata_mutated"),
     ],
 )
 def test_without_the_traces_facts_about_unseen_values_the_probe_diverges(
