@@ -339,10 +339,11 @@ class ScalarSpec(Strict):
         items = [self.value] if self.values is None else list(self.values)
         if self.values is not None and len(self.values) == 0:
             raise ValueError("values: give at least one value")
-        if "type" not in self.model_fields_set and all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+        ints = [i for i in items if isinstance(i, int) and not isinstance(i, bool)]
+        if "type" not in self.model_fields_set and ints and len(ints) == len(items):
             # the default type would make an int literal a float, which upstream's int is not (equal ints share one
             # symbol under dynamic shapes; floats do not)
-            raise ValueError(f"{items[0]!r} is an int: say type: int, or write {float(items[0])!r} for a float")
+            raise ValueError(f"{ints[0]!r} is an int: say type: int, or write {float(ints[0])!r} for a float")
         for item in items:
             if self.type == "int" and (isinstance(item, bool) or not isinstance(item, int)):
                 raise ValueError(f"{item!r} is not an int (type: int)")
