@@ -225,9 +225,6 @@ class _AnotherBackend(CountingBackend):
     """A backend object of its own that compiles through `counter` (and counts there): dynamo tells backends apart by
     identity, as upstream's new CompileCounter per torch.compile is another backend."""
 
-    def __init__(self, counter: CountingBackend) -> None:
-        super().__init__(counter)
-
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         return self.inner(gm, example_inputs, **kwargs)
 
