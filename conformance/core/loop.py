@@ -11,7 +11,7 @@ import contextlib
 import functools
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,14 +176,18 @@ def run_passes(case: CaseData, target: Target, callbacks: LoopCallbacks | None =
                 torch._dynamo.reset()
             eager_fn = make_function(target.program, target.function, target.filename, classes, target.closure)
             program = make_function(target.program, target.function, target.filename, classes, target.closure)
-            compiled, counter = make_compiled(program, case, target.backend, target.kiim, callbacks.counting)
+            (compiled, counter), unkept = made_watched(case, classes, functools.partial(
+                make_compiled, program, case, target.backend, target.kiim, callbacks.counting))
+            outcome.mismatches += [m.located(call=None, call_label="", warm=bool(p)) for m in unkept]
             per_call: list[int] = []
-            with callbacks.around_pass(p):
+            branches = Branches(case, classes)
+            with callbacks.around_pass(p), branches.kept():
                 outcome.mismatches += _run_pass(
                     case, target, callbacks, eager_fn=eager_fn, compiled=callbacks.compiled(compiled), counter=counter,
                     points=points, warm_prefix="warm rerun, " if p else "", envs=(Env(classes), Env(classes)),
                     per_call=per_call, raised=outcome.raised,
-                    anew=functools.partial(compile_anew, case, target, classes, callbacks, counter, first=program))
+                    anew=functools.partial(compile_anew, case, target, classes, callbacks, counter, first=program),
+                    branches=branches)
             outcome.calls += len(points)
             outcome.compile_counts[f"{pass_name}_graphs"] = counter.count
             outcome.compile_counts[f"{pass_name}_backend_calls"] = counter.backend_calls
@@ -199,7 +203,7 @@ def run_passes(case: CaseData, target: Target, callbacks: LoopCallbacks | None =
 
 def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callbacks: LoopCallbacks,
                  counter: CountingBackend, *, first: Callable[..., Any], keep_cache: bool,
-                 new_backend: bool = False) -> Callable[..., Any]:
+                 new_backend: bool = False) -> tuple[Callable[..., Any], list[Mismatch]]:
     """The program compiled afresh for a call that asks for it (`fresh`), as upstream compiles anew: a new
     function object through the same entry point, after torch._dynamo.reset() for torch.compile so that no
     cached frame is reused; its graphs count with the pass's (the same counter). `keep_cache`: a new function
@@ -217,8 +221,89 @@ def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callba
             torch._dynamo.reset()
         fn = make_function(target.program, target.function, target.filename, classes, target.closure)
     backend = _AnotherBackend(counter) if new_backend and target.backend not in WITHOUT_DYNAMO else counter
-    compiled, _ = make_compiled(fn, case, target.backend, target.kiim, lambda _inner, _aot: backend)
-    return callbacks.compiled(compiled)
+    (compiled, _), unkept = made_watched(
+        case, classes, lambda: make_compiled(fn, case, target.backend, target.kiim, lambda _inner, _aot: backend))
+    return callbacks.compiled(compiled), unkept
+
+
+MAKING = "making the compiled function"
+Within = Callable[[int], contextlib.AbstractContextManager[None]]  # a side's part of a call (Branches.side)
+
+
+def made_watched(case: CaseData, classes: dict[str, Any], make: Callable[[], Any]) -> tuple[Any, list[Mismatch]]:
+    """What `make` returns, made inside the case's `compile.around_making` context where it has one; what that
+    context raises on its exit is the compiled side's mismatch (upstream asserts around the making)."""
+    name = case["compile"]["around_making"]
+    if name is None:
+        return make(), []
+    try:
+        context = classes[name]()
+        context.__enter__()
+    except Exception as exc:  # the case's own code: it broke the case, not the build
+        raise CaseBroken(f"compile.around_making: entering {name}() raised {exception_summary(exc)}") from None
+    made = make()
+    try:
+        context.__exit__(None, None, None)
+    except Exception as exc:  # the check upstream makes around the making
+        return made, [C.EXCEPTION.mismatch(MAKING, "no exception", exception_summary(exc), source=f"{name}()")]
+    return made, []
+
+
+class Branches:
+    """Note [Branched state]: each side of a call on a branch of the case's global state (`branch:`)."""
+
+    def __init__(self, case: CaseData, classes: dict[str, Any]) -> None:
+        spec = case["branch"]
+        self.save = classes[spec["save"]] if spec else None
+        self.restore = classes[spec["restore"]] if spec else None
+        self.base: Any = None
+        self.states: list[Any] = []
+
+    def start(self) -> None:
+        """A call starts: both sides from the state as it is."""
+        if self.save is not None:
+            self.base = self._do(self.save)
+            self.states = [self.base, self.base]
+
+    def end(self) -> None:
+        """The call ended: the state it started from is back."""
+        if self.restore is not None and self.states:
+            self.states = []
+            self._do(self.restore, self.base)
+
+    @contextlib.contextmanager
+    def kept(self) -> Iterator[None]:
+        """Around a pass: a call that stopped part-way (a broken case) still leaves the state it started from."""
+        try:
+            yield
+        finally:
+            self.end()
+
+    @contextlib.contextmanager
+    def side(self, k: int) -> Iterator[None]:
+        """One side's part of the call, from where that side left the state."""
+        if self.save is None or self.restore is None or not self.states:
+            yield
+            return
+        self._do(self.restore, self.states[k])
+        try:
+            yield
+        finally:
+            self.states[k] = self._do(self.save)
+
+    @staticmethod
+    def _do(fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except Exception as exc:  # the case's own code: it broke the case
+            raise CaseBroken(f"branch: {getattr(fn, '__name__', fn)}() raised {exception_summary(exc)}") from None
+
+
+# Note [Branched state]: upstream runs each side of a check inside a context that saves a global state and restores
+# it on exit (branch_nested_state() for the nested-tensor registry and id counter), so that the compiled side and
+# the eager side each start from the state the check started from. The harness interleaves the two sides within a
+# call (inputs, actions, the calls, the backwards), so it keeps each side's state apart: at each part of the call,
+# the side's own state is made current first and saved after. When the call ends, the state it started from is back.
 
 
 class _AnotherBackend(CountingBackend):
@@ -243,7 +328,7 @@ def _allow(outcome: Outcome, backend: str) -> Outcome:
 
 
 def _actions(target: Target, callbacks: LoopCallbacks, point: CallPoint, which: str, *, sides: list[tuple[Side, Env]],
-             prefix: str) -> list[Mismatch]:
+             prefix: str, within: Within) -> list[Mismatch]:
     """The call's `before`/`after` block on each side: eager raising breaks the case; compiled
     raising alone is a mismatch (e.g. an output that should alias an input and does not)."""
     source = getattr(point, which)
@@ -254,8 +339,9 @@ def _actions(target: Target, callbacks: LoopCallbacks, point: CallPoint, which: 
     for k, (side, env) in enumerate(sides):
         if side.exc is None:
             out = side.result if which == "after" else env.out
-            raised.append(act(side.inputs, source, filename, env=env, out=out, compiled=k == 1,
-                              is_program_exception=callbacks.program_exception))
+            with within(k):
+                raised.append(act(side.inputs, source, filename, env=env, out=out, compiled=k == 1,
+                                  is_program_exception=callbacks.program_exception))
         else:
             raised.append(None)
     if raised[0] is not None:
@@ -279,7 +365,8 @@ def _action_file(target: Target, point: CallPoint, which: str) -> str:
 # the block the states differ by construction). The block is judged by its raise alone; the calls after it see
 # what each side's block left.
 def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoint, declared: CallRaisesData, *,
-                       sides: list[tuple[Side, Env]], prefix: str, raised: list[str], label: str) -> list[Mismatch]:
+                       sides: list[tuple[Side, Env]], prefix: str, raised: list[str], label: str,
+                       within: Within) -> list[Mismatch]:
     """The call's `after` block where its `raises` says `at: after` (Note [A raise after the call]): on a side
     that `sides` lists it must raise as declared (the rest of the block then does not run), on the other it must
     not raise. Eager otherwise breaks the case; compiled otherwise is a mismatch, saying what it raised against
@@ -287,11 +374,12 @@ def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoin
     filename, where = _action_file(target, point, "after"), f"{point.where}.after"
     want = declared["type"] + (f" matching {declared['match']!r}" if declared["match"] else "")
     found: list[Mismatch] = []
-    for name, (side, env) in zip(("eager", "compiled"), sides, strict=True):
+    for k, (name, (side, env)) in enumerate(zip(("eager", "compiled"), sides, strict=True)):
         if side.exc is not None:  # the call itself raised: its exception is compared, there is no `out` to act on
             continue
-        exc = run_action(side.inputs, point.after or "", filename, env=env, out=side.result,
-                         compiled=name == "compiled", is_program_exception=callbacks.program_exception)
+        with within(k):
+            exc = run_action(side.inputs, point.after or "", filename, env=env, out=side.result,
+                             compiled=name == "compiled", is_program_exception=callbacks.program_exception)
         got = "no exception" if exc is None else exception_summary(exc) + source_line(exc, filename)
         listed = name in declared["sides"]
         if matches_exception(exc, declared["type"], declared["match"]) if listed else exc is None:
@@ -312,49 +400,53 @@ def _after_as_declared(target: Target, callbacks: LoopCallbacks, point: CallPoin
 def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager_fn: Callable[..., Any],
               compiled: Callable[..., Any],
               counter: CountingBackend, points: list[CallPoint], warm_prefix: str, envs: tuple[Env, Env],
-              per_call: list[int], raised: list[str], anew: Callable[..., Callable[..., Any]]) -> list[Mismatch]:
+              per_call: list[int], raised: list[str], anew: Callable[..., tuple[Callable[..., Any], list[Mismatch]]],
+              branches: Branches) -> list[Mismatch]:
     """Each call: both sides' inputs (fresh, or persisted), the `before` actions, eager then
     compiled, the backward (training), the `after` actions, then everything compared."""
     training = target.mode == "training"
     e_env, c_env = envs
     found: list[Mismatch] = []
     for i, point in enumerate(points):
+        branches.start()
         prefix = warm_prefix + (f"{point.label}: " if len(points) > 1 else "")
-        with callbacks.timed("build_inputs"):
-            e_in = build_inputs(case, target.device, target.mode, point, e_env)
-            c_in = build_inputs(case, target.device, target.mode, point, c_env)
+        e_in, c_in = _inputs(case, target, callbacks, point, envs=envs, within=branches.side)
         pending: list[Mismatch] = []
         e_pre, c_pre = Side(e_in, {}), Side(c_in, {})
-        pending += _actions(target, callbacks, point, "before", sides=[(e_pre, e_env), (c_pre, c_env)], prefix=prefix)
-        with callbacks.timed("eager"):
+        pending += _actions(target, callbacks, point, "before", sides=[(e_pre, e_env), (c_pre, c_env)], prefix=prefix,
+                            within=branches.side)
+        with callbacks.timed("eager"), branches.side(0):
             eager = call(eager_fn, e_in, case, callbacks.program_exception, e_env)
         # a broken case is broken whatever compiled does; do not run it (it might hang or allocate again)
         eager_must_not_raise(eager, raises_of(case, point), prefix)
         if target.backend not in WITHOUT_DYNAMO:
             mark_dynamic(c_in)
         before = counter.count
-        if point.fresh:  # this call and the later ones call the program compiled afresh
-            compiled = anew(keep_cache=point.fresh in ("keep_cache", "new_backend"),
-                            new_backend=point.fresh == "new_backend")
-        comp = _compiled_call(case, callbacks, compiled, counter, inputs=c_in, env=c_env,
-                              first=i == 0 and not warm_prefix)
+        with branches.side(1):
+            if point.fresh:  # this call and the later ones call the program compiled afresh
+                compiled, unkept = anew(keep_cache=point.fresh in ("keep_cache", "new_backend"),
+                                        new_backend=point.fresh == "new_backend")
+                pending += unkept
+            comp = _compiled_call(case, callbacks, compiled, counter, inputs=c_in, env=c_env,
+                                  first=i == 0 and not warm_prefix)
         per_call.append(counter.count - before)
         if point.compiles is not None and counts_graphs(target.backend) and per_call[-1] != point.compiles:
             pending.append(C.GRAPHS_COMPILED.mismatch("call", str(point.compiles), str(per_call[-1]),
                                                       source=f"{point.where or 'first_call'}.compiles"))
         if training:
-            with callbacks.timed("eager"):
+            with callbacks.timed("eager"), branches.side(0):
                 _each([eager], lambda side: backward(side, case, callbacks.program_exception, e_env))
-            with callbacks.timed("compiled_calls"):
+            with callbacks.timed("compiled_calls"), branches.side(1):
                 _each([comp], lambda side: backward(side, case, callbacks.program_exception, c_env))
         declared = after_raises_of(point)
         if declared is None:
             pending += _actions(target, callbacks, point, "after", sides=[(eager, e_env), (comp, c_env)],
-                                prefix=prefix)
+                                prefix=prefix, within=branches.side)
         else:  # compared as the call left it, before the action (Note [A raise after the call])
             _each([eager, comp], snapshot)
             pending += _after_as_declared(target, callbacks, point, declared, sides=[(eager, e_env), (comp, c_env)],
-                                          prefix=prefix, raised=raised, label=f"{warm_prefix}call {i + 1} after")
+                                          prefix=prefix, raised=raised, label=f"{warm_prefix}call {i + 1} after",
+                                          within=branches.side)
         writes = case["expect"]["write_through"] and declared is None
         with callbacks.timed("oracles"):
             if declared is None:
@@ -371,7 +463,19 @@ def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager
         e_env.out, c_env.out = eager.result, comp.result
         if declared_raise(comp, raises_of(case, point)):
             raised.append(f"{warm_prefix}call {i + 1}: {exception_summary(comp.exc)}")
+        branches.end()
     return found
+
+
+def _inputs(case: CaseData, target: Target, callbacks: LoopCallbacks, point: CallPoint, *, envs: tuple[Env, Env],
+            within: Within) -> tuple[BuiltInputs, BuiltInputs]:
+    """Both sides' inputs for the call, each built on its side's part of the call."""
+    built = []
+    with callbacks.timed("build_inputs"):
+        for k, env in enumerate(envs):
+            with within(k):
+                built.append(build_inputs(case, target.device, target.mode, point, env))
+    return built[0], built[1]
 
 
 def _each(sides: list[Side], step: Callable[[Side], None]) -> None:

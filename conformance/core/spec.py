@@ -118,6 +118,7 @@ class CompileData(TypedDict):
     functionalize: bool
     fw_compiler: str | None
     closure: list[str]
+    around_making: str | None
     module: str | None
 
 
@@ -136,6 +137,11 @@ class ExpectData(TypedDict):
     raises: RaisesData | None
 
 
+class BranchData(TypedDict):
+    save: str
+    restore: str
+
+
 class CaseData(TypedDict):
     seed: int
     config: dict[str, Plain]  # torch config flags by dotted name: any value a flag takes
@@ -147,6 +153,7 @@ class CaseData(TypedDict):
     grad_enabled: bool
     inference_mode: bool
     around: str | None
+    branch: BranchData | None
     expect: ExpectData
 
 

@@ -518,8 +518,9 @@ def _showable(check_id: str) -> bool:
 
 def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str | None:
     """The short script of the variant (every check the harness applies), or None where it cannot show
-    what the record holds."""
-    if record.status == "error" or not all(_showable(m.check) for m in record.mismatches):
+    what the record holds (`branch` and `around_making` are the harness loop's own: the full script's)."""
+    if (record.status == "error" or not all(_showable(m.check) for m in record.mismatches)
+            or lc.data["branch"] is not None or lc.data["compile"]["around_making"] is not None):
         return None
     try:
         applied, exprs = applied_checks(lc, variant)
@@ -530,8 +531,7 @@ def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str 
     return text
 
 
-def _render(lc: LoadedCase, variant: Variant, applied: list[Applied],
-            exprs: dict[int, dict[str, str]]) -> str:
+def _render(lc: LoadedCase, variant: Variant, applied: list[Applied], exprs: dict[int, dict[str, str]]) -> str:
     points = call_points(lc.data)
     classes = load_classes(lc.case.classes, f"<classes of {lc.id}>")
     s = _Script()

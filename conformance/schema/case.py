@@ -29,7 +29,7 @@ from conformance.schema.common import (
     check_device,
     check_regex,
 )
-from conformance.schema.compiling import CompileSpec, module_program
+from conformance.schema.compiling import BranchSpec, CompileSpec, module_program
 from conformance.schema.generated import GeneratedAssertion
 from conformance.schema.inputs import InputSpec, ModuleSpec, OptimizerSpec, SubclassSpec
 from conformance.schema.known import Divergence, KnownFailure, overlapping_known_failures, unlinked
@@ -276,6 +276,12 @@ class Case(Strict):
         "made afresh each time: "
         "torch.autocast('cpu'), a TorchDispatchMode, or a helper of the classes block that reseeds "
         "Python's random before the call. torch, the classes block's names and the inputs are in scope.")
+    branch: BranchSpec | None = Field(
+        None, json_schema_extra=V2,
+        description="Each side of each call runs on a branch of a global state of its own, as upstream runs each "
+        "side inside branch_nested_state(): `save` (no arguments) returns the state, `restore(state)` makes it "
+        "current as a copy. The harness saves it as a call starts, each side's part of the call starts from "
+        "there and goes on from where that side left it, and the saved state is restored when the call ends.")
     expect: ExpectSpec = Field(default_factory=ExpectSpec)
     known_failures: tuple[KnownFailure, ...] = ()
     divergences: tuple[Divergence, ...] = Field(
@@ -507,12 +513,14 @@ class Case(Strict):
         if self.version == 1:
             found += [(loc, f"{what} is schema version 2; write version: 2 (or leave version out)")
                       for loc, what in newer_keys(self, ())]
-        found += [(("compile", "closure"), f"{name!r} is not defined in the classes block (it defines: "
-                   f"{', '.join(defined) or 'nothing'})") for name in self.compile.closure if name not in defined]
+        named = [(("compile", "closure"), n) for n in self.compile.closure] + [
+            (loc, n) for loc, n in ((("compile", "fw_compiler"), self.compile.fw_compiler),
+                                    (("compile", "around_making"), self.compile.around_making),
+                                    (("branch", "save"), self.branch and self.branch.save),
+                                    (("branch", "restore"), self.branch and self.branch.restore)) if n is not None]
+        found += [(loc, f"{name!r} is not defined in the classes block (it defines: {', '.join(defined) or 'nothing'})")
+                  for loc, name in named if name not in defined]
         compiler = self.compile.fw_compiler
-        if compiler is not None and compiler not in defined:
-            found.append((("compile", "fw_compiler"), f"{compiler!r} is not defined in the classes block "
-                                                      f"(it defines: {', '.join(defined) or 'nothing'})"))
         others = sorted(set(self.backends) - set(COMPILER_ENTRIES))
         if compiler is not None and others:
             installers = ", ".join(COMPILER_ENTRIES)

@@ -52,6 +52,12 @@ class CompileSpec(Strict):
         "closes over its test's locals (`torch.compile(lambda x: model.m(x))`): dynamo reads them from closure "
         "cells, not globals. The one object of each is what both sides see; an action that rebinds the name "
         "rebinds the global, not the cell.")
+    around_making: str | None = Field(
+        None, json_schema_extra=V2, pattern=r"^[A-Za-z_]\w*$",
+        description="A function of the classes block giving a context manager that the harness enters around each "
+        "making of the compiled function (the first, and each `fresh:` call's), as upstream asserts around "
+        "`torch._dynamo.optimize(...)(fn)` that making it changed no global state. What raises on its exit is "
+        "a mismatch of the compiled side (the making raised); what raises on its entry breaks the case.")
     module: str | None = Field(
         None, json_schema_extra=V2, min_length=1,
         description="A module input that is itself what the entry compiles, as upstream compiles its module: "
@@ -66,6 +72,13 @@ class CompileSpec(Strict):
         if not value or len(set(value)) != len(value):
             raise ValueError("give one or both of false, true, each once")
         return value
+
+
+class BranchSpec(Strict):
+    """`branch:` the classes block's functions that save and restore a global state (Case.branch)."""
+
+    save: str = Field(pattern=r"^[A-Za-z_]\w*$")
+    restore: str = Field(pattern=r"^[A-Za-z_]\w*$")
 
 
 def module_program(func: ast.FunctionDef, module: str, inputs: dict[str, InputSpec], passed: list[str],

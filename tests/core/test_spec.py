@@ -18,6 +18,7 @@ from conformance.schema import inputs as schema_inputs
 VIEWS: dict[Any, type[BaseModel]] = {
     spec.CaseData: schema_case.Case,
     spec.CompileData: schema_compiling.CompileSpec,
+    spec.BranchData: schema_compiling.BranchSpec,
     spec.ExpectData: schema_case.ExpectSpec,
     spec.RaisesData: schema_case.RaisesSpec,
     spec.CallRaisesData: schema_case.CallRaisesSpec,
@@ -72,6 +73,8 @@ def test_a_dumped_case_has_every_key_the_view_reads(tmp_path: Path) -> None:
         "  t: {two_tensor: {a: {tensor: {shape: [2]}}, b: {subclass: {class: torch.testing._internal.two_tensor."
         "TwoTensor, args: [{tensor: {shape: [2]}}, {tensor: {shape: [2]}}]}}}}\n"
         "  s: {scalar: {values: [1.0, 2.0]}}\n"
+        "classes: |\n  def save():\n      return 0\n  def restore(state):\n      pass\n"
+        "branch: {save: save, restore: restore}\n"
         "first_call: {before: 'pass'}\n"
         "calls: [{s: {scalar: {value: 3.0}}, raises: {type: RuntimeError}}]\n"
         "expect: {raises: {type: RuntimeError}}\n"
@@ -83,10 +86,11 @@ def test_a_dumped_case_has_every_key_the_view_reads(tmp_path: Path) -> None:
     module = data["inputs"]["m"]["module"]
     two = data["inputs"]["t"]["two_tensor"]
     assert raises is not None and first is not None and module is not None and two is not None
-    subclass = two["b"]["subclass"]
-    assert subclass is not None
+    subclass, branch = two["b"]["subclass"], data["branch"]
+    assert subclass is not None and branch is not None
     levels: list[tuple[Any, Any]] = [
         (spec.CaseData, data), (spec.CompileData, data["compile"]), (spec.ExpectData, data["expect"]),
+        (spec.BranchData, branch),
         (spec.RaisesData, data["expect"]["raises"]), (spec.CallData, entry), (spec.CallRaisesData, raises),
         (spec.FirstCallData, first), (spec.ModuleData, module), (spec.ParameterData, module["parameters"]["w"]),
         (spec.OptimizerData, data["inputs"]["opt"]["optimizer"]), (spec.TwoTensorData, two),
