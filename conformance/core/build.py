@@ -464,6 +464,7 @@ class CallPoint:
     # the compiled side compiles the program afresh before this call ("keep_cache": without torch._dynamo.reset());
     fresh: bool | Literal["keep_cache", "new_backend"] = False
     compiles: int | None = None  # and the graphs the backend compiles during this call (calls[N].compiles)
+    function: str | None = None  # from this call on, this classes-block function in place of the program
 
 
 def sweep(scalar: ScalarData) -> tuple[ScalarValue, ...]:
@@ -575,11 +576,13 @@ def call_points(case: CaseData) -> list[CallPoint]:
         what += [f"{a}: {_first_line(source)}" for a in CALL_ACTIONS if (source := entry.get(a))]
         raises = entry.get("raises")
         what += [f"raises {raises['type']}" + (" after" if raises.get("at") == "after" else "")] if raises else []
+        what += [f"calls {entry['function']}"] if entry.get("function") else []
         what += [{True: "compiled afresh", "keep_cache": "compiled anew, dynamo's cache kept", "new_backend":
                   "compiled anew, a new backend, dynamo's cache kept"}[entry["fresh"]]] if entry.get("fresh") else []
         label = f"call {n + j + 1}" + (f" ({', '.join(what)})" if what else "")
         points.append(CallPoint(dict(points[0].scalars), overrides, label, entry.get("before"), entry.get("after"),
-                                f"calls[{j}]", entry.get("raises"), entry.get("fresh") or False, entry.get("compiles")))
+                                f"calls[{j}]", entry.get("raises"), entry.get("fresh") or False, entry.get("compiles"),
+                                entry.get("function")))
     return points
 
 

@@ -203,18 +203,23 @@ def run_passes(case: CaseData, target: Target, callbacks: LoopCallbacks | None =
 
 def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callbacks: LoopCallbacks,
                  counter: CountingBackend, *, first: Callable[..., Any], keep_cache: bool,
-                 new_backend: bool = False) -> tuple[Callable[..., Any], list[Mismatch]]:
+                 new_backend: bool = False, function: str | None = None) -> tuple[Callable[..., Any], list[Mismatch]]:
     """The program compiled afresh for a call that asks for it (`fresh`), as upstream compiles anew: a new
     function object through the same entry point, after torch._dynamo.reset() for torch.compile so that no
     cached frame is reused; its graphs count with the pass's (the same counter). `keep_cache`: a new function
     object of the pass's own code (`first`'s) and no reset, as upstream makes a new closure of one function and
     compiles it: dynamo's cache on that code and its automatic-dynamic state stay; `new_backend`, with another backend
     object that counts into `counter`, as upstream's new CompileCounter per compile (dynamo guards the backend's
-    identity, so it reuses no frame compiled with the first)."""
+    identity, so it reuses no frame compiled with the first). `function`: the classes block's function of that name is
+    what is compiled, itself (a call's `function`), after a reset or not as `keep_cache` says."""
     import torch._dynamo  # lazy: start-up
 
-    if keep_cache:
-        fn: Callable[..., Any] = types.FunctionType(first.__code__, first.__globals__, first.__name__,
+    if function is not None:
+        if not keep_cache and target.backend not in WITHOUT_DYNAMO:
+            torch._dynamo.reset()
+        fn: Callable[..., Any] = classes[function]
+    elif keep_cache:
+        fn = types.FunctionType(first.__code__, first.__globals__, first.__name__,
                                                     first.__defaults__, first.__closure__)
     else:
         if target.backend not in WITHOUT_DYNAMO:
@@ -224,6 +229,13 @@ def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callba
     (compiled, _), unkept = made_watched(
         case, classes, lambda: make_compiled(fn, case, target.backend, target.kiim, lambda _inner, _aot: backend))
     return callbacks.compiled(compiled), unkept
+
+
+def loop_only(case: CaseData) -> list[str]:
+    """The keys of the case that only this loop models (the short reproducer does not): each side's state apart,
+    the making watched, another function called."""
+    return [k for k, v in (("branch", case["branch"]), ("compile.around_making", case["compile"]["around_making"]),
+                           ("calls[].function", any(c["function"] for c in case["calls"]))) if v]
 
 
 MAKING = "making the compiled function"
@@ -410,6 +422,8 @@ def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager
     for i, point in enumerate(points):
         branches.start()
         prefix = warm_prefix + (f"{point.label}: " if len(points) > 1 else "")
+        if point.function is not None:  # eager calls it too, from here on
+            eager_fn = e_env.classes[point.function]
         e_in, c_in = _inputs(case, target, callbacks, point, envs=envs, within=branches.side)
         pending: list[Mismatch] = []
         e_pre, c_pre = Side(e_in, {}), Side(c_in, {})
@@ -425,14 +439,12 @@ def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager
         with branches.side(1):
             if point.fresh:  # this call and the later ones call the program compiled afresh
                 compiled, unkept = anew(keep_cache=point.fresh in ("keep_cache", "new_backend"),
-                                        new_backend=point.fresh == "new_backend")
+                                        new_backend=point.fresh == "new_backend", function=point.function)
                 pending += unkept
             comp = _compiled_call(case, callbacks, compiled, counter, inputs=c_in, env=c_env,
                                   first=i == 0 and not warm_prefix)
         per_call.append(counter.count - before)
-        if point.compiles is not None and counts_graphs(target.backend) and per_call[-1] != point.compiles:
-            pending.append(C.GRAPHS_COMPILED.mismatch("call", str(point.compiles), str(per_call[-1]),
-                                                      source=f"{point.where or 'first_call'}.compiles"))
+        pending += _miscounted(target, point, per_call[-1])
         if training:
             with callbacks.timed("eager"), branches.side(0):
                 _each([eager], lambda side: backward(side, case, callbacks.program_exception, e_env))
@@ -465,6 +477,14 @@ def _run_pass(case: CaseData, target: Target, callbacks: LoopCallbacks, *, eager
             raised.append(f"{warm_prefix}call {i + 1}: {exception_summary(comp.exc)}")
         branches.end()
     return found
+
+
+def _miscounted(target: Target, point: CallPoint, count: int) -> list[Mismatch]:
+    """The call's own graph count where it states one (`compiles:` on the call) and the backend counts graphs."""
+    if point.compiles is None or not counts_graphs(target.backend) or count == point.compiles:
+        return []
+    return [C.GRAPHS_COMPILED.mismatch("call", str(point.compiles), str(count),
+                                       source=f"{point.where or 'first_call'}.compiles")]
 
 
 def _inputs(case: CaseData, target: Target, callbacks: LoopCallbacks, point: CallPoint, *, envs: tuple[Env, Env],

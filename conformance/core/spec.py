@@ -104,6 +104,7 @@ class CallData(FirstCallData):
     """A `calls` entry; its other keys are the inputs it replaces, by name (see replaced_inputs)."""
 
     fresh: Literal[False, True, "keep_cache", "new_backend"]
+    function: str | None
 
 
 class CompileData(TypedDict):
@@ -159,7 +160,7 @@ class CaseData(TypedDict):
 
 CALL_ACTIONS: tuple[Action, ...] = ("before", "after")
 # a calls entry's own keys; the rest are the inputs it replaces
-CALL_KEYS = (*CALL_ACTIONS, "raises", "fresh", "compiles")
+CALL_KEYS = (*CALL_ACTIONS, "raises", "fresh", "compiles", "function")
 
 
 def replaced_inputs(entry: CallData) -> dict[str, InputData]:

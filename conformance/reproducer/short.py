@@ -33,7 +33,7 @@ from conformance.core.build import CallPoint, call_points, input_code, leaf_var,
 from conformance.core.checks import C, Check
 from conformance.core.compile import CLOSURE_MAKER, make_function, module_at
 from conformance.core.entry import AOT_FUNCTION, NONE, WITHOUT_DYNAMO, counts_graphs
-from conformance.core.loop import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, expected_compiles
+from conformance.core.loop import REPRO_CANNOT_TELL, REPRO_DIFFERS, REPRO_MATCHES, expected_compiles, loop_only
 from conformance.core.mismatch import CaseBroken
 from conformance.core.spec import CallRaisesData
 from conformance.reproducer import VERDICT_LINE, carried, docstring_safe
@@ -518,9 +518,8 @@ def _showable(check_id: str) -> bool:
 
 def render_short(lc: LoadedCase, variant: Variant, record: ResultRecord) -> str | None:
     """The short script of the variant (every check the harness applies), or None where it cannot show
-    what the record holds (`branch` and `around_making` are the harness loop's own: the full script's)."""
-    if (record.status == "error" or not all(_showable(m.check) for m in record.mismatches)
-            or lc.data["branch"] is not None or lc.data["compile"]["around_making"] is not None):
+    what the record holds (what only the harness's loop models is the full script's)."""
+    if record.status == "error" or not all(_showable(m.check) for m in record.mismatches) or loop_only(lc.data):
         return None
     try:
         applied, exprs = applied_checks(lc, variant)

@@ -37,12 +37,10 @@ def _inputs_for(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any
     points = call_points(lc.data)
     env = Env(classes)
     replay = any(s.persists for s in lc.case.inputs.values()) or any(p.before or p.after for p in points)
-    fn = make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes,
-                       lc.case.compile.closure)
     for j in range(k if replay else 0):
         inputs = build_inputs(lc.data, variant.device, variant.mode, points[j], env)
         _act(lc, points[j], "before", inputs=inputs, env=env, out=env.out)
-        side = call(fn, inputs, lc.data, env=env)
+        side = call(_function_at(lc, j, classes), inputs, lc.data, env=env)
         if side.exc is not None:
             raise side.exc
         if variant.mode == "training":
@@ -52,6 +50,15 @@ def _inputs_for(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any
     inputs = build_inputs(lc.data, variant.device, variant.mode, points[k], env)
     _act(lc, points[k], "before", inputs=inputs, env=env, out=env.out)
     return inputs
+
+
+def _function_at(lc: LoadedCase, k: int, classes: dict[str, Any]) -> Any:
+    """What call `k` calls: the program, or the classes-block function an earlier call switched to (`function`)."""
+    named = [p.function for p in call_points(lc.data)[:k + 1] if p.function is not None]
+    if named:
+        return classes[named[-1]]
+    return make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes,
+                         lc.case.compile.closure)
 
 
 def _act(lc: LoadedCase, point: CallPoint, which: str, *, inputs: BuiltInputs, env: Env, out: Any) -> None:
@@ -78,9 +85,7 @@ def _observe(lc: LoadedCase, variant: Variant, k: int, classes: dict[str, Any]) 
         inputs = _inputs_for(lc, variant, k, classes)
         hidden = {n: t for n, t in tensors_of(inputs.named).items() if not any(t is a for a in inputs.args)}
         with case_modes(lc.case.grad_enabled, lc.case.inference_mode), around_call(lc.data, Env(classes), inputs):
-            return observe(make_function(lc.program_source, lc.case.function_name, lc.program_filename, classes,
-                       lc.case.compile.closure),
-                           inputs.args, attributes=hidden)
+            return observe(_function_at(lc, k, classes), inputs.args, attributes=hidden)
     finally:
         restore_ambient(modes)
 

@@ -5,7 +5,8 @@ names the key and lists the valid ones (see `conformance.data.loader`). `cases/s
 exported from these models (`torch-conformance schema --write`) for editors.
 """
 
-from conformance.schema.case import Case, ExpectSpec, RaisesSpec, json_schema
+from conformance.schema.calls import RaisesSpec
+from conformance.schema.case import Case, ExpectSpec, json_schema
 from conformance.schema.common import INPUT_KINDS, MODES, SCHEMA_VERSION, Backend, Behavior, DType, Mode
 from conformance.schema.compiling import CompileSpec
 from conformance.schema.inputs import (

@@ -7,9 +7,10 @@ import functools
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
+from pydantic import BaseModel, Field, StrictInt, ValidationInfo, field_validator
 
 from conformance.core.entry import COMPILER_ENTRIES, DEFAULT_BACKENDS, WITHOUT_DYNAMO
+from conformance.schema.calls import CallSpec, FirstCallSpec, RaisesSpec
 from conformance.schema.common import (
     CALL_ACTIONS,
     CALL_KEYS,
@@ -27,7 +28,6 @@ from conformance.schema.common import (
     VersionMode,
     case_id_problem,
     check_device,
-    check_regex,
 )
 from conformance.schema.compiling import BranchSpec, CompileSpec, module_program
 from conformance.schema.generated import GeneratedAssertion
@@ -37,36 +37,6 @@ from conformance.schema.known import Divergence, KnownFailure, overlapping_known
 Loc = tuple[str | int, ...]
 
 SEED_LIMIT = 1 << 63  # a case's seed is below it (torch.manual_seed takes a signed 64-bit integer)
-
-
-class RaisesSpec(Strict):
-    """A negative case: the call must raise this exception (by class name), on the given sides."""
-
-    type: str = Field(description="Exception class name, e.g. RuntimeError (matched on the MRO).")
-    match: str | None = Field(None, description="Regular expression searched in str(exception).")
-    sides: tuple[Literal["eager", "compiled"], ...] = ("eager", "compiled")
-
-    @field_validator("type")
-    @classmethod
-    def _ident(cls, value: str) -> str:
-        if not IDENT.match(value):
-            raise ValueError(f"{value!r} is not an exception class name")
-        return value
-
-    @field_validator("match")
-    @classmethod
-    def _regex(cls, value: str | None) -> str | None:
-        return check_regex(value)
-
-
-class CallRaisesSpec(RaisesSpec):
-    """What one call must raise: the call itself (at: call), or the caller's `after:` action (at: after)."""
-
-    at: Literal["call", "after"] = Field(
-        "call", json_schema_extra=V2,
-        description="Where it raises: call (the call itself, in place of expect.raises), or after (the call's "
-        "after: action, on the listed sides, and nowhere on the others; the call itself must not raise; "
-        "the comparison then compares what the call left, before that action).")
 
 
 class ExpectSpec(Strict):
@@ -118,70 +88,6 @@ class ExpectSpec(Strict):
             raise ValueError(f"give true (the strides of dims longer than 1), all (every dim's) or false; got "
                              f"{value!r}")
         return value
-
-
-class FirstCallSpec(BaseModel):
-    """What the caller does around the first call (the declared inputs'), as around a further call."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
-
-    before: str | None = Field(
-        None, max_length=10_000, json_schema_extra=V2,
-        description="Python statements the caller runs on both sides before this call: the inputs by name, the "
-        "previous call's return value as out, torch and the classes block's names are in scope; rebinding an "
-        "input's name replaces that input.")
-    after: str | None = Field(
-        None, max_length=10_000, json_schema_extra=V2,
-        description="Statements run after this call (and its backward, in training) and before the comparison; "
-        "out is this call's return value.")
-    compiles: Annotated[StrictInt, Field(ge=0, le=1000)] | None = Field(
-        None, json_schema_extra=V2,
-        description="How many graphs the backend compiles during this call: upstream's frame_count read after it, "
-        "less what it read before (torch.compile backends only; expect.compiles still counts the pass).")
-    raises: CallRaisesSpec | None = Field(
-        None, json_schema_extra=V2,
-        description="What this call must raise, in place of expect.raises for this call (a later call that an "
-        "entry without guards refuses, where the first one runs); with at: after, what its after: action raises "
-        "(upstream's assertRaises around what the caller does with the output, e.g. its backward).")
-
-    @field_validator("before", "after")
-    @classmethod
-    def _statements(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                ast.parse(value)
-            except SyntaxError as exc:
-                raise ValueError(f"line {exc.lineno}: {exc.msg}") from None  # see loader._source_line
-        return value
-
-    @field_validator("raises")
-    @classmethod
-    def _raises_after(cls, value: CallRaisesSpec | None, info: ValidationInfo) -> CallRaisesSpec | None:
-        if value is not None and value.at == "after" and info.data.get("after") is None:
-            raise ValueError("at: after declares what the call's after: action raises; the call has no after:")
-        return value
-
-
-class CallSpec(FirstCallSpec):
-    """A further call: the inputs it replaces (by name), and what the caller does around it."""
-
-    model_config = ConfigDict(extra="allow", frozen=True, strict=False)
-    __pydantic_extra__: dict[str, InputSpec] = Field(init=False)
-
-    fresh: Literal[False, True, "keep_cache", "new_backend"] = Field(
-        False, json_schema_extra=V2,
-        description="The compiled side compiles the program afresh for this call and the calls after it (a new "
-        "torch.compile after torch._dynamo.reset(), a new aot_function, a module entry traced again), as upstream "
-        "compiles anew; its graphs count in expect.compiles. The eager side is unchanged. keep_cache: a new "
-        "torch.compile of the same code without torch._dynamo.reset(), as upstream compiles a new closure of one "
-        "function: dynamo's cache on that code and its automatic-dynamic state are kept (entries without dynamo "
-        "compile anew as for true). new_backend: the same with another backend object (counting into the same "
-        "count), as upstream's new CompileCounter per torch.compile, so dynamo reuses no frame compiled with the "
-        "first.")
-
-    @property
-    def replaced(self) -> dict[str, InputSpec]:
-        return dict(self.model_extra or {})
 
 
 def _top_level_names(source: str | None) -> list[str]:
@@ -513,13 +419,17 @@ class Case(Strict):
         if self.version == 1:
             found += [(loc, f"{what} is schema version 2; write version: 2 (or leave version out)")
                       for loc, what in newer_keys(self, ())]
-        named = [(("compile", "closure"), n) for n in self.compile.closure] + [
-            (loc, n) for loc, n in ((("compile", "fw_compiler"), self.compile.fw_compiler),
-                                    (("compile", "around_making"), self.compile.around_making),
-                                    (("branch", "save"), self.branch and self.branch.save),
-                                    (("branch", "restore"), self.branch and self.branch.restore)) if n is not None]
+        refs: list[tuple[Loc, str | None]] = [
+            *((("compile", "closure"), n) for n in self.compile.closure),
+            (("compile", "fw_compiler"), self.compile.fw_compiler),
+            (("compile", "around_making"), self.compile.around_making),
+            (("branch", "save"), self.branch.save if self.branch else None),
+            (("branch", "restore"), self.branch.restore if self.branch else None),
+            *((("calls", i, "function"), c.function) for i, c in enumerate(self.calls))]
+        named = [(loc, n) for loc, n in refs if n is not None]
         found += [(loc, f"{name!r} is not defined in the classes block (it defines: {', '.join(defined) or 'nothing'})")
                   for loc, name in named if name not in defined]
+        found += self._functions()
         compiler = self.compile.fw_compiler
         others = sorted(set(self.backends) - set(COMPILER_ENTRIES))
         if compiler is not None and others:
@@ -532,6 +442,21 @@ class Case(Strict):
                   for i, k in enumerate(self.known_failures) if k.searched is None and unlinked(k)]
         return found
 
+
+    def _functions(self) -> list[tuple[Loc, str]]:
+        """A call's `function` is compiled anew (`fresh`) and takes the program's parameters, as eager calls it."""
+        program = next(n for n in ast.parse(self.program).body if isinstance(n, ast.FunctionDef))
+        funcs = {n.name: n for n in ast.parse(self.classes or "").body if isinstance(n, ast.FunctionDef)}
+        found: list[tuple[Loc, str]] = []
+        for i, call in enumerate(self.calls):
+            func = funcs.get(call.function or "")
+            if call.function is not None and not call.fresh:
+                found.append((("calls", i, "function"), "another function is compiled anew: give the call fresh: "
+                              "true, keep_cache or new_backend (as upstream compiles it: after a reset or not)"))
+            elif func is not None and ast.dump(func.args) != ast.dump(program.args):
+                found.append((("calls", i, "function"), f"{func.name}({ast.unparse(func.args)}) must take the "
+                              f"program's parameters: ({ast.unparse(program.args)})"))
+        return found
 
     def _actions(self) -> Iterator[tuple[Loc, str]]:
         if self.first_call is not None:

@@ -75,7 +75,7 @@ CLASS_REF = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 MODULE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
 # Names a `calls` entry gives its caller actions, and all its own keys; no input may take them.
 CALL_ACTIONS = ("before", "after")
-CALL_KEYS = (*CALL_ACTIONS, "raises", "fresh", "compiles")
+CALL_KEYS = (*CALL_ACTIONS, "raises", "fresh", "compiles", "function")
 VersionMode = Literal["moved", "exact", "ignore"]
 # the training mode's backward: seeded tangents (the harness's), or upstream's `out.sum().backward()` (Note in
 # conformance/core/call.py: sum, each output's as verify_aot_autograd; sum_once, one of all outputs' sums)

@@ -19,7 +19,7 @@ from conformance.data.variants import variants_of
 from conformance.reproducer.short import render_short
 from conformance.results import ResultRecord
 from conformance.run.runner import run_variant
-from conformance.schema.case import CallSpec
+from conformance.schema.calls import CallSpec
 
 # The compiled output's backward node is AOTAutograd's, eager's is the op's: an action that asserts it is not
 # raises on the compiled side alone (as upstream's compiled backward raises where eager's runs). After the

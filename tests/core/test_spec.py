@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from conformance.core import spec
+from conformance.schema import calls as schema_calls
 from conformance.schema import case as schema_case
 from conformance.schema import compiling as schema_compiling
 from conformance.schema import inputs as schema_inputs
@@ -20,10 +21,10 @@ VIEWS: dict[Any, type[BaseModel]] = {
     spec.CompileData: schema_compiling.CompileSpec,
     spec.BranchData: schema_compiling.BranchSpec,
     spec.ExpectData: schema_case.ExpectSpec,
-    spec.RaisesData: schema_case.RaisesSpec,
-    spec.CallRaisesData: schema_case.CallRaisesSpec,
-    spec.FirstCallData: schema_case.FirstCallSpec,
-    spec.CallData: schema_case.CallSpec,
+    spec.RaisesData: schema_calls.RaisesSpec,
+    spec.CallRaisesData: schema_calls.CallRaisesSpec,
+    spec.FirstCallData: schema_calls.FirstCallSpec,
+    spec.CallData: schema_calls.CallSpec,
     spec.InputData: schema_inputs.InputSpec,
     spec.TensorData: schema_inputs.TensorSpec,
     spec.TwoTensorData: schema_inputs.TwoTensorSpec,
