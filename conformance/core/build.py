@@ -459,10 +459,8 @@ class CallPoint:
     before: str | None = None
     after: str | None = None
     where: str = ""  # the actions' place in the case file, e.g. calls[0]
-    # what this call (or, `at: after`, its after action) must raise, for expect.raises
-    raises: CallRaisesData | None = None
-    # the compiled side compiles the program afresh before this call ("keep_cache": without torch._dynamo.reset());
-    fresh: bool | Literal["keep_cache", "new_backend"] = False
+    raises: CallRaisesData | None = None  # what this call (or, `at: after`, its after action) must raise
+    fresh: bool | Literal["keep_cache", "new_backend"] = False  # the compiled side compiles anew before this call;
     compiles: int | None = None  # and the graphs the backend compiles during this call (calls[N].compiles)
     function: str | None = None  # from this call on, this classes-block function in place of the program
 
@@ -553,6 +551,10 @@ def _leaves_of(name: str, spec: InputData, value: Any, scope: dict[str, Any], *,
     return {name: value} if outer is not None and outer["requires_grad"] else {}
 
 
+_FRESH = {True: "compiled afresh", "keep_cache": "compiled anew, dynamo's cache kept",
+          "new_backend": "compiled anew, a new backend, dynamo's cache kept"}
+
+
 def call_points(case: CaseData) -> list[CallPoint]:
     """The calls of one pass: every value of the sweep (scalars zipped), then each `calls` entry."""
     swept = {name: s["scalar"]["values"] for name, s in case["inputs"].items()
@@ -576,9 +578,8 @@ def call_points(case: CaseData) -> list[CallPoint]:
         what += [f"{a}: {_first_line(source)}" for a in CALL_ACTIONS if (source := entry.get(a))]
         raises = entry.get("raises")
         what += [f"raises {raises['type']}" + (" after" if raises.get("at") == "after" else "")] if raises else []
-        what += [f"calls {entry['function']}"] if entry.get("function") else []
-        what += [{True: "compiled afresh", "keep_cache": "compiled anew, dynamo's cache kept", "new_backend":
-                  "compiled anew, a new backend, dynamo's cache kept"}[entry["fresh"]]] if entry.get("fresh") else []
+        what += [f"calls {entry['function']}"] * bool(entry.get("function"))
+        what += [_FRESH[entry["fresh"]]] if entry.get("fresh") else []
         label = f"call {n + j + 1}" + (f" ({', '.join(what)})" if what else "")
         points.append(CallPoint(dict(points[0].scalars), overrides, label, entry.get("before"), entry.get("after"),
                                 f"calls[{j}]", entry.get("raises"), entry.get("fresh") or False, entry.get("compiles"),
@@ -592,12 +593,7 @@ def _first_line(source: str) -> str:
 
 
 def describe_input(spec: InputData) -> str:
-    if spec["tensor"] is not None:
-        return f"tensor{list(spec['tensor']['shape'])}"
-    if spec["scalar"] is not None:
-        return repr(sweep(spec["scalar"])[0])
-    if spec["view"] is not None:
-        return str(spec["view"])
-    if spec["subclass"] is not None:
-        return str(spec["subclass"]["class"])
-    return next(k for k in ("two_tensor", "module", "optimizer") if spec[k] is not None)
+    tensor, scalar, view, subclass = spec["tensor"], spec["scalar"], spec["view"], spec["subclass"]
+    shown = (f"tensor{list(tensor['shape'])}" if tensor is not None else repr(sweep(scalar)[0]) if scalar is not None
+             else view if view is not None else str(subclass["class"]) if subclass is not None else None)
+    return shown or next(k for k in ("two_tensor", "module", "optimizer") if spec[k] is not None)
