@@ -4,12 +4,17 @@ around torch._dynamo.optimize(...)(fn). Each is shown to fail where its check do
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from conformance.core.loop import REPRO_DIFFERS
 from conformance.data.loader import CaseLoadError
 from conformance.data.variants import Variant
+from conformance.reproducer.full import render_full
+from conformance.reproducer.short import render_short
 from conformance.run.runner import run_variant
 from tests.helpers.cases import CaseFactory, case_factory
 
@@ -105,8 +110,8 @@ calls:
 
 
 @pytest.mark.parametrize(("limit", "status"), [(3, "pass"), (2, "fail")])
-def test_what_the_making_changed_is_a_mismatch_at_the_call_that_made_it(make_case: CaseFactory, limit: int,
-                                                                         status: str) -> None:
+def test_what_the_making_changed_is_a_mismatch_at_the_call_that_made_it(make_case: CaseFactory, tmp_path: Path,
+                                                                         limit: int, status: str) -> None:
     """The first making and the fresh call's are both watched: a check that fails on the second is the second
     call's mismatch, of the compiled side."""
     lc = make_case(MAKING.replace("ENTER", "pass").replace("LIMIT", str(limit)), name=f"making{limit}.yaml")
@@ -116,6 +121,11 @@ def test_what_the_making_changed_is_a_mismatch_at_the_call_that_made_it(make_cas
         (m,) = record.mismatches
         assert m.call == 2 and "making the compiled function" in m.message(), m.message()
         assert "AssertionError: making the compiled function changed the state" in m.message(), m.message()
+        assert render_short(lc, VARIANT, record) is None  # the full script is the reproducer: it runs this loop
+        path = tmp_path / "making.full.py"
+        path.write_text(render_full(lc, VARIANT, record))
+        done = subprocess.run([sys.executable, str(path)], check=False, capture_output=True, text=True, timeout=300)
+        assert done.returncode == REPRO_DIFFERS and "making the compiled function" in done.stdout, done.stdout
 
 
 def test_a_making_context_that_cannot_be_entered_breaks_the_case(make_case: CaseFactory) -> None:

@@ -4,12 +4,16 @@ as upstream compiles a second function in one test: both sides switch (values), 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from conformance.core.loop import REPRO_DIFFERS
 from conformance.data.loader import CaseLoadError
 from conformance.data.variants import Variant
+from conformance.reproducer.full import render_full
 from conformance.reproducer.short import render_short
 from conformance.run.runner import run_variant
 from tests.helpers.cases import CaseFactory, case_factory
@@ -53,12 +57,16 @@ def test_both_sides_call_the_other_function_and_the_compiled_side_compiles_it(ma
 
 
 def test_a_wrong_count_for_the_other_function_fails_and_the_full_script_is_the_reproducer(
-        make_case: CaseFactory) -> None:
+        make_case: CaseFactory, tmp_path: Path) -> None:
     lc = make_case(SWITCHED.replace("FRESH", "keep_cache").replace("GRAPHS", "1"), name="miscounted.yaml")
     record = run_variant(lc, VARIANT)
     assert record.status == "fail" and any("graphs compiled" in m.message() for m in record.mismatches), \
         [m.message() for m in record.mismatches]
     assert render_short(lc, VARIANT, record) is None
+    path = tmp_path / "miscounted.full.py"
+    path.write_text(render_full(lc, VARIANT, record))
+    done = subprocess.run([sys.executable, str(path)], check=False, capture_output=True, text=True, timeout=300)
+    assert done.returncode == REPRO_DIFFERS and "graphs compiled" in done.stdout, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize(("edit", "said"), [
