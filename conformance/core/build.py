@@ -14,8 +14,10 @@ both sides: the types are the same, the instances are not) and the previous call
 from __future__ import annotations
 
 import importlib
+import itertools
 import linecache
 import math
+import operator
 import re
 import sys
 import traceback
@@ -57,12 +59,16 @@ class Env:
     out: Any = None
 
 
+_LOADS = itertools.count()  # load_classes: a module name is never reused
+
+
 def load_classes(source: str | None, filename: str) -> dict[str, Any]:
-    """Run a case's classes block as a module of its own (registered, so that its classes have
-    a home module: pickling, dynamo's guards and tracebacks find them) and return its names."""
+    """Run a case's classes block as a module of its own (registered, so that its classes have a home module:
+    pickling, dynamo's guards and tracebacks find them) and return its names. Its name is never reused: a frame
+    compiled after a reset built a class of an earlier load's module of the same name (measured)."""
     if not source:
         return {}
-    name = "torch_conformance_classes." + re.sub(r"\W", "_", filename.strip("<>"))
+    name = "torch_conformance_classes." + re.sub(r"\W", "_", filename.strip("<>")) + f"_{next(_LOADS)}"
     module = types.ModuleType(name)
     module.__dict__["torch"] = torch
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
@@ -78,11 +84,8 @@ def load_classes(source: str | None, filename: str) -> dict[str, Any]:
 
 def source_line(exc: BaseException, filename: str) -> str:
     """' at <where>:<line>' for the deepest frame of `exc` in the source registered as `filename`."""
-    found = ""
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if frame.f_code.co_filename == filename:
-            found = f" at {filename.strip('<>')}:{lineno}"
-    return found
+    lines = [n for frame, n in traceback.walk_tb(exc.__traceback__) if frame.f_code.co_filename == filename]
+    return f" at {filename.strip('<>')}:{lines[-1]}" if lines else ""
 
 
 def resolve_class(ref: str, classes: dict[str, Any], base: type, what: str) -> type:
@@ -122,12 +125,8 @@ def two_tensor_type() -> type[torch.Tensor]:
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides: list[int] = []
-    acc = 1
-    for size in reversed(shape):
-        strides.append(acc)
-        acc *= max(size, 1)
-    return tuple(reversed(strides))
+    inner = itertools.accumulate((max(size, 1) for size in reversed(shape[1:])), operator.mul, initial=1)
+    return tuple(reversed(list(inner))) if shape else ()
 
 
 def geometry(spec: TensorData) -> tuple[tuple[int, ...], int]:
