@@ -124,7 +124,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     cases, errors = load_all(paths, root if root.is_dir() else None, check)
     for err in errors:
         print(err)
-    parity_errors = _check_parity(root, paths, {c.id: c.case.expect.stated_count() for c in cases})
+    parity_errors = _check_parity(root, paths, {c.id: c.case.stated_counts() for c in cases})
     for line in parity_errors:
         print(line)
     files = len(cases) + len({e.path for e in errors})
@@ -145,10 +145,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _check_parity(root: Path, paths: list[Path], counts: dict[str, str | None]) -> list[str]:
+def _check_parity(root: Path, paths: list[Path], counts: dict[str, tuple[str | None, bool]]) -> list[str]:
     """The upstream parity mapping's errors: its schema, and (when the whole cases folder was
     validated, so every case is known) each case id it names that no case has, and each count upstream
-    asserts that a mapped case states otherwise (`counts`: case id -> its stated count)."""
+    asserts that a mapped case states otherwise (`counts`: case id -> its stated count, and whether it states
+    per-call counts)."""
     path = parity_path(root)
     if not path.is_file() or not any(p.resolve() in (root.resolve(), path.resolve()) for p in paths):
         return []
@@ -157,7 +158,7 @@ def _check_parity(root: Path, paths: list[Path], counts: dict[str, str | None]) 
     except CaseLoadError as exc:
         return [str(e) for e in exc.errors]
     if not any(p.resolve() == root.resolve() for p in paths):
-        counts = {c.id: c.case.expect.stated_count() for c in load_all([root], root)[0]}
+        counts = {c.id: c.case.stated_counts() for c in load_all([root], root)[0]}
     return parity.dangling(counts) + parity.miscounted(counts)
 
 

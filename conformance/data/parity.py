@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Final, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from conformance.core.checks import C
+from conformance.core.entry import counts_graphs
 from conformance.data.loader import load_model
 from conformance.results import FAILING
 from conformance.results import HOLDS as CONTRACT_HOLDS
@@ -46,7 +47,8 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-_ASSERTS = r"(?:eager|runs|source|error [A-Za-z_]\w*|count (?:==|<=) \d+)"
+_ASSERTS = r"(?:eager|runs|source|error [A-Za-z_]\w*|count (?:==|<=) \d+|count per call)"
+PER_CALL = "count per call"  # upstream reads its counter after particular calls: the cases' per-call `compiles:`
 EXPECTS = rf"^{_ASSERTS}(?: and {_ASSERTS})*$"
 
 
@@ -60,8 +62,10 @@ class UpstreamTest(_Strict):
     note: _Text | None = Field(None, description="how the case departs from the upstream scenario")
     expects: Annotated[str, StringConstraints(pattern=EXPECTS)] | None = Field(
         None, description="what the upstream test itself asserts, one or more of: eager (compiled equals eager), "
-        "runs (the call does not raise), error <Type> (it raises that), count == N / count <= N (compiles), "
-        "source (generated text only), joined by ' and '; required where cases are given")
+        "runs (the call does not raise), error <Type> (it raises that), count == N / count <= N (compiles over "
+        "the pass), count per call (counts upstream reads after particular calls or per counter, which the cases "
+        "state as per-call compiles:), source (generated text only), joined by ' and '; required where cases are "
+        "given")
 
     @model_validator(mode="after")
     def _one_kind(self) -> UpstreamTest:
@@ -126,21 +130,27 @@ class Parity:
         return out
 
 
-    def miscounted(self, counts: Mapping[str, str | None]) -> list[str]:
+    def miscounted(self, counts: Mapping[str, tuple[str | None, bool]]) -> list[str]:
         """`path:line: field: message` for every `count == N` / `count <= N` upstream asserts that a mapped case
-        states otherwise (`counts`: case id -> `== N`, `<= N` or None): the parity column reads each item's
-        cold-pass graphs against upstream's N, so a case that compiles another number by design would read
-        `fails` on a build that behaves as upstream asserts."""
+        states otherwise (`counts`: case id -> (`== N`, `<= N` or None; whether it states per-call counts)): the
+        parity column reads each item's cold-pass graphs against upstream's N, so a case that compiles another
+        number by design would read `fails` on a build that behaves as upstream asserts; and every `count per
+        call` none of whose mapped cases states a per-call count, which the column would read as holding unseen."""
         out = []
         for i, t in enumerate(self.mapping.tests):
-            asserted = [p.removeprefix("count ") for p in (t.expects or "").split(" and ") if p.startswith("count ")]
+            parts = (t.expects or "").split(" and ")
+            asserted = [p.removeprefix("count ") for p in parts if p.startswith("count ") and p != PER_CALL]
+            line = self.lines.get(("tests", i, "expects"), self.lines.get(("tests", i), 1))
             for cid in t.cases:
-                stated = counts.get(cid)
+                stated = counts.get(cid, (None, False))[0]
                 if asserted and stated is not None and not _within(stated, asserted[0]):
-                    line = self.lines.get(("tests", i, "expects"), self.lines.get(("tests", i), 1))
                     out.append(f"{self.path}:{line}: tests.{i}.expects: count {asserted[0]} where {cid} states "
                                f"expect.compiles {stated} ({t.file}::{t.test}): the column would read its items "
                                "against the other count")
+            known = [counts[cid][1] for cid in t.cases if cid in counts]
+            if PER_CALL in parts and known and not any(known):
+                out.append(f"{self.path}:{line}: tests.{i}.expects: {PER_CALL} where none of its cases states "
+                           f"per-call compiles: ({t.file}::{t.test})")
         return out
 
 
@@ -212,13 +222,25 @@ def _part(part: str, ran: list[ResultRecord]) -> Asserted:
         kind = part.removeprefix("error ")
         return HOLDS if any(kind == "Exception" or kind in a.replace(":", " ").split() for a in raised) else FAILS
     if part.startswith("count "):
-        op, n = part.split()[1:]
-        counts = [c for r in ran if r.backend != "none"  # `none` compiles nothing: a control
-                  if (c := r.compile_counts.get("cold_graphs")) is not None]
-        if not counts:
-            return NOT_OBSERVABLE
-        return HOLDS if all(c == int(n) if op == "==" else c <= int(n) for c in counts) else FAILS
+        return _count(part, ran)
     return _source(ran)
+
+
+def _count(part: str, ran: list[ResultRecord]) -> Asserted:
+    """A count upstream asserts: over the pass (`count == N`, `count <= N`: each item's cold-pass graphs), or
+    after particular calls (`count per call`: the per-call counts the cases state, where the backend counts)."""
+    if part == PER_CALL:
+        counted = [r for r in ran if r.backend is not None and counts_graphs(r.backend)]
+        if not counted:
+            return NOT_OBSERVABLE
+        return FAILS if any(m.check == C.GRAPHS_COMPILED.id and m.source.endswith(".compiles")
+                            and not m.source.startswith("expect.") for r in counted for m in r.mismatches) else HOLDS
+    op, n = part.split()[1:]
+    counts = [c for r in ran if r.backend != "none"  # `none` compiles nothing: a control
+              if (c := r.compile_counts.get("cold_graphs")) is not None]
+    if not counts:
+        return NOT_OBSERVABLE
+    return HOLDS if all(c == int(n) if op == "==" else c <= int(n) for c in counts) else FAILS
 
 
 def asserted(expects: str | None, records: Iterable[ResultRecord]) -> Asserted:

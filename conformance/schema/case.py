@@ -362,6 +362,11 @@ class Case(Strict):
             raise ValueError("compiles and compiles_at_most: one count or one ceiling, not both")
         return value
 
+    def stated_counts(self) -> tuple[str | None, bool]:
+        """The pass's compile count as the parity mapping writes one, and whether a call states its own."""
+        calls = [self.first_call, *self.calls]
+        return self.expect.stated_count(), any(c is not None and c.compiles is not None for c in calls)
+
     @functools.cached_property  # read on every pass of every item; the program never changes
     def function_name(self) -> str:
         func = next(n for n in ast.parse(self.program).body if isinstance(n, ast.FunctionDef))

@@ -129,10 +129,12 @@ def test_the_report_shows_the_parity_table_per_build(tmp_path: Path) -> None:
 
 
 def _rec(status: str, *, raised: str = "", graphs: int | None = None, backend: str = "aot_eager",
-         declared: tuple[str, ...] = ()) -> Any:
+         declared: tuple[str, ...] = (), miscounted: str = "") -> Any:
     from conformance.results import ResultRecord
 
     m = [{"check": "exception", "where": "call", "expected": "no exception", "actual": raised}] if raised else []
+    m += [{"check": "graphs compiled", "where": "call", "expected": "0", "actual": "1", "source": miscounted}] * bool(
+        miscounted)
     return ResultRecord.model_validate({"case_id": "c", "variant": f"cpu-{backend}-inference", "status": status,
                                         "backend": backend, "mismatches": m, "raised": declared,
                                         "compile_counts": {} if graphs is None else {"cold_graphs": graphs}})
@@ -160,6 +162,12 @@ def _rec(status: str, *, raised: str = "", graphs: int | None = None, backend: s
     ("eager and source", [_rec("pass")], "not checked"),  # the case states no source assertion: not a holds
     ("source", [_rec("pass")], "not checked"),
     ("eager", [_rec("skip")], "not run"),
+    # upstream's counter read after particular calls: the cases' per-call compiles:, where the backend counts graphs
+    ("count per call", [_rec("pass", graphs=3), _rec("pass", graphs=3, backend="inductor")], "holds"),
+    ("count per call", [_rec("xfail", miscounted="calls[1].compiles")], "fails"),  # a known failure is no holds
+    ("count per call", [_rec("fail", miscounted="first_call.compiles")], "fails"),
+    ("count per call", [_rec("fail", miscounted="expect.compiles")], "holds"),  # the pass total is not this part
+    ("count per call", [_rec("pass", backend="aot_function")], "not observable"),  # no dynamo graphs to count
 ])
 def test_what_upstream_asserts_is_told_apart_from_conforming_to_eager(expects: str, records: list[Any],
                                                                       verdict: str) -> None:
@@ -175,6 +183,8 @@ def test_what_upstream_asserts_is_told_apart_from_conforming_to_eager(expects: s
     ("eager and count <= 2", "expect: {compiles_at_most: 3}", True),
     ("eager and count == 2", "expect: {compiles_at_most: 2}", True),  # a ceiling is no exact count
     ("eager and count == 2", "", False),  # the case states no count: the column reads the build's
+    ("eager and count per call", "first_call: {compiles: 1}", False),
+    ("eager and count per call", "expect: {compiles: 1}", True),  # a pass total is no count after a call
 ])
 def test_a_count_upstream_asserts_that_a_mapped_case_states_otherwise_is_an_error(
         expects: str, stated: str, error: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
