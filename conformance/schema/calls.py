@@ -3,12 +3,11 @@ what a call must raise."""
 
 from __future__ import annotations
 
-import ast
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 
-from conformance.schema.common import IDENT, V2, Strict, check_regex
+from conformance.schema.common import IDENT, NAME, V2, Strict, check_regex, statements
 from conformance.schema.inputs import InputSpec
 
 
@@ -69,12 +68,7 @@ class FirstCallSpec(BaseModel):
     @field_validator("before", "after")
     @classmethod
     def _statements(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                ast.parse(value)
-            except SyntaxError as exc:
-                raise ValueError(f"line {exc.lineno}: {exc.msg}") from None  # see loader._source_line
-        return value
+        return statements(value)
 
     @field_validator("raises")
     @classmethod
@@ -102,7 +96,7 @@ class CallSpec(FirstCallSpec):
         "first.")
 
     function: str | None = Field(
-        None, json_schema_extra=V2, pattern=r"^[A-Za-z_]\w*$",
+        None, json_schema_extra=V2, pattern=NAME,
         description="A function of the classes block that this call and the later ones call in place of the program, "
         "eagerly and compiled anew as `fresh` says, as upstream compiles a second function in one test "
         "(`torch.compile(fn)(x)`, then `torch.compile(fn_)(x)`): it takes the program's parameters.")

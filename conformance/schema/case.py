@@ -28,6 +28,7 @@ from conformance.schema.common import (
     VersionMode,
     case_id_problem,
     check_device,
+    statements,
 )
 from conformance.schema.compiling import BranchSpec, CompileSpec, module_program
 from conformance.schema.generated import GeneratedAssertion
@@ -375,12 +376,7 @@ class Case(Strict):
     @field_validator("classes")
     @classmethod
     def _classes(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                ast.parse(value)
-            except SyntaxError as exc:
-                raise ValueError(f"line {exc.lineno}: {exc.msg}") from None  # see loader._source_line
-        return value
+        return statements(value)
 
     def defined_classes(self) -> tuple[str, ...]:
         """The names the classes block binds at top level (classes, functions, assignments)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
@@ -40,6 +41,18 @@ Init = Literal["randn", "rand", "positive", "ones", "zeros", "arange", "randint"
 DEFAULT_DEVICES: tuple[str, ...] = ("cpu", "cuda")
 
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+NAME = r"^[A-Za-z_]\w*$"  # a field naming a function or class of the classes block
+
+
+def statements(value: str | None) -> str | None:
+    """Python statements (a classes block, a caller's action), or ValueError naming the line (see
+    loader._source_line)."""
+    if value is not None:
+        try:
+            ast.parse(value)
+        except SyntaxError as exc:
+            raise ValueError(f"line {exc.lineno}: {exc.msg}") from None
+    return value
 CASE_ID = re.compile(r"[a-z0-9_][a-z0-9_.\-]*(/[a-z0-9_][a-z0-9_.\-]*)*")
 CASE_ID_MAX = 150  # an id names files (a reproducer, a junit classname): short enough for any file system
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from conformance.core.entry import FUNCTION_ENTRIES
-from conformance.schema.common import V2, JSONScalar, Strict
+from conformance.schema.common import NAME, V2, JSONScalar, Strict
 from conformance.schema.inputs import InputSpec
 
 
@@ -42,18 +42,18 @@ class CompileSpec(Strict):
     functionalize: bool = Field(True, description="aot_function only: false is disable_functionalization=True "
                                 "(mutations stay in the traced graphs).")
     fw_compiler: str | None = Field(
-        None, json_schema_extra=V2, pattern=r"^[A-Za-z_]\w*$",
+        None, json_schema_extra=V2, pattern=NAME,
         description="aot_function, aot_module and aot_module_simplified only: a function of the classes block that is "
         "the entry's forward compiler, (gm, example_inputs) -> callable, as upstream installs its own (default: "
         "functorch.compile.nop); the harness still counts the graphs it is handed.")
-    closure: tuple[Annotated[str, Field(pattern=r"^[A-Za-z_]\w*$")], ...] = Field(
+    closure: tuple[Annotated[str, Field(pattern=NAME)], ...] = Field(
         (), json_schema_extra=V2,
         description="Names of the classes block the program's function closes over, as upstream's function or lambda "
         "closes over its test's locals (`torch.compile(lambda x: model.m(x))`): dynamo reads them from closure "
         "cells, not globals. The one object of each is what both sides see; an action that rebinds the name "
         "rebinds the global, not the cell.")
     around_making: str | None = Field(
-        None, json_schema_extra=V2, pattern=r"^[A-Za-z_]\w*$",
+        None, json_schema_extra=V2, pattern=NAME,
         description="A function of the classes block giving a context manager that the harness enters around each "
         "making of the compiled function (the first, and each `fresh:` call's), as upstream asserts around "
         "`torch._dynamo.optimize(...)(fn)` that making it changed no global state. What raises on its exit is "
@@ -77,8 +77,8 @@ class CompileSpec(Strict):
 class BranchSpec(Strict):
     """`branch:` the classes block's functions that save and restore a global state (Case.branch)."""
 
-    save: str = Field(pattern=r"^[A-Za-z_]\w*$")
-    restore: str = Field(pattern=r"^[A-Za-z_]\w*$")
+    save: str = Field(pattern=NAME)
+    restore: str = Field(pattern=NAME)
 
 
 def module_program(func: ast.FunctionDef, module: str, inputs: dict[str, InputSpec], passed: list[str],

@@ -16,7 +16,7 @@ from conformance.data.variants import Variant
 from conformance.reproducer.full import render_full
 from conformance.reproducer.short import render_short
 from conformance.run.runner import run_variant
-from tests.helpers.cases import CaseFactory, case_factory
+from tests.helpers.cases import CaseFactory
 
 STATE = """\
 behavior: mutation_epilogue
@@ -49,11 +49,6 @@ calls:
       STATE["n"] += 1
 """
 VARIANT = Variant("cpu", "aot_eager", "inference")
-
-
-@pytest.fixture
-def make_case(tmp_path: Path) -> CaseFactory:
-    return case_factory(tmp_path)
 
 
 def test_without_a_branch_the_compiled_side_sees_what_the_eager_side_left(make_case: CaseFactory) -> None:

@@ -16,7 +16,7 @@ from conformance.data.variants import Variant
 from conformance.reproducer.full import render_full
 from conformance.reproducer.short import render_short
 from conformance.run.runner import run_variant
-from tests.helpers.cases import CaseFactory, case_factory
+from tests.helpers.cases import CaseFactory
 
 SWITCHED = """\
 behavior: mutation_epilogue
@@ -38,11 +38,6 @@ calls:
 expect: {compiles: GRAPHS}
 """
 VARIANT = Variant("cpu", "aot_eager", "inference")
-
-
-@pytest.fixture
-def make_case(tmp_path: Path) -> CaseFactory:
-    return case_factory(tmp_path)
 
 
 @pytest.mark.parametrize("fresh", ["true", "keep_cache", "new_backend"])

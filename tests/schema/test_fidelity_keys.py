@@ -92,7 +92,7 @@ def test_fresh_is_a_call_s_own_key(tmp_path: Path) -> None:
     head = HEAD.replace("  x: {tensor", "  fresh: {tensor").replace("f(x)", "f(fresh)").replace("x * 2", "fresh * 2")
     assert errors(tmp_path, "", head=head) == [
         "bad.yaml:6: inputs: input name 'fresh' must be a Python identifier other than torch, before, after, raises, "
-        "fresh, compiles"
+        "fresh, compiles, function"
     ]
     path = tmp_path / "cases" / "good.yaml"
     path.write_text(HEAD + "calls:\n  - fresh: true\n  - x: {tensor: {shape: [2]}}\n")
