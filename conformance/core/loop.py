@@ -219,8 +219,8 @@ def compile_anew(case: CaseData, target: Target, classes: dict[str, Any], callba
             torch._dynamo.reset()
         fn: Callable[..., Any] = classes[function]
     elif keep_cache:
-        fn = types.FunctionType(first.__code__, first.__globals__, first.__name__,
-                                                    first.__defaults__, first.__closure__)
+        fn = types.FunctionType(first.__code__, first.__globals__, first.__name__, first.__defaults__,
+                                first.__closure__)
     else:
         if target.backend not in WITHOUT_DYNAMO:
             torch._dynamo.reset()
