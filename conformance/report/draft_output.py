@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,8 @@ def run(program: str, torch_version: str, python: str = sys.executable, timeout:
             partial = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
             output, status = partial + f"\n(stopped after {timeout:.0f} s)", -1
     output = output.replace(str(script), "repro.py").replace(tmp, ".")
+    # a warning's or traceback's frame in an installed package names where this machine keeps it
+    output = re.sub(r"(?<![\w.])(?:/|[A-Za-z]:\\)\S*?[/\\](site|dist)-packages[/\\]", r"<\1-packages>/", output)
     if len(output) > OUTPUT_MAX:
         output = "...\n" + output[-OUTPUT_MAX:]
     return Captured(torch_version, status, output.rstrip("\n"))

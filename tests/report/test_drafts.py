@@ -285,6 +285,10 @@ def test_a_draft_program_runs_as_a_file_of_its_own_and_its_output_is_kept(tmp_pa
     assert slow.exit_status == -1 and slow.output.startswith("started") and "stopped after 2 s" in slow.output
     crash = run("raise RuntimeError('boom')\n", "x")
     assert crash.exit_status == 1 and 'File "repro.py", line 1' in crash.output and "draft-" not in crash.output
+    # torch's own frames and warnings name the installed package, not the folder this machine installed it in
+    warned = run("import warnings, torch\nwarnings.warn_explicit('w', UserWarning, torch.__file__, 7)\n", "x")
+    assert "<site-packages>/torch/__init__.py:7: UserWarning: w" in warned.output, warned.output
+    assert "/site-packages" not in warned.output.replace("<site-packages>/", ""), warned.output
     save(tmp_path, {"k": ran})
     assert load(tmp_path) == {"k": ran}
     (tmp_path / ".captured.json").write_text("{not json")
